@@ -184,6 +184,10 @@ class TiktokenCounter:
         self._encoding = _load_encoding(name)
         self._text_memo: dict[str, int] = {}
         self._message_memo: dict[tuple[Any, ...], int] = {}
+        # Fast path keyed by object identity. An entry holds the message itself (so its
+        # id cannot be reused) and the content / tool_calls objects it was counted with;
+        # a message whose content or tool calls were reassigned misses and is recounted.
+        self._identity_memo: dict[int, tuple[BaseMessage, Any, Any, Any, int]] = {}
 
     @property
     def exact(self) -> bool:
@@ -214,14 +218,26 @@ class TiktokenCounter:
 
     def count_message(self, message: BaseMessage) -> int:
         """Return the tokens one message costs, overhead included (no reply priming)."""
+        calls = getattr(message, "tool_calls", None)
+        hit = self._identity_memo.get(id(message))
+        if (
+            hit is not None
+            and hit[0] is message
+            and hit[1] is message.content
+            and hit[2] is calls
+            and hit[3] == message.name
+        ):
+            return hit[4]
         key = _message_key(message)
-        cached = self._message_memo.get(key)
-        if cached is not None:
-            return cached
-        n = self._count_message_uncached(message)
-        if len(self._message_memo) >= _MEMO_LIMIT:
-            self._message_memo.clear()
-        self._message_memo[key] = n
+        n = self._message_memo.get(key)
+        if n is None:
+            n = self._count_message_uncached(message)
+            if len(self._message_memo) >= _MEMO_LIMIT:
+                self._message_memo.clear()
+            self._message_memo[key] = n
+        if len(self._identity_memo) >= _MEMO_LIMIT:
+            self._identity_memo.clear()
+        self._identity_memo[id(message)] = (message, message.content, calls, message.name, n)
         return n
 
     def count_messages(self, messages: Sequence[Any]) -> int:

@@ -1,0 +1,1 @@
+"""Token counting benchmark: throughput and memoized recount cost."""

@@ -1,0 +1,156 @@
+"""History invariants: validate_history, repair_history, tool rounds."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langgraph_context import (
+    CANCELLED_TOOL_RESULT,
+    group_tool_rounds,
+    repair_history,
+    safe_cut_points,
+    validate_history,
+)
+from tests.strategies import arbitrary_histories, valid_histories
+
+
+def calls(*ids: str) -> AIMessage:
+    """An AI message calling tool `t` once per id."""
+    return AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": i} for i in ids])
+
+
+def tool(i: str, text: str = "ok") -> ToolMessage:
+    """A tool result for call `i`."""
+    return ToolMessage(text, tool_call_id=i)
+
+
+def test_valid_history_has_no_violations() -> None:
+    """A paired, parallel tool round is valid."""
+    h = [
+        SystemMessage("s"),
+        HumanMessage("q"),
+        calls("1", "2"),
+        tool("2"),
+        tool("1"),
+        AIMessage("a"),
+    ]
+    assert validate_history(h) == []
+
+
+def test_ids_may_repeat_across_blocks() -> None:
+    """The same id reused in a later round pairs with its own call."""
+    h = [HumanMessage("q"), calls("1"), tool("1"), calls("1"), tool("1")]
+    assert validate_history(h) == []
+
+
+def test_each_violation_kind() -> None:
+    """Leading, orphan, duplicate and missing results are each reported."""
+    h = [
+        tool("x"),
+        HumanMessage("q"),
+        calls("1", "2"),
+        tool("1"),
+        tool("1"),
+        HumanMessage("next"),
+        tool("9"),
+    ]
+    kinds = [(v.kind, v.index, v.tool_call_id) for v in validate_history(h)]
+    assert kinds == [
+        ("leading_tool_result", 0, "x"),
+        ("duplicate_tool_result", 4, "1"),
+        ("missing_tool_result", 2, "2"),
+        ("orphan_tool_result", 6, "9"),
+    ]
+
+
+def test_result_after_human_message_is_orphan() -> None:
+    """A result separated from its call by a user message is an orphan; the call is dangling."""
+    h = [HumanMessage("q"), calls("1"), HumanMessage("hey"), tool("1")]
+    kinds = sorted(v.kind for v in validate_history(h))
+    assert kinds == ["missing_tool_result", "orphan_tool_result"]
+
+
+def test_pending_calls_allowed_at_the_end_when_asked() -> None:
+    """Unanswered calls in the final AI message are accepted only when allowed."""
+    h = [HumanMessage("q"), calls("1")]
+    assert [v.kind for v in validate_history(h)] == ["missing_tool_result"]
+    assert validate_history(h, allow_pending_tool_calls=True) == []
+
+
+def test_openai_dicts_are_accepted() -> None:
+    """OpenAI-style dicts are validated like message objects."""
+    h = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "1", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "1", "content": "r"},
+    ]
+    assert validate_history(h) == []
+
+
+def test_repair_synthesizes_and_drops_and_reports() -> None:
+    """repair_history adds cancelled results, drops orphans, keeps all user/AI text."""
+    h = [tool("x"), HumanMessage("q"), calls("1", "2"), tool("1"), HumanMessage("more"), tool("7")]
+    fixed = repair_history(h)
+    assert fixed.changed
+    assert [m.type for m in fixed.messages] == ["human", "ai", "tool", "tool", "human"]
+    synthetic = fixed.messages[3]
+    assert isinstance(synthetic, ToolMessage)
+    assert (synthetic.tool_call_id, synthetic.status, synthetic.content) == (
+        "2",
+        "error",
+        CANCELLED_TOOL_RESULT,
+    )
+    assert {v.kind for v in fixed.changes} == {
+        "leading_tool_result",
+        "missing_tool_result",
+        "orphan_tool_result",
+    }
+    assert validate_history(fixed.messages) == []
+    assert [m.content for m in h if isinstance(m, HumanMessage)] == ["q", "more"]
+
+
+def test_repair_of_valid_history_is_identity() -> None:
+    """A valid history comes back unchanged with no changes reported."""
+    h = [HumanMessage("q"), calls("1"), tool("1")]
+    fixed = repair_history(h)
+    assert not fixed.changed
+    assert fixed.messages == h
+
+
+def test_group_tool_rounds_and_cut_points() -> None:
+    """Units keep a call with its results; cut points fall between units."""
+    h = [
+        SystemMessage("s"),
+        HumanMessage("q"),
+        calls("1", "2"),
+        tool("1"),
+        tool("2"),
+        AIMessage("a"),
+    ]
+    assert group_tool_rounds(h) == [(0, 1), (1, 2), (2, 5), (5, 6)]
+    assert safe_cut_points(h) == [0, 1, 2, 5, 6]
+    assert safe_cut_points([]) == [0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(arbitrary_histories())
+def test_repair_always_yields_valid_history(history: list) -> None:
+    """Whatever the input, repair_history's output passes validate_history."""
+    fixed = repair_history(history)
+    assert validate_history(fixed.messages) == []
+    kept_text = [m for m in fixed.messages if not isinstance(m, ToolMessage)]
+    assert kept_text == [m for m in history if not isinstance(m, ToolMessage)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(valid_histories())
+def test_generated_valid_histories_validate(history: list) -> None:
+    """The valid-history strategy only produces valid histories (sanity of the generator)."""
+    assert validate_history(history) == []

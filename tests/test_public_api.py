@@ -1,0 +1,81 @@
+"""The public surface: names, re-exports, and executable docstring examples."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import langgraph_context
+
+EXPECTED_TOP_LEVEL = {
+    "CANCELLED_TOOL_RESULT",
+    "DEFAULT_ENCODING",
+    "PLAN_STATUSES",
+    "TRUSTED_PACKET_TYPES",
+    "ContextPacket",
+    "HistoryRepair",
+    "HistoryViolation",
+    "NoteStateMixin",
+    "PlanItem",
+    "PlanStateMixin",
+    "PlanStatus",
+    "PlanUpdate",
+    "TiktokenCounter",
+    "TokenCounter",
+    "__version__",
+    "approximate_text_tokens",
+    "count_tokens",
+    "create_ls_tool",
+    "create_query_note_tool",
+    "create_update_note_tool",
+    "create_update_plan_tool",
+    "create_write_note_tool",
+    "create_write_plan_tool",
+    "default_counter",
+    "estimate_tokens",
+    "group_tool_rounds",
+    "note_reducer",
+    "plan_reducer",
+    "render_plan",
+    "repair_history",
+    "resolve_counter",
+    "safe_cut_points",
+    "truncate_messages",
+    "validate_history",
+}
+
+
+def _modules() -> list[str]:
+    names = ["langgraph_context"]
+    for info in pkgutil.walk_packages(langgraph_context.__path__, "langgraph_context."):
+        names.append(info.name)
+    return names
+
+
+def test_top_level_public_set_is_pinned() -> None:
+    """The package exports at least the documented names (ruff RUF022 keeps them sorted)."""
+    assert set(langgraph_context.__all__) >= EXPECTED_TOP_LEVEL
+    for name in langgraph_context.__all__:
+        assert hasattr(langgraph_context, name), name
+
+
+@pytest.mark.parametrize("module_name", _modules())
+def test_every_all_is_sorted_and_importable(module_name: str) -> None:
+    """Every name in each module's __all__ exists (ruff RUF022 keeps them sorted)."""
+    module = importlib.import_module(module_name)
+    exported = getattr(module, "__all__", None)
+    if exported is None:
+        return
+    for name in exported:
+        assert hasattr(module, name), f"{module_name}.{name}"
+
+
+@pytest.mark.parametrize("module_name", _modules())
+def test_docstring_examples_run(module_name: str) -> None:
+    """Every `Example:` block in the package's docstrings executes as written."""
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} doctest(s) failed in {module_name}"
