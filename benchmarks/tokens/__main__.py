@@ -19,12 +19,52 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from benchmarks._common import median_ms, write_result
 from langgraph_context import TiktokenCounter
 
-WORDS = (
-    "the agent reads file config yaml error traceback line function returns value test "
-    "passes fails module import path src tests user asks plan step note context window "
-    "token budget compaction summary tool call result json field id order flight "
-    "上下文 工程 测试 失败 文件"
-).split()
+WORDS = [
+    "the",
+    "agent",
+    "reads",
+    "file",
+    "config",
+    "yaml",
+    "error",
+    "traceback",
+    "line",
+    "function",
+    "returns",
+    "value",
+    "test",
+    "passes",
+    "fails",
+    "module",
+    "import",
+    "path",
+    "src",
+    "tests",
+    "user",
+    "asks",
+    "plan",
+    "step",
+    "note",
+    "context",
+    "window",
+    "token",
+    "budget",
+    "compaction",
+    "summary",
+    "tool",
+    "call",
+    "result",
+    "json",
+    "field",
+    "id",
+    "order",
+    "flight",
+    "上下文",
+    "工程",
+    "测试",
+    "失败",
+    "文件",
+]
 
 
 def _text(rng: random.Random, n_words: int) -> str:
@@ -48,9 +88,7 @@ def synthetic_history(n: int, *, seed: int = 0) -> list[BaseMessage]:
             out.append(
                 AIMessage(
                     "",
-                    tool_calls=[
-                        {"name": "grep", "args": {"pattern": _text(rng, 3)}, "id": cid}
-                    ],
+                    tool_calls=[{"name": "grep", "args": {"pattern": _text(rng, 3)}, "id": cid}],
                 )
             )
             out.append(ToolMessage(_text(rng, rng.randint(20, 600)), tool_call_id=cid))
