@@ -1,10 +1,7 @@
-"""The `langgraph-context` command line."""
+"""`langgraph-context demo`: the offline showcase."""
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -20,14 +17,16 @@ from langgraph_context.tools import (
     render_plan,
 )
 
-__all__ = ["main"]
+__all__ = ["run_demo"]
 
 
 class _DemoState(MessagesState, PlanStateMixin, NoteStateMixin):
     pass
 
 
-def _demo(workspace: Path) -> int:
+def run_demo(*, workspace: Path) -> int:
+    """Run the offline showcase on `workspace`; return the exit code."""
+    workspace = workspace.resolve()
     print("langgraph-context demo: no LLM is used; a scripted policy drives a real LangGraph.")
     files = sorted(p for p in workspace.rglob("*.py") if ".venv" not in p.parts)[:200]
     sizes = {
@@ -63,26 +62,3 @@ def _demo(workspace: Path) -> int:
     kept = truncate_messages(state["messages"], keep=2)
     print(f"truncate_messages(keep=2) kept {len(kept)} of {len(state['messages'])} messages")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line.
-
-    Args:
-        argv: Arguments (defaults to `sys.argv[1:]`).
-
-    Returns:
-        The process exit code.
-    """
-    parser = argparse.ArgumentParser(prog="langgraph-context", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the offline showcase")
-    demo.add_argument("--workspace", type=Path, default=Path.cwd())
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        return _demo(args.workspace.resolve())
-    return 2  # pragma: no cover - argparse enforces the choices
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Argument parsing and dispatch for `langgraph-context`; every failure is one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from langgraph_context.cli._errors import CLIError
+
+_Handler = Callable[[argparse.Namespace], int]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are a single line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CLIError(f"{self.prog}: {message} (see --help)", exit_code=2)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from langgraph_context.cli.demo import run_demo  # noqa: PLC0415 - lazy: keep --help fast
+
+    return run_demo(workspace=args.workspace)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the parser with one sub-command per job."""
+    parser = _Parser(
+        prog="langgraph-context",
+        description="Context engineering for LangGraph agents.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    demo = sub.add_parser("demo", help="run the offline showcase (no API key needed)")
+    demo.add_argument(
+        "--workspace", type=Path, default=Path.cwd(), help="folder the agent explores"
+    )
+    demo.set_defaults(handler=_run_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: Arguments (defaults to `sys.argv[1:]`).
+
+    Returns:
+        The process exit code: 0 on success, 1 on a failed command, 2 on bad usage.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+        handler: _Handler = args.handler
+        return handler(args)
+    except CLIError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
