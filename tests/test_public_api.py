@@ -51,7 +51,8 @@ EXPECTED_TOP_LEVEL = {
 def _modules() -> list[str]:
     names = ["langgraph_context"]
     for info in pkgutil.walk_packages(langgraph_context.__path__, "langgraph_context."):
-        names.append(info.name)
+        if not info.name.endswith("__main__"):  # running it would start the CLI
+            names.append(info.name)
     return names
 
 
