@@ -1,0 +1,182 @@
+"""The rules the injection defenses match, kept apart from the code that applies them.
+
+Every pattern runs on a lower-cased shadow of the text (see `_shadow.py`), so it is
+written in lower case. False positives are kept low the way the defense-in-depth
+literature recommends: role markers only at the very start of a line, override
+phrases only as whole phrases addressed to a model, never single words such as
+"system" or "ignore".
+"""
+
+# Look-alike letters and typographic quotes are the very thing these tables match.
+# ruff: noqa: RUF001
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "BOUNDARY_TAG_PREFIX",
+    "CHAT_TOKEN_PATTERNS",
+    "COMPLIANCE_PATTERNS",
+    "FORGED_BOUNDARY_PATTERNS",
+    "FORGED_DELIMITER_PATTERNS",
+    "OVERRIDE_PATTERNS",
+    "ROLE_MARKER_PATTERNS",
+]
+
+BOUNDARY_TAG_PREFIX = "untrusted-data"
+
+_ROLES = r"(?:system|assistant|developer|user|human|sys)"
+
+ROLE_MARKER_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # "System:", "**Assistant:**", "### User:", "> system:", "[SYSTEM]:", "(developer):"
+    re.compile(
+        rf"(?m)^(?:>\s?)?[#*_\[(<]{{0,4}}[ \t]?{_ROLES}"
+        rf"(?:[ \t]+(?:message|prompt|instructions?|override))?[\])>*_]{{0,4}}[ \t]*:(?=[\s*_\]]|$)"
+    ),
+    # "[SYSTEM]" / "<system>" alone on its line, the way chat transcripts open a turn.
+    re.compile(rf"(?m)^[ \t]*[\[<]{_ROLES}(?:[ \t]+(?:message|prompt))?[\]>][ \t]*$"),
+)
+
+CHAT_TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id|"
+        r"start_header_id|end_header_id|begin_of_text|end_of_text)\s*\|>"
+    ),
+    re.compile(r"\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>"),
+)
+
+FORGED_BOUNDARY_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"</?\s*{BOUNDARY_TAG_PREFIX}\b[^<>\n]{{0,120}}>?"),
+    re.compile(
+        r"</?\s*(?:data[-_ ]boundary|untrusted[-_ ]?(?:data|content|input|text)?|"
+        r"system[-_ ]prompt|trusted[-_ ]instructions?)\b[^<>\n]{0,120}>"
+    ),
+)
+
+FORGED_DELIMITER_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # "--- end of document ---", "=== END UNTRUSTED DATA ===", "##### BEGIN SYSTEM PROMPT"
+    re.compile(
+        r"(?m)^[ \t]*[-=#*~_]{3,}[ \t]*(?:end|begin|start)(?:[ \t]+of)?[ \t]+(?:the[ \t]+)?"
+        r"(?:untrusted|user|tool|retrieved|external|system|data|document|input|content|"
+        r"context|prompt|instructions?)\b[^\n]*$"
+    ),
+)
+
+_EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system)"
+_ORDERS = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|orders)"
+
+OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        rf"\b(?:ignore|disregard|forget|abandon|discard|neglect)\s+(?:all\s+|any\s+|every\s+)?"
+        rf"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_EARLIER}\s+)+"
+        rf"(?:and\s+\w+\s+)?{_ORDERS}\b"
+    ),
+    re.compile(
+        r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:everything|anything)\s+"
+        r"(?:above|before|prior|you\s+(?:were|have\s+been)\s+(?:told|given))"
+    ),
+    re.compile(
+        rf"\b(?:do\s+not|don't|never)\s+(?:follow|obey|apply)\s+(?:the\s+|your\s+|any\s+)?"
+        rf"(?:{_EARLIER}\s+)+{_ORDERS}\b"
+    ),
+    re.compile(r"\byou\s+are\s+no\s+longer\s+(?:a|an|the|bound|restricted|required)\b"),
+    re.compile(
+        r"\byou\s+are\s+now\s+(?:a|an|the|in|my)\s+(?:[\w-]+\s+){0,3}?"
+        r"(?:assistant|ai|model|bot|persona|character|translator|hacker|dan|mode)\b"
+    ),
+    re.compile(
+        r"\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|act|will\s+act|must\s+act|shall|will\s+only)|"
+        r"ignore|respond\s+only)\b"
+    ),
+    re.compile(
+        r"\b(?:new|updated|real|actual|true|hidden|secret)\s+system\s+(?:prompt|instructions?)\b"
+    ),
+    re.compile(r"(?m)^\W{0,4}(?:new|updated|real)\s+instructions\s*:"),
+    re.compile(
+        r"\b(?:reveal|print|show|output|repeat|leak|disclose|dump)\s+(?:me\s+)?your\s+"
+        r"(?:full\s+|entire\s+|hidden\s+|original\s+|initial\s+|secret\s+)?"
+        r"(?:system\s+prompt|system\s+message|hidden\s+instructions|initial\s+instructions|"
+        r"instructions\s+above|prompt\s+verbatim)"
+    ),
+    re.compile(r"\b(?:dan|jailbreak|jailbroken|god|unrestricted)\s+mode\b"),
+    re.compile(
+        r"\b(?:pretend|act\s+as\s+if|imagine)\s+(?:that\s+)?you\s+(?:have|had|are\s+under)\s+no\s+"
+        r"(?:restrictions|rules|guidelines|filters|limits|limitations|policies)"
+    ),
+    re.compile(
+        r"\b(?:note|message|instructions?|attention)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
+        r"(?:ai|assistant|llm|chatbot|language\s+model|agent|model)s?\b\s*[:,!-]"
+    ),
+    re.compile(
+        r"\b(?:attention|hey|hi|dear|important)\s*[,:!-]?\s+(?:ai|assistant|llm|chatbot|"
+        r"language\s+model|ai\s+agent)s?\s*[:,!]"
+    ),
+    re.compile(
+        r"\boverride\s+(?:your|the|all)\s+(?:safety\s+|system\s+)?(?:instructions|rules|guidelines|prompt)\b"
+    ),
+    # Chinese, Japanese, Korean (no word boundaries in these scripts).
+    re.compile(
+        r"(?:忽略|无视|忽视|不要理会|不要遵守|忘记|忘掉|忘了)(?:掉)?\s*(?:你|您)?(?:之前|以上|上面|前面|先前|此前|"
+        r"所有|全部|一切|原来|原有)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|规则|提示|设定|要求)"
+    ),
+    re.compile(r"(?:从现在(?:开始|起)|现在起)[，,]?\s*你(?:将|要|必须)?(?:扮演|是|成为)|你不再是"),
+    re.compile(
+        r"(?:以前|前|上記|これまで|以上)の(?:すべての|全ての)?(?:指示|命令|ルール|指令)を(?:すべて|全て)?無視"
+    ),
+    re.compile(r"이전\s*(?:의\s*)?(?:모든\s*)?(?:지시|명령|지침)(?:을|를|사항을|사항)?\s*무시"),
+    # Spanish, Portuguese, Italian, French, German, Russian.
+    re.compile(
+        r"\b(?:ignora|ignore|ignorar|olvida|esquece|esqueça|ignorate)\s+(?:todas\s+|tutte\s+)?"
+        r"(?:las\s+|as\s+|le\s+)?(?:instrucciones|instruções|instrucoes|istruzioni)\s+"
+        r"(?:anteriores|previas|precedenti|prévias)"
+    ),
+    re.compile(
+        r"\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les\s+|vos\s+)?(?:instructions|consignes)"
+        r"\s+(?:précédentes|precedentes|antérieures|anterieures)"
+    ),
+    re.compile(
+        r"\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+sie)\s+(?:sie\s+)?(?:alle\s+)?"
+        r"(?:vorherigen|bisherigen|vorigen|obigen|früheren)\s+(?:anweisungen|instruktionen|befehle)"
+    ),
+    re.compile(
+        r"(?:игнорируй(?:те)?|забудь(?:те)?|проигнорируй(?:те)?)\s+(?:все\s+)?"
+        r"(?:предыдущие|прежние|прошлые|вышеуказанные)\s+(?:инструкции|указания|команды)"
+    ),
+)
+
+COMPLIANCE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"\bi\s*(?:'ll|’ll|will|am\s+going\s+to|shall)\s+now\s+(?:act|behave|respond|operate|"
+        r"pretend)\s+(?:as|like)\b"
+    ),
+    re.compile(
+        r"\bi\s*(?:am|'m|’m)\s+now\s+(?:acting\s+as|in\s+(?:developer|dan|jailbreak|unrestricted|"
+        r"god)\s+mode|dan\b|an?\s+unrestricted|free\s+from)"
+    ),
+    re.compile(
+        r"\bi\s*(?:have|'ve|’ve)\s+(?:now\s+)?(?:ignored|disregarded|forgotten|dropped)\s+"
+        r"(?:all\s+|my\s+|the\s+|your\s+|of\s+)*(?:previous\s+|prior\s+|earlier\s+|original\s+|"
+        r"system\s+)*(?:instructions|rules|guidelines|prompt|programming)"
+    ),
+    re.compile(
+        r"\b(?:ignoring|disregarding)\s+(?:all\s+|my\s+|the\s+)*(?:previous|prior|earlier|original|"
+        r"system)\s+(?:instructions|rules|guidelines)"
+    ),
+    re.compile(
+        r"\b(?:as|per)\s+(?:instructed|requested|directed|told)\s+(?:by|in)\s+(?:the\s+)?"
+        r"(?:document|file|tool\s+output|tool\s+result|web\s*page|website|email|note|"
+        r"retrieved\s+(?:text|content)|search\s+result|data)\b"
+    ),
+    re.compile(r"\b(?:developer|dan|jailbreak|god)\s+mode\s+(?:is\s+)?(?:enabled|activated|on)\b"),
+    re.compile(
+        r"\b(?:here\s+is|here's|here’s|below\s+is)\s+my\s+(?:full\s+|complete\s+|original\s+|"
+        r"hidden\s+|entire\s+)?(?:system\s+prompt|initial\s+instructions|hidden\s+instructions)"
+    ),
+    re.compile(r"\bmy\s+(?:system\s+prompt|hidden\s+instructions)\s+(?:is|are|says?|reads?)\b"),
+    re.compile(
+        r"\b(?:sure|okay|ok|alright|understood|certainly)[,!.]?\s+i\s*(?:'ll|’ll|will)\s+"
+        r"(?:now\s+)?(?:ignore|disregard|forget)\b"
+    ),
+    re.compile(r"我(?:已经|已|将|会)?(?:忽略|无视|忘记)(?:了)?(?:之前|以上|所有|先前)"),
+)
