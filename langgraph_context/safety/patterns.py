@@ -36,6 +36,8 @@ ROLE_MARKER_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     # "[SYSTEM]" / "<system>" alone on its line, the way chat transcripts open a turn.
     re.compile(rf"(?m)^[ \t]*[\[<]{_ROLES}(?:[ \t]+(?:message|prompt))?[\]>][ \t]*$"),
+    # "<system>..." / "</assistant>" opening a line (column 0: nested XML is indented).
+    re.compile(rf"(?m)^<[ \t]*/?[ \t]*{_ROLES}[ \t]*>"),
 )
 
 CHAT_TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -58,22 +60,30 @@ FORGED_DELIMITER_PATTERNS: tuple[re.Pattern[str], ...] = (
     # "--- end of document ---", "=== END UNTRUSTED DATA ===", "##### BEGIN SYSTEM PROMPT"
     re.compile(
         r"(?m)^[ \t]*[-=#*~_]{3,}[ \t]*(?:end|begin|start)(?:[ \t]+of)?[ \t]+(?:the[ \t]+)?"
-        r"(?:untrusted|user|tool|retrieved|external|system|data|document|input|content|"
-        r"context|prompt|instructions?)\b[^\n]*$"
+        r"(?:(?:untrusted|user|tool|retrieved|external|system|trusted)[ \t]+)?"
+        r"(?:data|document|input|content|context|prompt|instructions?|output|text|message|"
+        r"untrusted)[ \t]*[-=#*~_]*[ \t]*$"
     ),
 )
 
+# An override is an order: it opens a line or sentence, follows punctuation, or comes
+# after "please", "now", "and", a modal... Prose that *describes* models ("agents forget
+# earlier instructions when the window overflows") is left alone.
+_IMPERATIVE = (
+    r"(?:^|(?<=[.!?:;,\"'(\[>*\-])|(?<=[.!?:;,\"'(\[>*\-]\s)|"
+    r"\b(?:please|now|just|must|should|and|then|simply|kindly|always|so)\s+)"
+)
 _EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system)"
 _ORDERS = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|orders)"
 
 OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
-        rf"\b(?:ignore|disregard|forget|abandon|discard|neglect)\s+(?:all\s+|any\s+|every\s+)?"
+        rf"(?m){_IMPERATIVE}(?:ignore|disregard|forget|abandon|discard|neglect)\s+(?:all\s+|any\s+|every\s+)?"
         rf"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_EARLIER}\s+)+"
         rf"(?:and\s+\w+\s+)?{_ORDERS}\b"
     ),
     re.compile(
-        r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:everything|anything)\s+"
+        rf"(?m){_IMPERATIVE}(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:everything|anything)\s+"
         r"(?:above|before|prior|you\s+(?:were|have\s+been)\s+(?:told|given))"
     ),
     re.compile(
@@ -82,8 +92,12 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"\byou\s+are\s+no\s+longer\s+(?:a|an|the|bound|restricted|required)\b"),
     re.compile(
-        r"\byou\s+are\s+now\s+(?:a|an|the|in|my)\s+(?:[\w-]+\s+){0,3}?"
-        r"(?:assistant|ai|model|bot|persona|character|translator|hacker|dan|mode)\b"
+        r"\byou\s+are\s+now\s+(?:a|an|the|my)\s+(?:[\w-]+\s+){0,3}?"
+        r"(?:assistant|ai|model|bot|chatbot|persona|character|translator|hacker|dan)\b"
+    ),
+    re.compile(
+        r"\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|jailbroken|god|unrestricted|"
+        r"unfiltered|uncensored)\b"
     ),
     re.compile(
         r"\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|act|will\s+act|must\s+act|shall|will\s+only)|"
@@ -111,6 +125,14 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:attention|hey|hi|dear|important)\s*[,:!-]?\s+(?:ai|assistant|llm|chatbot|"
         r"language\s+model|ai\s+agent)s?\s*[:,!]"
+    ),
+    re.compile(
+        r"\b(?:important|urgent|attention)\s*[:!-]\s*(?:all\s+|any\s+)?(?:ai|llm|gpt)s?\s*"
+        r"(?:agents?|assistants?|models?|systems?)?\s+(?:must|should|shall|need\s+to|are\s+required)"
+    ),
+    re.compile(
+        r"\b(?:ai|llm|gpt)s?\s*(?:agents?|assistants?|models?)?\s+(?:reading|processing|parsing|"
+        r"summari[sz]ing|that\s+reads?)\s+this\b"
     ),
     re.compile(
         r"\boverride\s+(?:your|the|all)\s+(?:safety\s+|system\s+)?(?:instructions|rules|guidelines|prompt)\b"

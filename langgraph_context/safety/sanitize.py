@@ -73,7 +73,7 @@ _RULES: tuple[tuple[InjectionKind, tuple[re.Pattern[str], ...]], ...] = (
     ("role_marker", ROLE_MARKER_PATTERNS),
     ("forged_delimiter", FORGED_DELIMITER_PATTERNS),
 )
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _MAX_DECODE_DEPTH = 2
 
 
