@@ -99,13 +99,17 @@ def shadow(text: str, *, fold: bool) -> Shadow:
 def shadow_spans(
     views: Iterable[Shadow], patterns: Iterable[re.Pattern[str]]
 ) -> list[tuple[int, int]]:
-    """Return the original-text spans where any pattern matches any view."""
+    """Return the original-text spans where any pattern matches any view.
+
+    A pattern with a group named `hit` reports that group's span, not the whole match.
+    """
     spans: list[tuple[int, int]] = []
     views = list(views)
     for pattern in patterns:
         for view in views:
+            group = "hit" if "hit" in pattern.groupindex else 0
             for match in pattern.finditer(view.text):
-                start, end = view.span(match.start(), match.end())
+                start, end = view.span(*match.span(group))
                 if end > start:
                     spans.append((start, end))
     return spans

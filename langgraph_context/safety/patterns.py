@@ -68,7 +68,8 @@ FORGED_DELIMITER_PATTERNS: tuple[re.Pattern[str], ...] = (
 
 # An override is an order: it opens a line or sentence, follows punctuation, or comes
 # after "please", "now", "and", a modal... Prose that *describes* models ("agents forget
-# earlier instructions when the window overflows") is left alone.
+# earlier instructions when the window overflows") is left alone. Only the `hit` group
+# is reported, so the leading word stays in the text.
 _IMPERATIVE = (
     r"(?:^|(?<=[.!?:;,\"'(\[>*\-])|(?<=[.!?:;,\"'(\[>*\-]\s)|"
     r"\b(?:please|now|just|must|should|and|then|simply|kindly|always|so)\s+)"
@@ -78,13 +79,14 @@ _ORDERS = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|gui
 
 OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
-        rf"(?m){_IMPERATIVE}(?:ignore|disregard|forget|abandon|discard|neglect)\s+(?:all\s+|any\s+|every\s+)?"
-        rf"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:{_EARLIER}\s+)+"
-        rf"(?:and\s+\w+\s+)?{_ORDERS}\b"
+        rf"(?m){_IMPERATIVE}(?P<hit>(?:ignore|disregard|forget|abandon|discard|neglect)\s+"
+        rf"(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
+        rf"(?:{_EARLIER}\s+)+(?:and\s+\w+\s+)?{_ORDERS}\b)"
     ),
     re.compile(
-        rf"(?m){_IMPERATIVE}(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:everything|anything)\s+"
-        r"(?:above|before|prior|you\s+(?:were|have\s+been)\s+(?:told|given))"
+        rf"(?m){_IMPERATIVE}(?P<hit>(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?"
+        r"(?:everything|anything)\s+(?:above|before|prior|you\s+(?:were|have\s+been)\s+"
+        r"(?:told|given)))"
     ),
     re.compile(
         rf"\b(?:do\s+not|don't|never)\s+(?:follow|obey|apply)\s+(?:the\s+|your\s+|any\s+)?"
