@@ -135,18 +135,24 @@ def _merge(
     right: Sequence[_Entry] | None,
     duplicate_key: Callable[[_Entry], str],
 ) -> list[_Entry]:
-    merged: list[_Entry] = [
-        _copy(entry) for entry in (left or []) if entry.get("status", "active") == "active"
-    ]
-    for update in right or []:
+    merged: list[_Entry] = []
+    updates: list[_Entry] = [e for e in left or [] if e.get("status", "active") == "active"]
+    updates.extend(right or [])
+    for update in updates:
         index = next((i for i, e in enumerate(merged) if e["id"] == update["id"]), None)
         if update.get("status") == "resolved":
             if index is not None:
                 del merged[index]
             continue
+        key = duplicate_key(update)
+        duplicate = any(duplicate_key(e) == key and e["id"] != update["id"] for e in merged)
         if index is not None:
-            merged[index] = _copy(update)
-        elif all(duplicate_key(e) != duplicate_key(update) for e in merged):
+            # Replaced in place, unless the new text repeats another rule: then it goes.
+            if duplicate:
+                del merged[index]
+            else:
+                merged[index] = _copy(update)
+        elif not duplicate:
             merged.append(_copy(update))
     return merged
 

@@ -192,11 +192,9 @@ def track_hot_issues(
         if is_failure(result):
             lines = extract_error_lines(content_text(result.content), max_lines=max_error_lines)
             summary = sanitize_untrusted("\n".join(lines)) or "(no output)"
-            failures = (
-                before.get("failures", 1)
-                if before is not None and before["status"] == "active"
-                else 0
-            ) + 1
+            failures = 1
+            if before is not None and before["status"] == "active":
+                failures += before.get("failures", 1)
             updates[issue_id] = HotIssue(
                 id=issue_id,
                 check=result.name,
