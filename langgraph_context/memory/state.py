@@ -134,6 +134,8 @@ def _merge(
     left: Sequence[_Entry] | None,
     right: Sequence[_Entry] | None,
     duplicate_key: Callable[[_Entry], str],
+    *,
+    refresh: bool,
 ) -> list[_Entry]:
     merged: list[_Entry] = []
     updates: list[_Entry] = [e for e in left or [] if e.get("status", "active") == "active"]
@@ -150,7 +152,7 @@ def _merge(
             # Replaced in place, unless the new text repeats another rule: then it goes.
             if duplicate:
                 del merged[index]
-            else:
+            elif refresh or duplicate_key(merged[index]) != key:
                 merged[index] = _copy(update)
         elif not duplicate:
             merged.append(_copy(update))
@@ -166,8 +168,9 @@ def constraint_reducer(
 ) -> list[Constraint]:
     """Apply constraint updates: add, replace by id, remove when resolved, skip duplicates.
 
-    An active update whose normalized text matches an existing constraint under another
-    id is a duplicate and is dropped (the first wording wins).
+    An active update whose normalized text matches an existing constraint is a
+    duplicate and is dropped: the first wording wins. An update that rewords a rule
+    under its id replaces it, unless the new wording repeats another rule.
 
     Args:
         left: The current active constraints.
@@ -184,7 +187,7 @@ def constraint_reducer(
         >>> constraint_reducer([a], [{**a, "status": "resolved"}])
         []
     """
-    return _merge(left, right, lambda c: normalize_constraint(c["text"]))
+    return _merge(left, right, lambda c: normalize_constraint(c["text"]), refresh=False)
 
 
 def hot_issue_reducer(
@@ -206,7 +209,7 @@ def hot_issue_reducer(
         >>> hot_issue_reducer([issue], [{**issue, "status": "resolved"}])
         []
     """
-    return _merge(left, right, lambda h: h["id"])
+    return _merge(left, right, lambda h: h["id"], refresh=True)
 
 
 class MemoryStateMixin(TypedDict, total=False):
