@@ -12,6 +12,7 @@ the shadow maps back to a span of the original text.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -74,26 +75,43 @@ class Shadow:
         return self.origin[start], self.origin[end - 1] + 1
 
 
+def _normal(char: str, fold: bool) -> str:
+    if ord(char) in INVISIBLE:
+        return ""
+    normal = unicodedata.normalize("NFKC", char).casefold()
+    if fold:
+        normal = "".join(_LOOKALIKES.get(c, c) for c in normal)
+    return normal
+
+
 def shadow(text: str, *, fold: bool) -> Shadow:
     """Return the matching view of `text`; `fold` also maps look-alikes to Latin."""
     if text.isascii():
         # NFKC and case folding keep ASCII one character per character: no index table.
         lowered = text.lower()
-        return Shadow(
-            lowered.translate(_ASCII_FOLD) if fold else lowered, range(len(text)), len(text)
-        )
+        view = lowered.translate(_ASCII_FOLD) if fold else lowered
+        return Shadow(view, range(len(text)), len(text))
+    table = {char: _normal(char, fold) for char in set(text)}
+    if all(len(normal) == 1 for normal in table.values()):
+        # Every character maps to exactly one: translate in C, indexes stay aligned.
+        view = text.translate({ord(char): normal for char, normal in table.items()})
+        return Shadow(view, range(len(text)), len(text))
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        if ord(char) in INVISIBLE:
-            continue
-        normal = unicodedata.normalize("NFKC", char).casefold()
-        if fold:
-            normal = "".join(_LOOKALIKES.get(c, c) for c in normal)
-        for piece in normal:
+        for piece in table[char]:
             chars.append(piece)
             origin.append(index)
     return Shadow("".join(chars), origin, len(text))
+
+
+@functools.cache
+def needs_plain_view(pattern: re.Pattern[str]) -> bool:
+    """Whether a pattern is written with letters that folding maps away (Cyrillic, Greek)."""
+    return any(not char.isascii() and char in _LOOKALIKES for char in pattern.pattern)
+
+
+_HIT = "hit"
 
 
 def shadow_spans(
@@ -107,9 +125,8 @@ def shadow_spans(
     views = list(views)
     for pattern in patterns:
         for view in views:
-            group = "hit" if "hit" in pattern.groupindex else 0
             for match in pattern.finditer(view.text):
-                start, end = view.span(*match.span(group))
+                start, end = view.span(*match.span(_HIT if _HIT in pattern.groupindex else 0))
                 if end > start:
                     spans.append((start, end))
     return spans

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from langgraph_context.safety._shadow import shadow, shadow_spans
+from langgraph_context.safety._shadow import needs_plain_view, shadow, shadow_spans
 from langgraph_context.safety.patterns import (
     CHAT_TOKEN_PATTERNS,
     FORGED_BOUNDARY_PATTERNS,
@@ -73,6 +73,14 @@ _RULES: tuple[tuple[InjectionKind, tuple[re.Pattern[str], ...]], ...] = (
     ("role_marker", ROLE_MARKER_PATTERNS),
     ("forged_delimiter", FORGED_DELIMITER_PATTERNS),
 )
+_SPLIT_RULES = [
+    (
+        kind,
+        [p for p in patterns if not needs_plain_view(p)],
+        [p for p in patterns if needs_plain_view(p)],
+    )
+    for kind, patterns in _RULES
+]
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _MAX_DECODE_DEPTH = 2
 
@@ -106,10 +114,15 @@ def _decode_base64(run: str) -> str | None:
 
 
 def _find(text: str, depth: int) -> list[InjectionFinding]:
-    views = (shadow(text, fold=False), shadow(text, fold=True))
+    # Most rules run on the folded view (look-alikes and leetspeak mapped to Latin).
+    # Rules written in Cyrillic or Greek, which folding would garble, run on the plain
+    # view, which only non-ASCII text needs.
+    folded = [shadow(text, fold=True)]
+    plain = [] if text.isascii() else [shadow(text, fold=False)]
     found: list[InjectionFinding] = []
-    for kind, patterns in _RULES:
-        for start, end in shadow_spans(views, patterns):
+    for kind, folded_rules, plain_rules in _SPLIT_RULES:
+        spans = shadow_spans(folded, folded_rules) + shadow_spans(plain, plain_rules)
+        for start, end in spans:
             found.append(InjectionFinding(kind, start, end, text[start:end]))
     if depth < _MAX_DECODE_DEPTH:
         for match in _BASE64_RUN.finditer(text):
