@@ -75,13 +75,32 @@ _IMPERATIVE = (
     r"\b(?:please|now|just|must|should|and|then|simply|kindly|always|so)\s+)"
 )
 _EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system)"
-_ORDERS = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|orders)"
+_ORDERS = (
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|orders|"
+    r"context|conversation|messages|constraints|restrictions|programming|policies)"
+)
+_YOUR_ORDERS = (
+    r"(?:your|all\s+(?:of\s+)?your)\s+(?:(?:earlier|previous|prior|original|initial|current|"
+    r"existing|safety|system|old)\s+)*(?:rules|instructions|guidelines|guidance|directions|"
+    r"directives|constraints|restrictions|programming|system\s+prompt|prompt|policies|training)"
+)
+_OVERRIDE_VERBS = (
+    r"(?:ignore|disregard|forget|abandon|discard|neglect|drop|bypass|override|set\s+aside|"
+    r"put\s+aside|throw\s+out|stop\s+following)"
+)
 
 OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
-        rf"(?m){_IMPERATIVE}(?P<hit>(?:ignore|disregard|forget|abandon|discard|neglect)\s+"
+        rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}\s+"
         rf"(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
         rf"(?:{_EARLIER}\s+)+(?:and\s+\w+\s+)?{_ORDERS}\b)"
+    ),
+    re.compile(rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}\s+{_YOUR_ORDERS}\b)"),
+    # "set aside whatever you were told earlier", "forget everything you've been given"
+    re.compile(
+        rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}\s+(?:all\s+)?(?:everything|anything|whatever|"
+        r"what|all)\s+(?:that\s+)?you\s*(?:were|have\s+been|'ve\s+been|got|received)\s+"
+        r"(?:told|given|instructed|asked|taught|shown))"
     ),
     re.compile(
         rf"(?m){_IMPERATIVE}(?P<hit>(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?"
@@ -92,6 +111,27 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
         rf"\b(?:do\s+not|don't|never)\s+(?:follow|obey|apply)\s+(?:the\s+|your\s+|any\s+)?"
         rf"(?:{_EARLIER}\s+)+{_ORDERS}\b"
     ),
+    re.compile(r"\byou(?:\s+are|'re|’re)\s+(?:now\s+)?dan\b"),
+    re.compile(
+        r"\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|objective|instructions?|role|"
+        r"purpose|job|mission)\s+(?:is|are|will\s+be)\b"
+    ),
+    re.compile(
+        r"\bnew\s+(?:instructions?|orders|directives?|task|rules)\s+(?:from|by)\s+(?:the\s+|your\s+)?"
+        r"(?:administrator|admin|developer|system|operator|owner|creator|security\s+team)s?\b"
+    ),
+    re.compile(
+        r"\b(?:everything|anything|the\s+text|what(?:ever)?|all)\s+(?:that\s+)?(?:after|below|"
+        r"following)\s+(?:this|here)\b[^.\n]{0,30}?\b(?:is|comes|are)\s+(?:directly\s+)?from\s+"
+        r"(?:your|the)\s+(?:developer|system|administrator|admin|operator|creator|owner)"
+    ),
+    # "Assistant, stop." / "AI: listen" addressing the model at the start of a line.
+    re.compile(
+        r"(?m)^\W{0,3}(?:ai|assistant|chatbot|agent|gpt|claude|llm)\s*[,:!]\s+(?:stop|ignore|"
+        r"forget|disregard|listen|you\s+must|new\s+instructions?)\b"
+    ),
+    # Alpaca-style "### Instruction:" opening a line.
+    re.compile(r"(?m)^#{2,4}[ \t]*instruction[ \t]*:"),
     re.compile(r"\byou\s+are\s+no\s+longer\s+(?:a|an|the|bound|restricted|required)\b"),
     re.compile(
         r"\byou\s+are\s+now\s+(?:a|an|the|my)\s+(?:[\w-]+\s+){0,3}?"
@@ -144,6 +184,11 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?:忽略|无视|忽视|不要理会|不要遵守|忘记|忘掉|忘了)(?:掉)?\s*(?:你|您)?(?:之前|以上|上面|前面|先前|此前|"
         r"所有|全部|一切|原来|原有)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|规则|提示|设定|要求)"
     ),
+    re.compile(
+        r"(?<!不要)(?<!别)(?:忽略|无视|忽视|不要理会|不要遵守|忘记|忘掉|忘了)[^，。,.!！?？\n]{0,6}?"
+        r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|原来|原有)[^，。,.!！?？\n]{0,8}?"
+        r"(?:指令|指示|规则|提示词?|设定|要求)"
+    ),
     re.compile(r"(?:从现在(?:开始|起)|现在起)[，,]?\s*你(?:将|要|必须)?(?:扮演|是|成为)|你不再是"),
     re.compile(
         r"(?:以前|前|上記|これまで|以上)の(?:すべての|全ての)?(?:指示|命令|ルール|指令)を(?:すべて|全て)?無視"
@@ -162,6 +207,15 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+sie)\s+(?:sie\s+)?(?:alle\s+)?"
         r"(?:vorherigen|bisherigen|vorigen|obigen|früheren)\s+(?:anweisungen|instruktionen|befehle)"
+    ),
+    re.compile(
+        r"\b(?:vergiss|vergessen\s+sie|ignoriere|ignorieren\s+sie)\s+(?:bitte\s+)?(?:alles\b|"
+        r"(?:alle\s+|deine\s+|ihre\s+)(?:regeln|anweisungen|vorgaben))"
+    ),
+    re.compile(
+        r"\b(?:olvida|ignora|esquece|esqueça|ignore|oublie[zr]?|dimentica)\s+(?:todas\s+|tutte\s+|toutes\s+)?"
+        r"(?:tus|las|suas|as|tes|vos|les|le\s+tue|le)\s+(?:reglas|instrucciones|indicaciones|regras|"
+        r"instruções|règles|consignes|regole|istruzioni)\b"
     ),
     re.compile(
         r"(?:игнорируй(?:те)?|забудь(?:те)?|проигнорируй(?:те)?)\s+(?:все\s+)?"
