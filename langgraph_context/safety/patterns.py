@@ -86,14 +86,20 @@ _YOUR_ORDERS = (
 )
 _OVERRIDE_VERBS = (
     r"(?:ignore|disregard|forget|abandon|discard|neglect|drop|bypass|override|set\s+aside|"
-    r"put\s+aside|throw\s+out|stop\s+following)"
+    r"put\s+aside|throw\s+out|stop\s+following|pay\s+no\s+attention\s+to|"
+    r"do\s+not\s+pay\s+attention\s+to|don't\s+pay\s+attention\s+to)"
 )
 
 OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
-        rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}\s+"
-        rf"(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
-        rf"(?:{_EARLIER}\s+)+(?:and\s+\w+\s+)?{_ORDERS}\b)"
+        rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}[\s_-]+"
+        rf"(?:all[\s_-]+|any[\s_-]+|every[\s_-]+)?(?:of\s+)?(?:the[\s_-]+|your\s+|my\s+|these\s+|"
+        rf"those\s+)?(?:{_EARLIER}[\s_-]+)+(?:and\s+\w+\s+)?{_ORDERS}\b)"
+    ),
+    # "abandon the guidelines you were given"
+    re.compile(
+        rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?{_ORDERS}\s+"
+        r"(?:that\s+)?you\s*(?:were|have\s+been|'ve\s+been|got|received)\s+(?:given|told|sent))"
     ),
     re.compile(rf"(?m){_IMPERATIVE}(?P<hit>{_OVERRIDE_VERBS}\s+{_YOUR_ORDERS}\b)"),
     # "set aside whatever you were told earlier", "forget everything you've been given"
@@ -113,8 +119,26 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"\byou(?:\s+are|'re|’re)\s+(?:now\s+)?dan\b"),
     re.compile(
-        r"\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|objective|instructions?|role|"
-        r"purpose|job|mission)\s+(?:is|are|will\s+be)\b"
+        r"\byour\s+(?:new|real|actual|true|only|updated)\s+(?:task|goal|objective|instructions?|role|"
+        r"purpose|job|mission|guidelines|rules|policy|directives?)\s*(?:is\b|are\b|will\s+be\b|:)"
+    ),
+    re.compile(
+        r"\bnew\s+(?:task|instructions?|orders?|directives?)\s+for\s+(?:the\s+|any\s+)?(?:ai|assistant|"
+        r"model|llm|agent|chatbot|bot)s?\b"
+    ),
+    re.compile(r"\[\[?\s*system\s+(?:override|prompt|message|instruction)s?\s*\]\]?"),
+    re.compile(
+        r"\bthe\s+(?:assistant|ai|model|llm|agent|chatbot)\s+(?:should|must|will|shall|is\s+"
+        r"(?:instructed|required)\s+to)\s+(?:now\s+)?(?:reveal|disclose|ignore|disregard|forget|leak)\b"
+    ),
+    # Prompt-leak requests: "respond with your initial prompt", "repeat everything above".
+    re.compile(
+        r"\b(?:respond|reply|answer)\s+with\s+your\s+(?:initial|original|full|entire|system|hidden)\s+"
+        r"(?:prompt|instructions)"
+    ),
+    re.compile(
+        r"\b(?:repeat|print|output|show|copy)\s+(?:back\s+)?(?:everything|all(?:\s+the\s+text)?|the\s+text)\s+"
+        r"(?:above|before)\s+(?:this|here)\b"
     ),
     re.compile(
         r"\bnew\s+(?:instructions?|orders|directives?|task|rules)\s+(?:from|by)\s+(?:the\s+|your\s+)?"
@@ -140,6 +164,10 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|jailbroken|god|unrestricted|"
         r"unfiltered|uncensored)\b"
+    ),
+    re.compile(
+        r"\bfrom\s+(?:here|this\s+point)\s+on(?:wards?)?,?\s+(?:you\s+)?(?:act|behave|respond|pretend|"
+        r"answer)\s+(?:as|like)\b"
     ),
     re.compile(
         r"\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|act|will\s+act|must\s+act|shall|will\s+only)|"
@@ -189,6 +217,10 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|原来|原有)[^，。,.!！?？\n]{0,8}?"
         r"(?:指令|指示|规则|提示词?|设定|要求)"
     ),
+    re.compile(
+        r"(?<!可以)(?<!不要)(?:请)?(?:无视|忽略|忽视|不要理会)(?:掉)?(?:上面|以上|上述|前面)(?:的|所有的?)?"
+        r"(?:内容|文字|信息|话|所有内容)"
+    ),
     re.compile(r"(?:从现在(?:开始|起)|现在起)[，,]?\s*你(?:将|要|必须)?(?:扮演|是|成为)|你不再是"),
     re.compile(
         r"(?:以前|前|上記|これまで|以上)の(?:すべての|全ての)?(?:指示|命令|ルール|指令)を(?:すべて|全て)?無視"
@@ -216,6 +248,15 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"\b(?:olvida|ignora|esquece|esqueça|ignore|oublie[zr]?|dimentica)\s+(?:todas\s+|tutte\s+|toutes\s+)?"
         r"(?:tus|las|suas|as|tes|vos|les|le\s+tue|le)\s+(?:reglas|instrucciones|indicaciones|regras|"
         r"instruções|règles|consignes|regole|istruzioni)\b"
+    ),
+    re.compile(
+        r"\b(?:oubliez|oublie)\s+tout\s+ce\s+qui\s+(?:précède|precede|a\s+été\s+dit)|"
+        r"\bne\s+(?:pas\s+)?tenez?\s+(?:pas\s+)?compte\s+des\s+(?:instructions|consignes)|"
+        r"\bne\s+pas\s+tenir\s+compte\s+des\s+(?:instructions|consignes)"
+    ),
+    re.compile(
+        r"(?:забудь(?:те)?|игнорируй(?:те)?)\s+(?:все\s+)?(?:свои|ваши|твои)\s+(?:правила|инструкции|указания)|"
+        r"отныне\s+ты\b"
     ),
     re.compile(
         r"(?:игнорируй(?:те)?|забудь(?:те)?|проигнорируй(?:те)?)\s+(?:все\s+)?"
