@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -186,6 +187,22 @@ def sanitize_untrusted(text: str) -> str:
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise TypeError(msg)
+    if len(text) <= _CACHED_CHARS:
+        return _sanitize_cached(text)
+    return _sanitize(text)
+
+
+# The context builder re-renders the same tool results and notes on every turn, so
+# recent results are memoized (small texts only, to bound memory).
+_CACHED_CHARS = 20_000
+
+
+@functools.lru_cache(maxsize=1024)
+def _sanitize_cached(text: str) -> str:
+    return _sanitize(text)
+
+
+def _sanitize(text: str) -> str:
     findings = find_injections(text)
     out = text
     for item in reversed(findings):
