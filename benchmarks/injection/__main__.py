@@ -7,9 +7,12 @@ Run: `.venv/bin/python -m benchmarks.injection`
    no role marker opening a line, and the live boundary appears only in the two
    wrapper tags even when the attacker appends a copy of it); per benign category, how
    many texts are altered. Output guard: compliant replies flagged, clean replies passed.
-2. Real tool output (if `../shared/data/claude-code-sessions` exists, or
-   `LGC_DATA_DIR`): every tool result of four real coding-agent sessions is sanitized;
-   the figure is how many are altered (all are benign) and the throughput.
+2. Held-out attack sets written after rule changes: how many are detected by the
+   phrase rules, and how many still cannot forge the boundary or open a turn.
+3. Real text (from `../shared/data` or `LGC_DATA_DIR`, skipped if absent): every tool
+   result of four real coding-agent sessions, and the LoCoMo and tau-bench airline
+   messages, are sanitized; the figure is how many are altered (all are benign) and
+   the throughput.
 """
 
 from __future__ import annotations
@@ -132,23 +135,54 @@ def tool_results(folder: Path) -> list[str]:
     return texts
 
 
-def real_figures() -> dict[str, Any] | None:
-    """Alteration rate and throughput over real tool output, or None without the data."""
-    folder = data_dir() / "claude-code-sessions"
-    if not folder.is_dir():
-        return None
-    texts = tool_results(folder)
+def conversation_texts(root: Path) -> list[str]:
+    """LoCoMo dialogue turns and tau-bench airline messages (user, assistant, tool)."""
+    texts: list[str] = []
+    for path in sorted((root / "locomo").glob("*.json")):
+        sample = json.loads(path.read_text(encoding="utf-8"))
+        for key, turns in sample.items():
+            if key.startswith("session_") and isinstance(turns, list):
+                texts += [t["text"] for t in turns if isinstance(t, dict) and t.get("text")]
+    tau = root / "tau-bench-airline" / "gpt-4o-airline.json"
+    stack: list[Any] = [json.loads(tau.read_text(encoding="utf-8"))] if tau.exists() else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            role, content = node.get("role"), node.get("content")
+            if role in ("user", "assistant", "tool") and isinstance(content, str):
+                texts.append(content)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return texts
+
+
+def scan(texts: list[str]) -> dict[str, Any]:
+    """Sanitize every text once; count the altered ones and time the pass."""
     start = time.perf_counter()
     altered = [t for t in texts if sanitize_untrusted(t) != t]
     seconds = time.perf_counter() - start
     size = sum(len(t) for t in texts)
     return {
-        "tool_results": len(texts),
+        "texts": len(texts),
         "characters": size,
         "altered": len(altered),
         "seconds": round(seconds, 3),
-        "ms_per_10k_chars": round(seconds * 1000 / (size / 10_000), 3),
+        "ms_per_10k_chars": round(seconds * 1000 / max(size / 10_000, 1e-9), 3),
     }
+
+
+def real_figures() -> dict[str, Any]:
+    """Alteration rates over real tool output and real conversations (skipped if absent)."""
+    root = data_dir()
+    figures: dict[str, Any] = {}
+    folder = root / "claude-code-sessions"
+    if folder.is_dir():
+        figures["claude_code_tool_results"] = scan(tool_results(folder))
+    conversations = conversation_texts(root)
+    if conversations:
+        figures["locomo_and_tau_bench_messages"] = scan(conversations)
+    return figures
 
 
 def main() -> None:
@@ -173,17 +207,16 @@ def main() -> None:
         f"{guard['false_flags']}/{guard['clean']} clean replies flagged"
     )
     real = real_figures()
-    if real is None:
-        print("real tool output: skipped (no claude-code-sessions data)")
-    else:
+    if not real:
+        print("real text: skipped (no data under ../shared/data or LGC_DATA_DIR)")
+    for name, row in real.items():
         print(
-            f"real tool output: {real['altered']}/{real['tool_results']} results altered, "
-            f"{real['characters']:,} chars in {real['seconds']} s "
-            f"({real['ms_per_10k_chars']} ms per 10k chars)"
+            f"{name}: {row['altered']}/{row['texts']} altered, {row['characters']:,} chars "
+            f"in {row['seconds']} s ({row['ms_per_10k_chars']} ms per 10k chars)"
         )
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "injection.json"
-    out.write_text(json.dumps({"corpus": figures, "real_tool_output": real}, indent=2) + "\n")
+    out.write_text(json.dumps({"corpus": figures, "real_text": real}, indent=2) + "\n")
     print(f"wrote {out.relative_to(REPO)}")
 
 
