@@ -84,14 +84,15 @@ def _check_boundary(boundary: str) -> str:
 
 
 def _defuse_boundary(text: str, boundary: str) -> str:
-    token = re.compile(re.escape(boundary.casefold()))
-    spans = shadow_spans([shadow(text, fold=False)], [token, *FORGED_BOUNDARY_PATTERNS[:1]])
-    for start, end in sorted(_union(spans), reverse=True):
-        notice = (
-            BOUNDARY_NOTICE
-            if token.fullmatch(text[start:end].casefold())
-            else (FILTERED_NOTICES["forged_boundary"])
-        )
+    view = [shadow(text, fold=False)]
+    copies = shadow_spans(view, [re.compile(re.escape(boundary.casefold()))])
+    tags = shadow_spans(view, FORGED_BOUNDARY_PATTERNS[:1])
+    notices = dict.fromkeys(_union(copies), BOUNDARY_NOTICE)
+    # A forged tag wins over a copy of the boundary inside it: one notice per tag.
+    notices |= dict.fromkeys(_union(tags), FILTERED_NOTICES["forged_boundary"])
+    for start, end in sorted(_union(list(notices)), reverse=True):
+        inside = [n for (s, e), n in notices.items() if start <= s and e <= end]
+        notice = FILTERED_NOTICES["forged_boundary"] if len(set(inside)) > 1 else inside[0]
         text = text[:start] + notice + text[end:]
     return text
 
