@@ -52,7 +52,8 @@ FORGED_BOUNDARY_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"</?\s*{BOUNDARY_TAG_PREFIX}\b[^<>\n]{{0,120}}>?"),
     re.compile(
         r"</?\s*(?:data[-_ ]boundary|untrusted[-_ ]?(?:data|content|input|text)?|"
-        r"system[-_ ]prompt|trusted[-_ ]instructions?)\b[^<>\n]{0,120}>"
+        r"system[-_ ]prompt|trusted[-_ ]instructions?|instructions|admin[-_ ]instructions)\b"
+        r"[^<>\n]{0,120}>"
     ),
 )
 
@@ -71,10 +72,13 @@ FORGED_DELIMITER_PATTERNS: tuple[re.Pattern[str], ...] = (
 # earlier instructions when the window overflows") is left alone. Only the `hit` group
 # is reported, so the leading word stays in the text.
 _IMPERATIVE = (
-    r"(?:^|(?<=[.!?:;,\"'(\[>*\-])|(?<=[.!?:;,\"'(\[>*\-]\s)|"
+    r"(?:^|(?<=[.!?:;,\"'(\[>*\-\u2014\u2013])|(?<=[.!?:;,\"'(\[>*\-\u2014\u2013]\s)|"
     r"\b(?:please|now|just|must|should|and|then|simply|kindly|always|so)\s+)"
 )
-_EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system)"
+_EARLIER = (
+    r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|former|"
+    r"aforementioned)"
+)
 _ORDERS = (
     r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|orders|"
     r"context|conversation|messages|constraints|restrictions|programming|policies)"
@@ -82,10 +86,12 @@ _ORDERS = (
 _YOUR_ORDERS = (
     r"(?:your|all\s+(?:of\s+)?your)\s+(?:(?:earlier|previous|prior|original|initial|current|"
     r"existing|safety|system|old)\s+)*(?:rules|instructions|guidelines|guidance|directions|"
-    r"directives|constraints|restrictions|programming|system\s+prompt|prompt|policies|training)"
+    r"directives|constraints|restrictions|programming|system\s+prompt|prompt|policies|training|"
+    r"guardrails|orders|safety\s+policy|content\s+policy)"
 )
 _OVERRIDE_VERBS = (
-    r"(?:ignore|disregard|forget|abandon|discard|neglect|drop|bypass|override|set\s+aside|"
+    r"(?:ignore|disregard|forget|abandon|discard|neglect|drop|bypass|override|overlook|scrap|"
+    r"ditch|dismiss|set\s+aside|"
     r"put\s+aside|throw\s+out|stop\s+following|pay\s+no\s+attention\s+to|"
     r"do\s+not\s+pay\s+attention\s+to|don't\s+pay\s+attention\s+to)"
 )
@@ -118,6 +124,20 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
         rf"(?:{_EARLIER}\s+)+{_ORDERS}\b"
     ),
     re.compile(r"\byou(?:\s+are|'re|’re)\s+(?:now\s+)?dan\b"),
+    re.compile(
+        r"\b(?:supersedes?|overrides?|replaces?|takes\s+precedence\s+over|cancels?)\s+"
+        r"(?:all\s+(?:of\s+)?)?your\s+(?:system\s+prompt|instructions|rules|guidelines|programming|"
+        r"safety\s+polic(?:y|ies))"
+    ),
+    re.compile(
+        r"\byour\s+(?:safety\s+|content\s+)?(?:policy|policies|guardrails|restrictions|filters|rules)"
+        r"\s+(?:has|have)\s+been\s+(?:suspended|disabled|lifted|removed|revoked|turned\s+off)"
+    ),
+    re.compile(
+        r"\b(?:ai|assistant|model|chatbot)\s+(?:with|that\s+has)\s+no\s+(?:content\s+policy|"
+        r"restrictions|rules|filters|guidelines|limits|ethical\s+guidelines)"
+    ),
+    re.compile(r"\bdo\s+anything\s+now\b|\bbroken\s+free\s+of\s+the\s+(?:typical\s+)?confines\b"),
     re.compile(
         r"\byour\s+(?:new|real|actual|true|only|updated)\s+(?:task|goal|objective|instructions?|role|"
         r"purpose|job|mission|guidelines|rules|policy|directives?)\s*(?:is\b|are\b|will\s+be\b|:)"
@@ -153,6 +173,11 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"(?m)^\W{0,3}(?:ai|assistant|chatbot|agent|gpt|claude|llm)\s*[,:!]\s+(?:stop|ignore|"
         r"forget|disregard|listen|you\s+must|new\s+instructions?)\b"
+    ),
+    # "SYSTEM NOTICE:", "System update:" opening a line, as a fake platform message.
+    re.compile(
+        r"(?m)^\W{0,4}(?:system|admin|administrator|developer|security)\s+(?:notice|alert|update|"
+        r"override|message|directive|announcement)\s*:"
     ),
     # Alpaca-style "### Instruction:" opening a line.
     re.compile(r"(?m)^#{2,4}[ \t]*instruction[ \t]*:"),
@@ -223,6 +248,10 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?:从现在(?:开始|起)|现在起)[，,]?\s*你(?:将|要|必须)?(?:扮演|是|成为)|你不再是"),
     re.compile(
+        r"(?:以前|前|上記|これまで|以上)の(?:すべての|全ての)?(?:指示|命令|ルール|指令)(?:は|を)"
+        r"(?:すべて|全て|全部)?(?:忘れ|無視)"
+    ),
+    re.compile(
         r"(?:以前|前|上記|これまで|以上)の(?:すべての|全ての)?(?:指示|命令|ルール|指令)を(?:すべて|全て)?無視"
     ),
     re.compile(r"이전\s*(?:의\s*)?(?:모든\s*)?(?:지시|명령|지침)(?:을|를|사항을|사항)?\s*무시"),
@@ -245,6 +274,14 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?:alle\s+|deine\s+|ihre\s+)(?:regeln|anweisungen|vorgaben))"
     ),
     re.compile(
+        r"\b(?:olvida|ignora|esquece|esqueça|olvide|oublie[zr]?|dimentica)\s+todo\s+(?:lo\s+)?"
+        r"(?:anterior|que\s+precede|quello\s+(?:detto\s+)?prima|o\s+que\s+foi\s+dito)"
+    ),
+    re.compile(
+        r"\bignorier(?:e|en)?\s+(?:sie\s+)?(?:bitte\s+)?(?:die|alle)\s+(?:obigen|vorherigen|"
+        r"bisherigen|vorigen|früheren)\s+(?:anweisungen|instruktionen|befehle|regeln)"
+    ),
+    re.compile(
         r"\b(?:olvida|ignora|esquece|esqueça|ignore|oublie[zr]?|dimentica)\s+(?:todas\s+|tutte\s+|toutes\s+)?"
         r"(?:tus|las|suas|as|tes|vos|les|le\s+tue|le)\s+(?:reglas|instrucciones|indicaciones|regras|"
         r"instruções|règles|consignes|regole|istruzioni)\b"
@@ -256,7 +293,9 @@ OVERRIDE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(
         r"(?:забудь(?:те)?|игнорируй(?:те)?)\s+(?:все\s+)?(?:свои|ваши|твои)\s+(?:правила|инструкции|указания)|"
-        r"отныне\s+ты\b"
+        r"отныне\s+ты\b|"
+        r"(?:забудь(?:те)?|игнорируй(?:те)?)\s+вс[её],?\s+(?:что|чему)\s+(?:было\s+)?"
+        r"(?:сказано|написано|тебя\s+учили)"
     ),
     re.compile(
         r"(?:игнорируй(?:те)?|забудь(?:те)?|проигнорируй(?:те)?)\s+(?:все\s+)?"
