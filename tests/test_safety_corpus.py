@@ -16,7 +16,11 @@ from langgraph_context.safety import (
 )
 from tests._corpus import ATTACKS, BENIGN, CORPUS
 
-HELDOUT = CORPUS["heldout_attacks"] + CORPUS["heldout_v2_attacks"] + CORPUS["heldout_v3_attacks"]
+HELDOUT = [
+    attack
+    for key in ("heldout_attacks", "heldout_v2_attacks", "heldout_v3_attacks", "heldout_v4_attacks")
+    for attack in CORPUS[key]
+]
 
 ROLE_AT_LINE_START = re.compile(r"(?im)^\W{0,4}(system|assistant|developer|user|human)\W{0,4}:")
 
