@@ -49,7 +49,10 @@ HELDOUT_SETS = {
     "heldout_attacks": "v1: measured at 8/24 before rules were tuned on it",
     "heldout_v2_attacks": "v2: measured at 7/24 before rules were tuned on it",
     "heldout_v3_attacks": "v3: measured at 7/20 before rules were tuned on it",
-    "heldout_v4_attacks": "v4: written after the last rule change; never tuned on",
+    "heldout_v4_attacks": (
+        "v4: written after the last phrase-rule change; never tuned on (boundary-safe was "
+        "19/20 until line-start 'system:you...' without a space was treated as a role marker)"
+    ),
 }
 
 

@@ -29,10 +29,12 @@ BOUNDARY_TAG_PREFIX = "untrusted-data"
 _ROLES = r"(?:system|assistant|developer|user|human|sys)"
 
 ROLE_MARKER_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # "System:", "**Assistant:**", "### User:", "> system:", "[SYSTEM]:", "(developer):"
+    # "System:", "**Assistant:**", "### User:", "> system:", "[SYSTEM]:", "system:do it"
     re.compile(
         rf"(?m)^(?:>\s?)?[#*_\[(<]{{0,4}}[ \t]?{_ROLES}"
-        rf"(?:[ \t]+(?:message|prompt|instructions?|override))?[\])>*_]{{0,4}}[ \t]*:(?=[\s*_\]]|$)"
+        rf"(?:[ \t]+(?:message|prompt|instructions?|override))?[\])>*_]{{0,4}}[ \t]*:"
+        # Not "user:pass@host" style "a:b:c" records, URLs or ports.
+        r"(?![/:\d]|[^\s:]*:)"
     ),
     # "[SYSTEM]" / "<system>" alone on its line, the way chat transcripts open a turn.
     re.compile(rf"(?m)^[ \t]*[\[<]{_ROLES}(?:[ \t]+(?:message|prompt))?[\]>][ \t]*$"),
