@@ -82,8 +82,13 @@ _SPLIT_RULES = [
     )
     for kind, patterns in _RULES
 ]
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+# Greedy runs of the (standard or URL-safe) alphabet with their padding; a run may
+# follow another run's padding directly ("...==Rm9y...").
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
 _MAX_DECODE_DEPTH = 2
+# Inside decoded data only instructions count: a "user:" line in a base64-encoded
+# config file opens no turn.
+_DECODED_KINDS: frozenset[InjectionKind] = frozenset({"override_phrase", "chat_token", "encoded"})
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,8 @@ def _find(text: str, depth: int) -> list[InjectionFinding]:
     if depth < _MAX_DECODE_DEPTH:
         for match in _BASE64_RUN.finditer(text):
             decoded = _decode_base64(match.group())
-            if decoded is not None and _find(decoded, depth + 1):
+            inner = _find(decoded, depth + 1) if decoded is not None else []
+            if any(f.kind in _DECODED_KINDS for f in inner):
                 found.append(InjectionFinding("encoded", match.start(), match.end(), match.group()))
     return _merge(found, text)
 
