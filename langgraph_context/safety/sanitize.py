@@ -9,7 +9,8 @@ text, code and logs come back unchanged:
 * chat-template tokens (`<|im_start|>`, `[INST]`), override phrases ("ignore all
   previous instructions", in several languages) and forged boundary tags
   (`</untrusted-data-...>`) are replaced by a short `[filtered: ...]` notice;
-* a base64 run that decodes to any of the above is replaced too.
+* a base64 run (standard or URL-safe, nested up to twice) that decodes to an override
+  phrase or chat token is replaced too.
 
 Matching sees through case, Unicode compatibility forms (full-width letters),
 zero-width characters, Cyrillic/Greek look-alike letters and leetspeak digits.
