@@ -159,7 +159,10 @@ class FileNoteStore(BaseNoteStore):
                 stem = _valid_stem(entry.name)
                 if stem is None or not entry.is_file(follow_symlinks=False):
                     continue
-                info = entry.stat(follow_symlinks=False)
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:  # deleted by another process meanwhile
+                    continue
                 found[stem] = (info.st_mtime_ns, info.st_size)
         return found
 
@@ -254,10 +257,18 @@ class FileNoteStore(BaseNoteStore):
         if scan == self._known_scan and index_sig is not None and index_sig == self._known_index:
             return
         index = self.read_index()
-        if index is None or not self._consistent(index, scan):
-            self.rebuild_index()
+        if index is not None and self._consistent(index, scan):
+            self._known_scan, self._known_index = scan, index_sig
             return
-        self._known_scan, self._known_index = scan, index_sig
+        with self._write_lock():
+            # A writer may have been between its note file and its index update: look
+            # again under the lock before deciding the index is really stale.
+            scan = self._scan()
+            index = self.read_index()
+            if index is not None and self._consistent(index, scan):
+                self._known_scan, self._known_index = scan, self._index_signature()
+                return
+            self.rebuild_index()
 
     def rebuild_index(self) -> int:
         """Rewrite the index from the note files and drop leftover temp files.
@@ -273,8 +284,10 @@ class FileNoteStore(BaseNoteStore):
                     leftover.unlink()
             scan = self._scan()
             entries: dict[str, dict[str, Any]] = {}
-            for note_id in sorted(scan):
-                loaded = self._read_file(note_id)
+            for note_id, signature in sorted(scan.items()):
+                hit = self._cache.get(note_id)
+                loaded = hit if hit is not None and hit[0] == signature else None
+                loaded = loaded or self._read_file(note_id)
                 if loaded is not None:
                     self._cache[note_id] = loaded
                     entries[note_id] = self._entry(loaded[1], loaded[0])
@@ -283,8 +296,13 @@ class FileNoteStore(BaseNoteStore):
             return len(entries)
 
     def _write_index(self, entries: dict[str, dict[str, Any]]) -> None:
-        payload = {"version": _INDEX_VERSION, "notes": entries}
-        text = json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True)
+        # One line per note: readable and diff-friendly, and fast (json's C encoder only
+        # runs without `indent`).
+        lines = ",\n".join(
+            f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+            for k, v in sorted(entries.items())
+        )
+        text = f'{{"version": {_INDEX_VERSION}, "notes": {{\n{lines}\n}}}}\n'
         atomic_write(self.index_path, text, durable=self.durable)
         self._known_index = self._index_signature()
 
