@@ -55,7 +55,8 @@ def postgres_url() -> Iterator[str]:
     initdb, pg_ctl = _pg_binary("initdb"), _pg_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
         unavailable("PostgreSQL server binaries not found; run scripts/ensure-postgres.sh")
-    assert initdb is not None and pg_ctl is not None
+    assert initdb is not None
+    assert pg_ctl is not None
     base = Path(tempfile.mkdtemp(prefix="lgc-pg-"))
     prefix: list[str] = []
     if os.geteuid() == 0:  # postgres refuses to run as root: use its own OS user
@@ -67,22 +68,46 @@ def postgres_url() -> Iterator[str]:
         if runuser is None or user is None:
             shutil.rmtree(base)
             unavailable("running as root without runuser or a 'postgres' OS user")
-        assert runuser is not None and user is not None
+        assert runuser is not None
+        assert user is not None
         os.chown(base, user.pw_uid, user.pw_gid)
         prefix = [runuser, "-u", "postgres", "--"]
     data, port = base / "data", _free_port()
     options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
     try:
         subprocess.run(
-            [*prefix, initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"]
-            + ["--no-sync"],
+            [
+                *prefix,
+                initdb,
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
             check=True,
             capture_output=True,
             timeout=120,
         )
         subprocess.run(
-            [*prefix, pg_ctl, "-D", str(data), "-l", str(base / "log"), "-w", "-t", "60"]
-            + ["-o", options, "start"],
+            [
+                *prefix,
+                pg_ctl,
+                "-D",
+                str(data),
+                "-l",
+                str(base / "log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+            ],
             check=True,
             capture_output=True,
             timeout=90,

@@ -60,7 +60,7 @@ def _split(text: str) -> tuple[dict[str, Any] | None, str]:
             header = "\n".join(lines[1:index])
             body = "\n".join(lines[index + 1 :])
             try:
-                meta = yaml.load(header, Loader=_Loader)  # noqa: S506 - a safe loader
+                meta = yaml.load(header, Loader=_Loader)
             except yaml.YAMLError:
                 return None, text
             if meta is None:
