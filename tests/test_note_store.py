@@ -280,3 +280,12 @@ def test_leftover_temp_files_are_cleaned_on_rebuild(store: FileNoteStore) -> Non
 def test_note_types_are_the_books_six() -> None:
     """The six note types of the book are supported, in priority-neutral order."""
     assert NOTE_TYPES == ("task_state", "conclusion", "blocker", "action", "reference", "general")
+
+
+def test_a_scorer_returning_the_wrong_number_of_scores_is_an_error(tmp_path: Path) -> None:
+    """A broken scorer (programmer error) raises instead of mis-ranking silently."""
+    store = FileNoteStore(tmp_path, durable=False, scorer=lambda q, texts: [1.0])
+    store.create("a", "b")
+    store.create("c", "d")
+    with pytest.raises(ValueError, match=r"scorer returned \(1,\) scores for 2 notes"):
+        store.search("x")

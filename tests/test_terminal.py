@@ -205,7 +205,7 @@ def test_awk_scanner_allows_comparisons_and_regexes() -> None:
     for ok in ["$1 > 5 {print}", "{print ($1 > 5)}", "/a|b/ {print}", "$0 ~ /x|y/", "{x = 4/2}"]:
         check_awk_program(ok)
     for bad in ['{print > "f"}', '{print $1 | "cat"}', "BEGIN{getline}"]:
-        with pytest.raises(CommandRefused):
+        with pytest.raises(CommandRefused, match=r"not allowed|writes files"):
             check_awk_program(bad)
 
 
@@ -255,3 +255,27 @@ def test_tool_in_a_graph_reports_results_and_refusals(ws: Path) -> None:
     assert (msgs["d"].status, msgs["d"].content) == ("success", "[exit code 1]")
     assert msgs["d"].artifact["exit_code"] == 1
     assert (ws / "data.csv").exists()
+
+
+def test_non_string_command_and_start_failure_are_refusals(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A non-string command and an OS failure to start are reported, not raised."""
+    t = Terminal(ws)
+    assert t.run(None).refused == "the command must be a string"  # type: ignore[arg-type]
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr("langgraph_context.tools.terminal.subprocess.Popen", broken)
+    assert t.run("cat data.csv").refused == "could not start the command: no more processes"
+
+
+def test_awk_refusals_name_the_reason() -> None:
+    """The awk scanner's refusals say which construct is forbidden."""
+    with pytest.raises(CommandRefused, match="awk system"):
+        check_awk_program('BEGIN{system("id")}')
+    with pytest.raises(CommandRefused, match="awk pipes run other programs"):
+        check_awk_program('{print | "cat"}')
+    with pytest.raises(CommandRefused, match="awk output redirection writes files"):
+        check_awk_program('{printf "%s", $1 > "f"}')

@@ -7,6 +7,7 @@ how a note is loaded, saved and removed, and how writers are serialized.
 from __future__ import annotations
 
 import builtins
+import heapq
 import re
 import secrets
 import threading
@@ -16,7 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
+
+import numpy as np
 
 from langgraph_context.tools._note_search import bm25_scores
 
@@ -97,8 +101,9 @@ class Note:
         """Return all fields, content included, as a JSON-ready dict."""
         return {**self.metadata(), "content": self.content}
 
+    @cached_property
     def search_text(self) -> str:
-        """Return the text search ranks: title (weighted twice), tags, then content."""
+        """The text search ranks: title (weighted twice), tags, then content."""
         return "\n".join([self.title, self.title, " ".join(self.tags), self.content])
 
 
@@ -262,6 +267,10 @@ def _check_limit(limit: Any) -> int | None:
 
 def _recency_key(note: Note) -> tuple[str, str]:
     return (note.updated_at, note.id)
+
+
+def _rank_key(pair: tuple[Note, float]) -> tuple[float, str, str]:
+    return (pair[1], pair[0].updated_at, pair[0].id)
 
 
 @dataclass
@@ -482,10 +491,20 @@ class BaseNoteStore(ABC):
                 (n, 0.0) for n in sorted(notes, key=_recency_key, reverse=True)
             ]
             return ranked if size is None else ranked[:size]
-        scores = list((self.scorer or bm25_scores)(query, [n.search_text() for n in notes]))
-        pairs = [(n, float(s)) for n, s in zip(notes, scores, strict=True) if s > 0]
-        pairs.sort(key=lambda pair: (pair[1], *_recency_key(pair[0])), reverse=True)
-        return pairs if size is None else pairs[:size]
+        scores = (self.scorer or bm25_scores)(query, [n.search_text for n in notes])
+        values = np.asarray(scores, dtype=float)
+        if values.shape != (len(notes),):
+            msg = f"scorer returned {values.shape} scores for {len(notes)} notes"
+            raise ValueError(msg)
+        hits = np.flatnonzero(values > 0)
+        if size is not None and len(hits) > size:
+            # Keep every note scoring at least the size-th best, so ties still go by recency.
+            kth = np.partition(values[hits], -size)[-size]
+            hits = hits[values[hits] >= kth]
+        pairs = [(notes[i], float(values[i])) for i in hits]
+        if size is None:
+            return sorted(pairs, key=_rank_key, reverse=True)
+        return heapq.nlargest(size, pairs, key=_rank_key)
 
     def summary(self) -> dict[str, Any]:
         """Return `total_notes`, `type_distribution`, `tag_counts` and `recent_notes`.

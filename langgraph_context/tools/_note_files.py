@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ LOCK_FILE_NAME = ".notes.lock"
 _INDEX_VERSION = 1
 _TEMP_MARK = ".tmp-"
 _Signature = tuple[int, int]  # (mtime_ns, size)
+_FileId = tuple[int, int, int]  # (inode, mtime_ns, size)
+# How long a directory listing may be trusted while neither the index file nor the
+# directory changed. Writers through this class always replace the index (a new
+# inode), so their changes show at once; in-place hand edits show within this delay.
+RESCAN_SECONDS = 1.0
 
 
 def _valid_stem(name: str) -> str | None:
@@ -108,7 +114,10 @@ class FileNoteStore(BaseNoteStore):
     root: Path = field(init=False)
     _cache: dict[str, tuple[_Signature, Note]] = field(default_factory=dict, init=False)
     _known_scan: dict[str, _Signature] | None = field(default=None, init=False)
-    _known_index: _Signature | None = field(default=None, init=False)
+    _known_index: _FileId | None = field(default=None, init=False)
+    _known_dir: _FileId | None = field(default=None, init=False)
+    _scanned_at: float = field(default=0.0, init=False)
+    _index_entries: dict[str, dict[str, Any]] | None = field(default=None, init=False)
     _lock_depth: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -202,9 +211,28 @@ class FileNoteStore(BaseNoteStore):
             self._cache[note_id] = loaded
             return loaded[1]
 
+    def _dir_signature(self) -> _FileId:
+        info = os.stat(self.root)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+    def _current_scan(self) -> dict[str, _Signature]:
+        """The directory listing, re-read only when something may have changed."""
+        now = time.monotonic()
+        directory = self._dir_signature()
+        if (
+            self._known_scan is not None
+            and now - self._scanned_at < RESCAN_SECONDS
+            and directory == self._known_dir
+            and self._index_signature() == self._known_index
+        ):
+            return self._known_scan
+        scan = self._scan()
+        self._known_dir, self._scanned_at = directory, now
+        return scan
+
     def _load_all(self) -> list[Note]:
         with self._mutex:
-            scan = self._scan()
+            scan = self._current_scan()
             notes = [n for i, s in sorted(scan.items()) if (n := self._cached(i, s)) is not None]
             for stale in set(self._cache) - set(scan):
                 del self._cache[stale]
@@ -212,12 +240,12 @@ class FileNoteStore(BaseNoteStore):
             return notes
 
     # -- the index ----------------------------------------------------------------------
-    def _index_signature(self) -> _Signature | None:
+    def _index_signature(self) -> _FileId | None:
         try:
             info = os.stat(self.index_path, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        return (info.st_mtime_ns, info.st_size)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
 
     def read_index(self) -> dict[str, dict[str, Any]] | None:
         """Return the index entries, or None if the index is missing or corrupt."""
@@ -305,9 +333,12 @@ class FileNoteStore(BaseNoteStore):
         text = f'{{"version": {_INDEX_VERSION}, "notes": {{\n{lines}\n}}}}\n'
         atomic_write(self.index_path, text, durable=self.durable)
         self._known_index = self._index_signature()
+        self._index_entries = entries
 
     def _update_index(self, note_id: str, note: Note | None) -> None:
-        index = self.read_index()
+        # Under the lock: if the index is still the one this instance wrote, reuse it.
+        same = self._index_entries is not None and self._index_signature() == self._known_index
+        index = self._index_entries if same else self.read_index()
         if index is None:
             self.rebuild_index()
             return
@@ -325,6 +356,7 @@ class FileNoteStore(BaseNoteStore):
         with self._write_lock():
             atomic_write(self.note_path(note.id), render_note(note), durable=self.durable)
             self._update_index(note.id, note)
+            self._known_scan = None  # others may have written since our last scan
 
     def _remove(self, note_id: str) -> None:
         with self._write_lock():
@@ -334,3 +366,4 @@ class FileNoteStore(BaseNoteStore):
             if self.durable:
                 _fsync_dir(self.root)
             self._update_index(note_id, None)
+            self._known_scan = None
