@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from langgraph_context.tools.note_store import INDEX_FILE_NAME, FileNoteStore, NoteError
 
 WORKERS = 4
@@ -50,6 +52,7 @@ def _worker(args: tuple[str, int]) -> dict[str, Any]:
     return {"alive": alive, "created": created, "reads": foreign_reads}
 
 
+@pytest.mark.slow
 def test_four_processes_interleaving_200_ops_each_lose_nothing(tmp_path: Path) -> None:
     """4 processes x 200 creates/updates/deletes: ids unique, every survivor exact, index true."""
     root = tmp_path / "notes"

@@ -110,6 +110,7 @@ def test_timeout_kills_the_process_group(ws: Path) -> None:
     assert result.render() == "[command killed: timeout reached]"
 
 
+@pytest.mark.slow
 def test_grep_over_ten_thousand_files_is_fast_and_capped(tmp_path: Path) -> None:
     """`grep -rn` across a 10,000-file tree returns well within the timeout, capped."""
     root = tmp_path / "tree"
