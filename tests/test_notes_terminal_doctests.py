@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
-    "langgraph_context.tools._note_base",
+    "langgraph_context.tools._note_model",
     "langgraph_context.tools._note_files",
     "langgraph_context.tools._note_langgraph",
     "langgraph_context.tools._note_search",

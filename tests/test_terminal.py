@@ -13,7 +13,8 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_context.tools._sandbox import split_words
-from langgraph_context.tools._sandbox_policies import CommandRefused, check_awk_program
+from langgraph_context.tools._sandbox_checks import check_awk_program
+from langgraph_context.tools._sandbox_policies import CommandRefused
 from langgraph_context.tools.terminal import Terminal, create_terminal_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

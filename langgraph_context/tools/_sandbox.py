@@ -27,13 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from langgraph_context.tools._sandbox_checks import check_awk_program, find_primary_arity
 from langgraph_context.tools._sandbox_policies import (
     BUILTINS,
     POLICIES,
     CommandPolicy,
     CommandRefused,
-    check_awk_program,
-    find_primary_arity,
 )
 
 __all__ = ["MAX_GLOB_MATCHES", "CommandRefused", "Stage", "confine", "plan_command", "split_words"]
