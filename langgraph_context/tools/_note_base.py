@@ -1,0 +1,380 @@
+"""`BaseNoteStore`: validation, filters, ranking and summaries shared by every backend.
+
+A backend only says how a note is loaded, saved and removed, and how writers are
+serialized. The model types live in `_note_model`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import heapq
+import threading
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from langgraph_context.tools._note_model import (
+    DEFAULT_LIST_LIMIT,
+    DEFAULT_NOTE_TYPE,
+    DEFAULT_SEARCH_LIMIT,
+    MAX_NOTE_ID_CHARS,
+    NOTE_TYPES,
+    Note,
+    NoteError,
+    NoteScorer,
+    NoteStore,
+    NoteType,
+    new_note_id,
+    utc_now,
+    validate_note_id,
+)
+from langgraph_context.tools._note_search import bm25_scores
+
+__all__ = [
+    "DEFAULT_LIST_LIMIT",
+    "DEFAULT_NOTE_TYPE",
+    "DEFAULT_SEARCH_LIMIT",
+    "MAX_NOTE_ID_CHARS",
+    "NOTE_TYPES",
+    "BaseNoteStore",
+    "Note",
+    "NoteError",
+    "NoteScorer",
+    "NoteStore",
+    "NoteType",
+    "new_note_id",
+    "utc_now",
+    "validate_note_id",
+]
+
+_RECENT_IN_SUMMARY = 5
+
+
+def _check_title(title: Any) -> str:
+    if not isinstance(title, str) or not title.strip():
+        msg = f"title must be a non-empty string, got {title!r}"
+        raise NoteError(msg)
+    return title.strip()
+
+
+def _check_content(content: Any) -> str:
+    if not isinstance(content, str):
+        msg = f"content must be a string, got {type(content).__name__}"
+        raise NoteError(msg)
+    return content
+
+
+def _check_type(note_type: Any) -> str:
+    if note_type not in NOTE_TYPES:
+        msg = f"note_type must be one of {', '.join(NOTE_TYPES)}; got {note_type!r}"
+        raise NoteError(msg)
+    return str(note_type)
+
+
+def _check_tags(tags: Any) -> tuple[str, ...]:
+    if tags is None:
+        return ()
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        msg = f"tags must be a list of strings, got {tags!r}"
+        raise NoteError(msg)
+    clean: builtins.list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            msg = f"each tag must be a non-empty string, got {tag!r}"
+            raise NoteError(msg)
+        if tag.strip() not in clean:
+            clean.append(tag.strip())
+    return tuple(clean)
+
+
+def _check_limit(limit: Any) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        msg = f"limit must be a positive integer, got {limit!r}"
+        raise NoteError(msg)
+    return limit
+
+
+def _recency_key(note: Note) -> tuple[str, str]:
+    return (note.updated_at, note.id)
+
+
+def _rank_key(pair: tuple[Note, float]) -> tuple[float, str, str]:
+    return (pair[1], pair[0].updated_at, pair[0].id)
+
+
+@dataclass
+class BaseNoteStore(ABC):
+    """Shared behaviour of every backend; subclasses implement storage primitives.
+
+    Args:
+        scorer: Search ranking function (default `bm25_scores`).
+    """
+
+    scorer: NoteScorer | None = field(default=None, kw_only=True)
+    _mutex: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+
+    # -- storage primitives -------------------------------------------------------
+    @abstractmethod
+    def _load(self, note_id: str) -> Note | None:
+        """Return the stored note, or None."""
+
+    @abstractmethod
+    def _load_all(self) -> builtins.list[Note]:
+        """Return every stored note."""
+
+    @abstractmethod
+    def _save(self, note: Note) -> None:
+        """Store `note` (insert or replace), atomically."""
+
+    @abstractmethod
+    def _remove(self, note_id: str) -> None:
+        """Remove the stored note."""
+
+    def _write_lock(self) -> AbstractContextManager[None]:
+        """Serialize writers; backends add cross-process locking."""
+        return self._thread_lock()
+
+    @contextmanager
+    def _thread_lock(self) -> Iterator[None]:
+        with self._mutex:
+            yield
+
+    # -- operations -----------------------------------------------------------------
+    def create(
+        self,
+        title: str,
+        content: str,
+        *,
+        note_type: str = DEFAULT_NOTE_TYPE,
+        tags: Sequence[str] | None = None,
+    ) -> Note:
+        """Create a note with a fresh unique id.
+
+        Args:
+            title: One-line title.
+            content: Markdown body.
+            note_type: One of `NOTE_TYPES`.
+            tags: Tags for filtering.
+
+        Returns:
+            The stored note.
+
+        Raises:
+            NoteError: If a field is invalid.
+        """
+        stamp = utc_now()
+        note = Note(
+            id="",
+            title=_check_title(title),
+            content=_check_content(content),
+            type=_check_type(note_type),
+            tags=_check_tags(tags),
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        with self._write_lock():
+            note_id = new_note_id()
+            while self._load(note_id) is not None:  # pragma: no cover - 2**-48 odds
+                note_id = new_note_id()
+            note = replace(note, id=note_id)
+            self._save(note)
+        return note
+
+    def read(self, note_id: str) -> Note:
+        """Return a note.
+
+        Args:
+            note_id: The id.
+
+        Returns:
+            The note.
+
+        Raises:
+            NoteError: If the id is invalid or no such note exists.
+        """
+        note = self._load(validate_note_id(note_id))
+        if note is None:
+            raise self._missing(note_id)
+        return note
+
+    def update(
+        self,
+        note_id: str,
+        *,
+        title: str | None = None,
+        content: str | None = None,
+        note_type: str | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> Note:
+        """Change the given fields (None keeps a field) and bump `updated_at`.
+
+        Args:
+            note_id: The id.
+            title: New title.
+            content: New body (replaces the old one).
+            note_type: New type.
+            tags: New tags (replace the old ones; `[]` clears them).
+
+        Returns:
+            The new version.
+
+        Raises:
+            NoteError: If the note is missing, nothing is given or a field is invalid.
+        """
+        validate_note_id(note_id)
+        if title is None and content is None and note_type is None and tags is None:
+            msg = "Nothing to update: give at least one of title, content, note_type, tags."
+            raise NoteError(msg)
+        changes: dict[str, Any] = {}
+        if title is not None:
+            changes["title"] = _check_title(title)
+        if content is not None:
+            changes["content"] = _check_content(content)
+        if note_type is not None:
+            changes["type"] = _check_type(note_type)
+        if tags is not None:
+            changes["tags"] = _check_tags(tags)
+        with self._write_lock():
+            current = self._load(note_id)
+            if current is None:
+                raise self._missing(note_id)
+            note = replace(current, **changes, updated_at=utc_now())
+            self._save(note)
+        return note
+
+    def delete(self, note_id: str) -> Note:
+        """Remove a note.
+
+        Args:
+            note_id: The id.
+
+        Returns:
+            The note as it was.
+
+        Raises:
+            NoteError: If the id is invalid or no such note exists.
+        """
+        validate_note_id(note_id)
+        with self._write_lock():
+            current = self._load(note_id)
+            if current is None:
+                raise self._missing(note_id)
+            self._remove(note_id)
+        return current
+
+    def list(
+        self,
+        *,
+        note_type: str | None = None,
+        tags: Sequence[str] | None = None,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+    ) -> builtins.list[Note]:
+        """Return notes, most recently updated first.
+
+        Args:
+            note_type: Keep only this type.
+            tags: Keep notes having at least one of these tags.
+            limit: At most this many (None: all).
+
+        Returns:
+            The notes.
+
+        Raises:
+            NoteError: If a filter or the limit is invalid.
+        """
+        size = _check_limit(limit)
+        notes = sorted(self._filtered(note_type, tags), key=_recency_key, reverse=True)
+        return notes if size is None else notes[:size]
+
+    def search(
+        self,
+        query: str,
+        *,
+        note_type: str | None = None,
+        tags: Sequence[str] | None = None,
+        limit: int | None = DEFAULT_SEARCH_LIMIT,
+    ) -> builtins.list[tuple[Note, float]]:
+        """Rank notes against `query` with the scorer; notes scoring 0 are left out.
+
+        Ties are broken by recency. An empty query lists the filtered notes with score 0.
+
+        Args:
+            query: What to look for.
+            note_type: Keep only this type.
+            tags: Keep notes having at least one of these tags.
+            limit: At most this many results (None: all).
+
+        Returns:
+            `(note, score)` pairs, best first.
+
+        Raises:
+            NoteError: If the query, a filter or the limit is invalid.
+        """
+        if not isinstance(query, str):
+            msg = f"query must be a string, got {type(query).__name__}"
+            raise NoteError(msg)
+        size = _check_limit(limit)
+        notes = self._filtered(note_type, tags)
+        if not query.strip():
+            ranked: builtins.list[tuple[Note, float]] = [
+                (n, 0.0) for n in sorted(notes, key=_recency_key, reverse=True)
+            ]
+            return ranked if size is None else ranked[:size]
+        scores = (self.scorer or bm25_scores)(query, [n.search_text for n in notes])
+        values = np.asarray(scores, dtype=float)
+        if values.shape != (len(notes),):
+            msg = f"scorer returned {values.shape} scores for {len(notes)} notes"
+            raise ValueError(msg)
+        hits = np.flatnonzero(values > 0)
+        if size is not None and len(hits) > size:
+            # Keep every note scoring at least the size-th best, so ties still go by recency.
+            kth = np.partition(values[hits], -size)[-size]
+            hits = hits[values[hits] >= kth]
+        pairs = [(notes[i], float(values[i])) for i in hits]
+        if size is None:
+            return sorted(pairs, key=_rank_key, reverse=True)
+        return heapq.nlargest(size, pairs, key=_rank_key)
+
+    def summary(self) -> dict[str, Any]:
+        """Return `total_notes`, `type_distribution`, `tag_counts` and `recent_notes`.
+
+        Returns:
+            The summary dict.
+        """
+        notes = self._load_all()
+        types = Counter(n.type for n in notes)
+        tags = Counter(t for n in notes for t in n.tags)
+        recent = sorted(notes, key=_recency_key, reverse=True)[:_RECENT_IN_SUMMARY]
+        return {
+            "total_notes": len(notes),
+            "type_distribution": {t: types[t] for t in NOTE_TYPES if types[t]},
+            "tag_counts": dict(tags.most_common()),
+            "recent_notes": [
+                {"id": n.id, "title": n.title, "type": n.type, "updated_at": n.updated_at}
+                for n in recent
+            ],
+        }
+
+    # -- helpers ----------------------------------------------------------------------
+    def _filtered(self, note_type: str | None, tags: Sequence[str] | None) -> builtins.list[Note]:
+        wanted_type = None if note_type is None else _check_type(note_type)
+        wanted_tags = set(_check_tags(tags))
+        return [
+            n
+            for n in self._load_all()
+            if (wanted_type is None or n.type == wanted_type)
+            and (not wanted_tags or wanted_tags.intersection(n.tags))
+        ]
+
+    @staticmethod
+    def _missing(note_id: str) -> NoteError:
+        return NoteError(
+            f"Note {note_id!r} does not exist. Use list or search to find existing note ids."
+        )
