@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context._messages import as_messages, content_text
 from langgraph_context.history import CANCELLED_TOOL_RESULT
-from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tokens import resolve_counter
 
 __all__ = [
     "COMPACTION_MARKER",
@@ -44,6 +45,7 @@ REQUEST_CHARS = 400
 ERROR_LINE_CHARS = 200
 """Longest excerpt kept of one error line."""
 COMMAND_CHARS = 200
+SCAN_CHARS = 20_000
 _MAX_ITEMS = 200
 
 _PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "filepath")
@@ -121,9 +123,16 @@ class StateSnapshot:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict (round-trips through `from_dict`)."""
-        data = asdict(self)
-        data["file_uses"] = [list(pair) for pair in data.pop("_file_uses")]
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+        return {
+            "requests": list(self.requests),
+            "files": list(self.files),
+            "commands": list(self.commands),
+            "errors": list(self.errors),
+            "identifiers": list(self.identifiers),
+            "open_items": list(self.open_items),
+            "message_count": self.message_count,
+            "file_uses": [list(pair) for pair in self._file_uses],
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StateSnapshot:
@@ -189,20 +198,23 @@ class StateSnapshot:
                 for s, (title, items, _) in enumerate(sections):
                     if cursor[s] >= len(items):
                         continue
-                    cost = counter(items[cursor[s]]) + 2 + (counter(title) + 2 if not chosen[s] else 0)
+                    title_cost = counter(title) + 2 if not chosen[s] else 0
+                    cost = counter(items[cursor[s]]) + 2 + title_cost
                     cursor[s] += 1
                     progress = True
                     if spent + cost <= budget:
                         chosen[s].append(items[cursor[s] - 1])
                         spent += cost
         lines = [header]
-        for (title, items, joined), picked in zip(sections, chosen, strict=True):
-            if not picked:
+        for (title, items, joined), chosen_items in zip(sections, chosen, strict=True):
+            if not chosen_items:
                 continue
+            wanted = set(chosen_items)
+            picked = chosen_items
             if title in ("Errors seen (and what followed)", "Commands run"):
-                picked = [item for item in items if item in set(picked)][::-1]
+                picked = [item for item in items if item in wanted][::-1]
             if title == "User requests":
-                picked = [item for item in self.requests if item in set(picked)]
+                picked = [item for item in self.requests if item in wanted]
             lines.append(f"{title}:")
             if joined:
                 lines.append("- " + ", ".join(picked))
@@ -373,17 +385,17 @@ def extract_snapshot(
             if text.startswith(CANCELLED_TOOL_RESULT[:30]):
                 open_items.append(f"call {message.name or message.tool_call_id} was cancelled")
                 continue
-            found = _error_lines(text, force=message.status == "error")
+            is_read = (message.name or "").lower() in _READ_TOOLS
+            failed = message.status == "error"
+            found = _error_lines(text, force=failed) if failed or not is_read else []
             for line in found:
                 label = f"{message.name}: " if message.name else ""
                 errors.pop(label + line, None)
                 errors[label + line] = ""
                 pending_errors.append(label + line)
-        for path in _PATH_RE.findall(text):
-            uses.append((path, "mentioned"))
-        for line in text.splitlines():
-            if _OPEN_RE.match(line):
-                open_items.append(_clip(line.strip(), REQUEST_CHARS))
+        paths, _, opens = _text_facts(text)
+        uses.extend((path, "mentioned") for path in paths)
+        open_items.extend(opens)
     current_uses = _merge_uses((), uses)
     files_uses = tuple((p, u) for p, u in current_uses if u != "mentioned") + tuple(
         (p, u) for p, u in current_uses if u == "mentioned"
@@ -414,7 +426,11 @@ def _read_call(
     for key in _PATH_ARG_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value:
-            use = "edited" if lowered in _EDIT_TOOLS else "read" if lowered in _READ_TOOLS else "used"
+            use = "used"
+            if lowered in _EDIT_TOOLS:
+                use = "edited"
+            elif lowered in _READ_TOOLS:
+                use = "read"
             uses.append((value, use))
     for key in _COMMAND_ARG_KEYS:
         value = args.get(key)
@@ -432,8 +448,32 @@ def _read_call(
 
 
 def _error_lines(text: str, *, force: bool) -> list[str]:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    hits = [_clip(line, ERROR_LINE_CHARS) for line in lines if _ERROR_RE.search(line)]
-    if not hits and force and lines:
-        hits = [_clip(lines[0], ERROR_LINE_CHARS)]
+    hits = list(_text_facts(text)[1])
+    if not hits and force and text.strip():
+        first = next(line for line in text.splitlines() if line.strip())
+        hits = [_clip(first, ERROR_LINE_CHARS)]
     return hits[:3]
+
+
+@lru_cache(maxsize=8192)
+def _text_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Return (paths, error lines, open-item lines) of a text; memoized by the text.
+
+    Very long texts are scanned in their first and last `SCAN_CHARS` characters, where
+    command output puts its errors and summaries.
+    """
+    if len(text) > 2 * SCAN_CHARS:
+        text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+    paths = tuple(dict.fromkeys(_PATH_RE.findall(text)))
+    errors: list[str] = []
+    for match in _ERROR_RE.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end != -1 else len(text)].strip()
+        clipped = _clip(line, ERROR_LINE_CHARS)
+        if clipped and clipped not in errors:
+            errors.append(clipped)
+    opens = tuple(
+        _clip(line.strip(), REQUEST_CHARS) for line in text.splitlines() if _OPEN_RE.match(line)
+    )
+    return paths, tuple(errors), opens

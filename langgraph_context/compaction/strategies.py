@@ -37,7 +37,7 @@ from langgraph_context.compaction.snapshot import (
     snapshot_message,
 )
 from langgraph_context.history import group_tool_rounds, repair_history
-from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tokens import TiktokenCounter, TokenCounter, resolve_counter
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -62,8 +62,7 @@ DEFAULT_KEEP_TOOL_ROUNDS = 3
 DEFAULT_SNAPSHOT_FRACTION = 0.2
 DEFAULT_HEAD_FRACTION = 0.25
 CLEARED_TOOL_RESULT = (
-    "[Tool output cleared by compaction to save context. Call the tool again if you "
-    "still need it.]"
+    "[Tool output cleared by compaction to save context. Call the tool again if you still need it.]"
 )
 CLEARED_TOOL_ARG = "[argument cleared by compaction]"
 
@@ -154,18 +153,31 @@ def efficiency_score(
 
 
 class _Costs:
-    """Additive per-message token costs derived from any counter."""
+    """Per-message token costs derived from any counter.
+
+    The package's tiktoken counter is additive (a list costs its messages plus a
+    fixed reply priming), so totals are sums of memoized per-message counts; other
+    counters are asked for totals directly.
+    """
 
     def __init__(self, counter: TokenCounter, sample: BaseMessage) -> None:
         self.counter = counter
+        self.additive = isinstance(counter, TiktokenCounter)
         one = int(counter([sample]))
         self.overhead = 2 * one - int(counter([sample, sample]))
 
     def of(self, message: BaseMessage) -> int:
+        if isinstance(self.counter, TiktokenCounter):
+            return self.counter.count_message(message)
         return int(self.counter([message])) - self.overhead
 
-    def total(self, messages: Sequence[BaseMessage]) -> int:
-        return int(self.counter(list(messages))) if messages else 0
+    def total(self, messages: Sequence[BaseMessage], known: int | None = None) -> int:
+        """Return the tokens of `messages`; `known` is their summed per-message cost."""
+        if not messages:
+            return 0
+        if self.additive:
+            return self.overhead + (known if known is not None else sum(map(self.of, messages)))
+        return int(self.counter(list(messages)))
 
 
 @dataclass
@@ -286,7 +298,12 @@ def compact_messages(
     repair = repair_history(as_messages(messages))
     repairs = tuple(str(v) for v in repair.changes)
     items = repair.messages
-    tokens_before = int(counter(items)) if items else 0
+    if not items:
+        stats = CompactionStats("none", max_tokens, 0, 0, 0, 0, repairs=repairs)
+        return CompactionResult([], stats)
+    costs = _Costs(counter, items[0])
+    item_costs = [costs.of(m) for m in items]
+    tokens_before = costs.total(items, sum(item_costs))
     if tokens_before <= max_tokens:
         stats = CompactionStats(
             "none", max_tokens, tokens_before, tokens_before, len(items), len(items),
@@ -296,16 +313,17 @@ def compact_messages(
 
     previous: StateSnapshot | None = None
     body: list[BaseMessage] = []
-    for message in items:
+    body_costs: list[int] = []
+    for message, cost in zip(items, item_costs, strict=True):
         if compaction_kind(message) == "snapshot":
             previous = extract_snapshot([message], previous=previous)
         else:
             body.append(message)
-    costs = _Costs(counter, body[0] if body else items[0])
+            body_costs.append(cost)
     work = _Work(
         items=body,
         units=group_tool_rounds(body),
-        costs=[costs.of(m) for m in body],
+        costs=body_costs,
         current=list(body),
     )
     _pin(work, keep_messages)
@@ -406,7 +424,7 @@ def _clear(
 
 def _clear_args(work: _Work, costs: _Costs, i: int, limit: int) -> int:
     message = work.current[i]
-    assert isinstance(message, AIMessage)  # noqa: S101 - caller checked the type
+    assert isinstance(message, AIMessage)
     counter = costs.counter
     changed = 0
     calls = []
@@ -502,11 +520,13 @@ def _finish(
 ) -> CompactionResult:
     kept: list[BaseMessage] = []
     evicted: list[BaseMessage] = []
+    kept_cost = 0
     for u, (start, end) in enumerate(work.units):
         if u in work.dropped:
             evicted.extend(work.items[start:end])
         else:
             kept.extend(work.current[start:end])
+            kept_cost += sum(work.costs[start:end])
             evicted.extend(work.cleared[i] for i in range(start, end) if i in work.cleared)
     lead = 0
     while lead < len(kept) and (
@@ -519,18 +539,20 @@ def _finish(
     if snapshot and (evicted or previous is not None):
         snap = extract_snapshot(evicted, previous=previous)
         wrapper = costs.of(HumanMessage(""))
-        room = min(reserve, max_tokens - costs.total(kept) - wrapper)
+        room = min(reserve, max_tokens - costs.total(kept, kept_cost) - wrapper)
         while room > 0:
             text = snap.render(max_tokens=room, token_counter=costs.counter)
             if not text:
                 break
-            candidate = [*kept[:lead], snapshot_message(text, snap), *kept[lead:]]
-            if costs.total(candidate) <= max_tokens:
+            message = snapshot_message(text, snap)
+            candidate = [*kept[:lead], message, *kept[lead:]]
+            if costs.total(candidate, kept_cost + costs.of(message)) <= max_tokens:
                 out = candidate
+                kept_cost += costs.of(message)
                 snapshot_tokens = int(costs.counter(text))
                 break
             room = room // 2
-    tokens_after = costs.total(out)
+    tokens_after = costs.total(out, kept_cost)
     within = tokens_after <= max_tokens
     note = ""
     if not within and strategy == "clear_tool_results":
@@ -547,8 +569,9 @@ def _finish(
         )
         logger.warning("compaction over budget: %s", note)
     dropped_rounds = sum(1 for u in work.dropped if _is_round(work, u))
+    gone = {i for u in work.dropped for i in range(*work.units[u])}
     cleared_results = sum(
-        1 for i, m in work.cleared.items() if isinstance(m, ToolMessage) and _kept(work, i)
+        1 for i, m in work.cleared.items() if isinstance(m, ToolMessage) and i not in gone
     )
     stats = CompactionStats(
         strategy=strategy,
@@ -557,7 +580,7 @@ def _finish(
         tokens_after=tokens_after,
         messages_before=messages_before,
         messages_after=len(out),
-        messages_dropped=sum(e - s for u, (s, e) in enumerate(work.units) if u in work.dropped),
+        messages_dropped=len(gone),
         tool_rounds_dropped=dropped_rounds,
         tool_results_cleared=cleared_results,
         tool_args_cleared=work.args_cleared,
@@ -567,7 +590,3 @@ def _finish(
         note=note,
     )
     return CompactionResult(out, stats, tuple(evicted), snap)
-
-
-def _kept(work: _Work, i: int) -> bool:
-    return not any(s <= i < e for u, (s, e) in enumerate(work.units) if u in work.dropped)
