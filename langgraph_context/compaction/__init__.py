@@ -1,5 +1,13 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
+from langgraph_context.compaction.prompts import (
+    HANDOFF_PROMPT,
+    PROMPT_STYLES,
+    SNAPSHOT_PROMPT,
+    STATUS_LABELS,
+    PromptStyle,
+    summary_instructions,
+)
 from langgraph_context.compaction.snapshot import (
     COMPACTION_MARKER,
     StateSnapshot,
@@ -19,6 +27,17 @@ from langgraph_context.compaction.strategies import (
     compact_messages,
     efficiency_score,
 )
+from langgraph_context.compaction.summarize import (
+    DEFAULT_MAX_INPUT_TOKENS,
+    DEFAULT_MAX_SUMMARY_TOKENS,
+    DEFAULT_RETRIES,
+    SUMMARY_PREFIX,
+    RunningSummary,
+    SummarizationResult,
+    asummarize_messages,
+    summarize_messages,
+    summary_message,
+)
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -26,14 +45,29 @@ __all__ = [
     "COMPACTION_MARKER",
     "DEFAULT_HEAD_FRACTION",
     "DEFAULT_KEEP_TOOL_ROUNDS",
+    "DEFAULT_MAX_INPUT_TOKENS",
+    "DEFAULT_MAX_SUMMARY_TOKENS",
+    "DEFAULT_RETRIES",
     "DEFAULT_SNAPSHOT_FRACTION",
+    "HANDOFF_PROMPT",
+    "PROMPT_STYLES",
+    "SNAPSHOT_PROMPT",
+    "STATUS_LABELS",
     "STRATEGIES",
+    "SUMMARY_PREFIX",
     "CompactionResult",
     "CompactionStats",
+    "PromptStyle",
+    "RunningSummary",
     "StateSnapshot",
     "Strategy",
+    "SummarizationResult",
+    "asummarize_messages",
     "compact_messages",
     "compaction_kind",
     "efficiency_score",
     "extract_snapshot",
+    "summarize_messages",
+    "summary_instructions",
+    "summary_message",
 ]

@@ -281,9 +281,11 @@ def compact_messages(
         >>> from langchain_core.messages import HumanMessage, AIMessage
         >>> history = [HumanMessage("task: edit lib/a.py")] + [
         ...     AIMessage("x" * 50), HumanMessage("y" * 50)] * 4
-        >>> result = compact_messages(history, max_tokens=200, token_counter=len)
-        >>> result.stats.within_budget, len(result.messages) < len(history)
+        >>> result = compact_messages(history, max_tokens=120)
+        >>> result.stats.within_budget, result.stats.tokens_after <= 120
         (True, True)
+        >>> "lib/a.py" in result.messages[0].content  # kept in the state snapshot
+        True
     """
     _check(
         max_tokens,
