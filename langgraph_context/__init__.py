@@ -4,6 +4,19 @@ Decide, before every model call, which tokens the model sees: budgeted context
 assembly, tool-pair-safe compaction, plan and note tools over state, pinned memory.
 """
 
+from langgraph_context.compaction import (
+    CompactionResult,
+    CompactionStateMixin,
+    CompactionStats,
+    RunningSummary,
+    StateSnapshot,
+    SummarizationResult,
+    asummarize_messages,
+    compact_messages,
+    create_compaction_node,
+    extract_snapshot,
+    summarize_messages,
+)
 from langgraph_context.context import TRUSTED_PACKET_TYPES, ContextPacket
 from langgraph_context.history import (
     CANCELLED_TOOL_RESULT,
@@ -44,6 +57,7 @@ from langgraph_context.tools import (
     create_write_plan_tool,
     render_plan,
 )
+from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
 
 __version__ = "0.1.0"
 
@@ -52,6 +66,9 @@ __all__ = [
     "DEFAULT_ENCODING",
     "PLAN_STATUSES",
     "TRUSTED_PACKET_TYPES",
+    "CompactionResult",
+    "CompactionStateMixin",
+    "CompactionStats",
     "ContextPacket",
     "HistoryRepair",
     "HistoryViolation",
@@ -60,11 +77,17 @@ __all__ = [
     "PlanStateMixin",
     "PlanStatus",
     "PlanUpdate",
+    "RunningSummary",
+    "StateSnapshot",
+    "SummarizationResult",
     "TiktokenCounter",
     "TokenCounter",
     "__version__",
     "approximate_text_tokens",
+    "asummarize_messages",
+    "compact_messages",
     "count_tokens",
+    "create_compaction_node",
     "create_ls_tool",
     "create_query_note_tool",
     "create_update_note_tool",
@@ -73,13 +96,17 @@ __all__ = [
     "create_write_plan_tool",
     "default_counter",
     "estimate_tokens",
+    "extract_snapshot",
     "group_tool_rounds",
+    "load_claude_code_session",
+    "load_openai_transcript",
     "note_reducer",
     "plan_reducer",
     "render_plan",
     "repair_history",
     "resolve_counter",
     "safe_cut_points",
+    "summarize_messages",
     "truncate_messages",
     "validate_history",
 ]

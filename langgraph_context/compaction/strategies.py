@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseLanguageModel
@@ -344,7 +344,12 @@ def compact_messages(
     elif strategy == "auto":
         applied = "clear_tool_results"
     if work.kept_cost() > target:
-        _clear(work, costs, target, 0, clear_tool_args_over, everything=True)
+        trial = replace(
+            work, current=list(work.current), costs=list(work.costs), cleared=dict(work.cleared)
+        )
+        _clear(trial, costs, target, 0, clear_tool_args_over, everything=True)
+        if trial.kept_cost() <= max_tokens - costs.overhead:
+            work = trial  # clearing the protected outputs is the only way to fit
 
     return _finish(
         work,
