@@ -299,7 +299,10 @@ def test_efficiency_score_formula() -> None:
         tokens_before=1000, tokens_after=250, messages_before=20, messages_after=10
     )
     assert score == pytest.approx(0.6 * 0.75 + 0.4 * 0.5)
-    assert efficiency_score(tokens_before=0, tokens_after=0, messages_before=0, messages_after=0) == 0.4
+    assert (
+        efficiency_score(tokens_before=0, tokens_after=0, messages_before=0, messages_after=0)
+        == 0.4
+    )
 
 
 @pytest.mark.parametrize(
