@@ -236,11 +236,13 @@ def _block_text(content: Any) -> str:
 
 
 def _call_names(messages: list[BaseMessage]) -> dict[str, str]:
-    """Map the ids of the latest AI message's calls to their tool names."""
-    for message in reversed(messages):
+    """Map recent call ids to tool names, the latest call winning for a repeated id."""
+    names: dict[str, str] = {}
+    for message in reversed(messages[-_REGROUP_WINDOW:]):
         if isinstance(message, AIMessage):
-            return {str(tc["id"]): tc["name"] for tc in message.tool_calls}
-    return {}
+            for tc in message.tool_calls:
+                names.setdefault(str(tc["id"]), tc["name"])
+    return names
 
 
 def _user_messages(content: Any, names: Mapping[str, str]) -> list[BaseMessage]:
