@@ -339,14 +339,23 @@ def test_archive_evicted_messages_to_notes() -> None:
     assert "defmodule" in state["note"][archived[0]]
 
 
-def test_pending_tool_call_at_the_end_is_kept_as_is() -> None:
-    """A final AI message awaiting its tool results is neither repaired nor dropped."""
-    node = create_compaction_node(max_tokens=300, mode="view")
+def test_replace_mode_keeps_a_pending_tool_call_at_the_end() -> None:
+    """Between model and tools, the final AI call awaiting results is kept as is."""
+    node = create_compaction_node(max_tokens=300)
     pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
     history = [HumanMessage("x " * 400), AIMessage("y " * 400), HumanMessage("ok"), pending]
     out = node.invoke({"messages": history})
-    assert out["llm_input_messages"][-1] is pending
-    assert validate_history(out["llm_input_messages"], allow_pending_tool_calls=True) == []
+    assert out["messages"][-1] is pending
+    assert validate_history(out["messages"][1:], allow_pending_tool_calls=True) == []
+
+
+def test_view_mode_never_sends_an_unanswered_call() -> None:
+    """A view for the model is strictly valid: an unanswered call gets a cancelled result."""
+    node = create_compaction_node(max_tokens=300, mode="view")
+    pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
+    out = node.invoke({"messages": [HumanMessage("x " * 400), HumanMessage("ok"), pending]})
+    assert validate_history(out["llm_input_messages"]) == []
+    assert out["llm_input_messages"][-1].type == "tool"
 
 
 def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:

@@ -330,7 +330,12 @@ class _Step:
         raw = get_state_value(state, options.input_key, [])
         messages = as_messages(raw)
         self.pending: list[BaseMessage] = []
-        if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
+        if (
+            options.mode == "replace"
+            and messages
+            and isinstance(messages[-1], AIMessage)
+            and messages[-1].tool_calls
+        ):
             self.pending = [messages[-1]]
             messages = messages[:-1]
         self.messages = messages

@@ -1,0 +1,1 @@
+"""Benchmarks: speed and quality measurements, each runnable as `python -m benchmarks.<name>`."""
