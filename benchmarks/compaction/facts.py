@@ -96,11 +96,11 @@ def tau_key_ids(item: dict[str, Any]) -> set[str]:
             if _ID_LIKE.match(value) and not re.match(r"^\d{4}-\d{2}-\d{2}", value):
                 found.add(value)
         elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
+            for child in value.values():
+                walk(child)
         elif isinstance(value, list):
-            for item in value:
-                walk(item)
+            for child in value:
+                walk(child)
 
     for action in item.get("info", {}).get("task", {}).get("actions", []):
         walk(action.get("kwargs", {}))

@@ -191,6 +191,8 @@ class _Work:
     pinned: set[int] = field(default_factory=set)
     dropped: set[int] = field(default_factory=set)
     tail: set[int] = field(default_factory=set)
+    request_unit: int | None = None
+    request_dropped: bool = False
     cleared: dict[int, BaseMessage] = field(default_factory=dict)
     args_cleared: int = 0
 
@@ -344,12 +346,7 @@ def compact_messages(
     elif strategy == "auto":
         applied = "clear_tool_results"
     if work.kept_cost() > target:
-        trial = replace(
-            work, current=list(work.current), costs=list(work.costs), cleared=dict(work.cleared)
-        )
-        _clear(trial, costs, target, 0, clear_tool_args_over, everything=True)
-        if trial.kept_cost() <= max_tokens - costs.overhead:
-            work = trial  # clearing the protected outputs is the only way to fit
+        work = _last_resort(work, costs, target, max_tokens, strategy, clear_tool_args_over)
 
     return _finish(
         work,
@@ -365,6 +362,50 @@ def compact_messages(
     )
 
 
+def _copy(work: _Work) -> _Work:
+    return replace(
+        work,
+        current=list(work.current),
+        costs=list(work.costs),
+        cleared=dict(work.cleared),
+        pinned=set(work.pinned),
+        dropped=set(work.dropped),
+    )
+
+
+def _last_resort(
+    work: _Work,
+    costs: _Costs,
+    target: int,
+    max_tokens: int,
+    strategy: str,
+    clear_args_over: int | None,
+) -> _Work:
+    """Fit the budget by clearing protected outputs, then by dropping the latest request.
+
+    Used only when the regular strategy left the history over budget; each step is
+    taken only if it actually reaches the budget.
+    """
+    limit = max_tokens - costs.overhead
+    cleared = _copy(work)
+    _clear(cleared, costs, target, 0, clear_args_over, everything=True)
+    if cleared.kept_cost() <= limit:
+        return cleared  # clearing the protected outputs is enough
+    request = work.request_unit
+    if strategy == "clear_tool_results" or request is None or request in work.tail:
+        return work
+    if request == len(work.units) - 1:
+        return work
+    for base in (work, cleared):
+        trial = _copy(base)
+        trial.pinned.discard(request)
+        trial.dropped.add(request)
+        if trial.kept_cost() <= limit:
+            trial.request_dropped = True
+            return trial
+    return work
+
+
 def _pin(work: _Work, keep_messages: int) -> None:
     """Mark units that must never be dropped."""
     items, units = work.items, work.units
@@ -377,6 +418,7 @@ def _pin(work: _Work, keep_messages: int) -> None:
             last_human = u
     if last_human is not None:
         work.pinned.add(last_human)
+        work.request_unit = last_human
     if units:
         work.pinned.add(len(units) - 1)
     if keep_messages:
@@ -567,6 +609,11 @@ def _finish(
             f"clearing tool results alone brings the history to {tokens_after} tokens, "
             f"over the budget of {max_tokens}; use strategy 'auto', 'drop_oldest' or "
             "'drop_middle' to drop messages as well"
+        )
+    elif work.request_dropped:
+        note = (
+            "the latest user request was dropped to fit the budget (its text is in the "
+            "snapshot when there was room for one)"
         )
     elif not within:
         note = (
