@@ -29,6 +29,7 @@ from typing import Any, Literal, get_args
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableLambda
+from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import TypedDict
 
@@ -187,6 +188,7 @@ def create_compaction_node(
     state_key: str = DEFAULT_STATE_KEY,
     request_key: str = DEFAULT_REQUEST_KEY,
     archive_key: str | None = None,
+    archive_namespace: tuple[str, ...] | None = None,
     name: str = "compaction",
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create a node that compacts the conversation when a trigger fires.
@@ -222,6 +224,9 @@ def create_compaction_node(
         archive_key: In replace mode, a notes key (e.g. `"note"` of
             `NoteStateMixin`) to archive evicted messages to, one note per compaction
             named `compaction/evicted-<n>`; `None` disables archiving.
+        archive_namespace: In replace mode, a namespace of the graph's store (compile
+            with `store=...`) to archive evicted messages to, one item per compaction
+            keyed `evicted-<n>` with value `{"text": ..., "messages": <count>}`.
         name: The runnable's name.
 
     Returns:
@@ -230,7 +235,9 @@ def create_compaction_node(
     Raises:
         ValueError: If an option is invalid (unknown mode, strategy or style, a bad
             trigger or keep, a fraction trigger without `context_window`, a blank
-            key or prompt, a non-positive budget).
+            key or prompt, a non-positive budget, an empty `archive_namespace`).
+            At run time, archiving to a store raises `ValueError` if the graph has no
+            store.
 
     Example:
         >>> node = create_compaction_node(max_tokens=1000, mode="view")
@@ -261,6 +268,13 @@ def create_compaction_node(
             "archive_key": archive_key,
         },
     )
+    if archive_namespace is not None and not (
+        isinstance(archive_namespace, tuple)
+        and archive_namespace
+        and all(isinstance(part, str) and part for part in archive_namespace)
+    ):
+        msg = f"archive_namespace must be a non-empty tuple of strings, got {archive_namespace!r}"
+        raise ValueError(msg)
     counter = resolve_counter(token_counter)
     options = _Options(
         max_tokens=max_tokens,
@@ -282,6 +296,7 @@ def create_compaction_node(
         state_key=state_key,
         request_key=request_key,
         archive_key=archive_key,
+        archive_namespace=archive_namespace,
     )
 
     def compaction(state: Any) -> dict[str, Any]:
@@ -320,6 +335,7 @@ class _Options:
     state_key: str
     request_key: str
     archive_key: str | None
+    archive_namespace: tuple[str, ...] | None
 
 
 class _Step:
@@ -474,10 +490,27 @@ class _Step:
             return update
         if stats["strategy"] != "none" or stats.get("repairs"):
             update[o.input_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
-            if o.archive_key and evicted:
+            if evicted and (o.archive_key or o.archive_namespace):
                 text = "\n\n".join(render_message(m) for m in evicted)
-                update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
+                if o.archive_key:
+                    update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
+                if o.archive_namespace:
+                    _archive_to_store(o.archive_namespace, count, text, len(evicted))
         return update
+
+
+def _archive_to_store(namespace: tuple[str, ...], count: int, text: str, n: int) -> None:
+    try:
+        store = get_store()
+    except RuntimeError:
+        store = None
+    if store is None:
+        msg = (
+            "archive_namespace needs a store: compile the graph with store=... "
+            "(e.g. InMemoryStore()) or use archive_key to archive to a note"
+        )
+        raise ValueError(msg)
+    store.put(namespace, f"evicted-{count}", {"text": text, "messages": n})
 
 
 def _noop(messages: list[BaseMessage]) -> CompactionResult:
