@@ -28,6 +28,11 @@ def scripted_model() -> FakeListChatModel:
     return FakeListChatModel(responses=[SCRIPTED_SUMMARY])
 
 
+def summary_tokens(budget: int) -> int:
+    """Summary length asked of the summarizer: 256 tokens, or a quarter of tiny budgets."""
+    return max(1, min(256, budget // 4))
+
+
 class Method:
     """A compaction method replayed over one session at one budget."""
 
@@ -62,7 +67,10 @@ class OursNode(Method):
     def reset(self, budget: int) -> None:
         super().reset(budget)
         self.node = create_compaction_node(
-            max_tokens=budget, mode="view", model=scripted_model(), max_summary_tokens=256
+            max_tokens=budget,
+            mode="view",
+            model=scripted_model(),
+            max_summary_tokens=summary_tokens(budget),
         )
         self.record: dict[str, Any] = {}
 
@@ -113,7 +121,7 @@ class Langmem(Method):
             model=self.model,
             max_tokens=self.budget,
             max_tokens_before_summary=self.budget,
-            max_summary_tokens=256,
+            max_summary_tokens=summary_tokens(self.budget),
             token_counter=default_counter(),
         )
         self.running = result.running_summary
