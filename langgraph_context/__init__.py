@@ -4,6 +4,19 @@ Decide, before every model call, which tokens the model sees: budgeted context
 assembly, tool-pair-safe compaction, plan and note tools over state, pinned memory.
 """
 
+from langgraph_context.compaction import (
+    CompactionResult,
+    CompactionStateMixin,
+    CompactionStats,
+    RunningSummary,
+    StateSnapshot,
+    SummarizationResult,
+    asummarize_messages,
+    compact_messages,
+    create_compaction_node,
+    extract_snapshot,
+    summarize_messages,
+)
 from langgraph_context.context import TRUSTED_PACKET_TYPES, ContextPacket
 from langgraph_context.history import (
     CANCELLED_TOOL_RESULT,
@@ -85,6 +98,7 @@ from langgraph_context.tools import (
     notes_to_packets,
     render_plan,
 )
+from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
 
 __version__ = "0.1.0"
 
@@ -95,6 +109,9 @@ __all__ = [
     "NOTE_TYPES",
     "PLAN_STATUSES",
     "TRUSTED_PACKET_TYPES",
+    "CompactionResult",
+    "CompactionStateMixin",
+    "CompactionStats",
     "Constraint",
     "ContextPacket",
     "FileNoteStore",
@@ -115,7 +132,10 @@ __all__ = [
     "PlanStatus",
     "PlanUpdate",
     "PromptInjectionError",
+    "RunningSummary",
     "SafetyStateMixin",
+    "StateSnapshot",
+    "SummarizationResult",
     "Terminal",
     "TerminalResult",
     "TiktokenCounter",
@@ -123,9 +143,12 @@ __all__ = [
     "__version__",
     "aextract_constraints",
     "approximate_text_tokens",
+    "asummarize_messages",
     "check_output",
+    "compact_messages",
     "constraint_reducer",
     "count_tokens",
+    "create_compaction_node",
     "create_constraint_extractor_node",
     "create_hot_issue_node",
     "create_ls_tool",
@@ -142,9 +165,12 @@ __all__ = [
     "default_counter",
     "estimate_tokens",
     "extract_constraints",
+    "extract_snapshot",
     "find_injections",
     "group_tool_rounds",
     "hot_issue_reducer",
+    "load_claude_code_session",
+    "load_openai_transcript",
     "memory_packets",
     "new_boundary",
     "note_reducer",
@@ -157,6 +183,7 @@ __all__ = [
     "resolve_counter",
     "safe_cut_points",
     "sanitize_untrusted",
+    "summarize_messages",
     "truncate_messages",
     "validate_history",
     "wrap_untrusted",
