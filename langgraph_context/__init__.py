@@ -4,7 +4,17 @@ Decide, before every model call, which tokens the model sees: budgeted context
 assembly, tool-pair-safe compaction, plan and note tools over state, pinned memory.
 """
 
-from langgraph_context.context import TRUSTED_PACKET_TYPES, ContextPacket
+from langgraph_context.context import (
+    TRUSTED_PACKET_TYPES,
+    ContextBuilder,
+    ContextConfig,
+    ContextPacket,
+    ContextResult,
+    ContextStateMixin,
+    StoreSource,
+    create_context_node,
+    select_packets,
+)
 from langgraph_context.history import (
     CANCELLED_TOOL_RESULT,
     HistoryRepair,
@@ -52,7 +62,11 @@ __all__ = [
     "DEFAULT_ENCODING",
     "PLAN_STATUSES",
     "TRUSTED_PACKET_TYPES",
+    "ContextBuilder",
+    "ContextConfig",
     "ContextPacket",
+    "ContextResult",
+    "ContextStateMixin",
     "HistoryRepair",
     "HistoryViolation",
     "NoteStateMixin",
@@ -60,11 +74,13 @@ __all__ = [
     "PlanStateMixin",
     "PlanStatus",
     "PlanUpdate",
+    "StoreSource",
     "TiktokenCounter",
     "TokenCounter",
     "__version__",
     "approximate_text_tokens",
     "count_tokens",
+    "create_context_node",
     "create_ls_tool",
     "create_query_note_tool",
     "create_update_note_tool",
@@ -80,6 +96,7 @@ __all__ = [
     "repair_history",
     "resolve_counter",
     "safe_cut_points",
+    "select_packets",
     "truncate_messages",
     "validate_history",
 ]
