@@ -20,11 +20,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket, select_packets
-from langgraph_context.tokens import default_counter
-
 from benchmarks.locomo.data import Conversation, load_all
 from benchmarks.locomo.embeddings import load_embeddings
+from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket, select_packets
+from langgraph_context.tokens import default_counter
 
 BUDGETS = (500, 1000, 2000, 4000)
 LATENCY_SIZES = (100, 1_000, 10_000)
