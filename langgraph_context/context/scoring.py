@@ -169,7 +169,7 @@ def score_texts(
     scores: list[float] = []
     for found, length in zip(counts, lengths, strict=True):
         norm = k1 * (1.0 - b + b * length / average)
-        scores.append(sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in found.items()))
+        scores.append(float(sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in found.items())))
     return scores
 
 
