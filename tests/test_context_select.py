@@ -92,7 +92,7 @@ def test_pinned_first_then_score_and_drop_reasons() -> None:
     ]
     config = ContextConfig(min_relevance=0.1, recency_weight=0.0, relevance_weight=1.0)
     chosen = select_packets(
-        packets, "why did the deploy fail", budget=20, config=config, token_counter=lambda s: 10
+        packets, "why did the deploy fail", budget=30, config=config, token_counter=lambda s: 10
     )
     assert [p.source for p in chosen.packets] == ["dup", "c"]  # the newer copy wins a tie
     assert {d.packet.source: d.reason for d in chosen.dropped} == {
