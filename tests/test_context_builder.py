@@ -78,7 +78,8 @@ def test_memory_packets_render_in_state_and_outlast_evidence() -> None:
     assert "[State]\nNever deploy on Friday\nCI is red" in result.text
     assert result.tokens <= 120
     reasons = {d.packet.source: d.reason for d in result.dropped}
-    assert reasons and set(reasons.values()) <= {"over_budget", "trimmed"}
+    assert reasons
+    assert set(reasons.values()) <= {"over_budget", "trimmed"}
 
 
 def test_reserve_is_held_for_system_instructions() -> None:
@@ -114,12 +115,12 @@ def test_failing_source_is_reported_not_fatal(caplog: pytest.LogCaptureFixture) 
 def test_cjk_query_end_to_end() -> None:
     """A Chinese query pulls the Chinese packet that answers it into a tight budget."""
     packets = [
-        ContextPacket(f"无关的内容第{i}条：今天吃了面条", source=f"n{i}") for i in range(20)
+        ContextPacket(f"无关的内容第{i}条,今天吃了面条", source=f"n{i}") for i in range(20)
     ] + [ContextPacket("项目截止日期是五月三十日", source="deadline")]
     b = ContextBuilder(
         config=ContextConfig(max_tokens=130, reserve_ratio=0.0, output_instructions="")
     )
-    result = b.build_result("项目的截止日期是哪天？", custom_packets=packets)
+    result = b.build_result("项目的截止日期是哪天?", custom_packets=packets)
     assert "[deadline] 项目截止日期是五月三十日" in result.text
     assert result.tokens <= 130
 
