@@ -147,6 +147,8 @@ def test_builder_rejects_bad_arguments() -> None:
         ContextBuilder(config={"max_tokens": 5})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="wrap_untrusted must be callable, got str"):
         ContextBuilder(wrap_untrusted="fence")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="summarizer must be a chat model"):
+        ContextBuilder(summarizer=lambda text: text)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="summary_tokens must be >= 1, got 0"):
         ContextBuilder(summary_tokens=0)
     with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
@@ -192,3 +194,29 @@ def test_built_context_never_exceeds_max_tokens(
 def test_docstring_examples_run(module: Any) -> None:
     """Every Example block of the context modules runs as written."""
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_builder_summarizer_condenses_trimmed_history(scripted: type) -> None:
+    """With a summarizer, history that does not fit is summarised inside the budget."""
+    from langchain_core.messages import AIMessage
+
+    model = scripted(responses=[AIMessage("Earlier: they planned a trip to Oslo.")])
+    history = [{"role": "user", "content": f"long message number {i} " * 5} for i in range(40)]
+    b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
+    result = b.build_result("trip", history)
+    assert result.tokens <= 300
+    assert "(summary of earlier items) Earlier: they planned a trip to Oslo." in result.text
+    assert result.stats["dropped"].get("summarized", 0) >= 1
+
+
+async def test_async_builder_summarizer(scripted: type) -> None:
+    """The async build awaits the summarizer and keeps within the budget."""
+    from langchain_core.messages import AIMessage
+
+    model = scripted(responses=[AIMessage("Summary: greetings only.")])
+    history = [{"role": "user", "content": f"hello there number {i} " * 5} for i in range(40)]
+    b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
+    result = await b.abuild_result("hello", history)
+    assert result.tokens <= 300
+    assert "(summary of earlier items) Summary: greetings only." in result.text
+    assert "hello there number 0" in model.seen[0][1].content

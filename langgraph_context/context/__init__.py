@@ -5,7 +5,10 @@ from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
     acompress_context,
+    asummarize_lines,
     compress_context,
+    insert_summary,
+    summarize_lines,
     truncate_text,
 )
 from langgraph_context.context.config import (
@@ -87,9 +90,11 @@ __all__ = [
     "agather_packets",
     "arelevance_scores",
     "aselect_packets",
+    "asummarize_lines",
     "compress_context",
     "create_context_node",
     "gather_packets",
+    "insert_summary",
     "message_packets",
     "messages_to_packets",
     "note_packets",
@@ -100,6 +105,7 @@ __all__ = [
     "score_texts",
     "select_packets",
     "structure_context",
+    "summarize_lines",
     "tokenize",
     "truncate_text",
 ]

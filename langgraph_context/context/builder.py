@@ -22,7 +22,10 @@ from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
     acompress_context,
+    asummarize_lines,
     compress_context,
+    insert_summary,
+    summarize_lines,
 )
 from langgraph_context.context.config import ContextConfig
 from langgraph_context.context.gather import (
@@ -119,8 +122,15 @@ class ContextBuilder:
         embeddings: Optional LangChain embeddings for hybrid relevance.
         wrap_untrusted: Renders untrusted packets (default: plain text).
         hardening: Text appended to [Role & Policies].
-        summarizer: Optional chat model summarising what compression removes.
-        summary_tokens: Room kept for that summary.
+        summarizer: Optional chat model that summarises the packets of the first
+            section of `config.compress_order` ([Context] by default) that did not fit,
+            into one entry at the top of that section.
+        summary_tokens: Room kept in the budget for that summary.
+
+    Raises:
+        TypeError: If `config` is not a `ContextConfig`, `wrap_untrusted` is not
+            callable or `summarizer` is not a chat model.
+        ValueError: If `summary_tokens` is below 1.
 
     Example:
         >>> builder = ContextBuilder(config=ContextConfig(max_tokens=200))
@@ -145,10 +155,14 @@ class ContextBuilder:
         if not isinstance(config, ContextConfig):
             msg = f"config must be a ContextConfig, got {type(config).__name__}"
             raise TypeError(msg)
-        for name, value in (("wrap_untrusted", wrap_untrusted), ("summarizer", summarizer)):
-            if value is not None and not callable(value) and not isinstance(value, BaseChatModel):
-                msg = f"{name} must be callable, got {type(value).__name__}"
-                raise TypeError(msg)
+        if wrap_untrusted is not None and not callable(wrap_untrusted):
+            msg = f"wrap_untrusted must be callable, got {type(wrap_untrusted).__name__}"
+            raise TypeError(msg)
+        if summarizer is not None and not isinstance(summarizer, BaseChatModel):
+            msg = (
+                f"summarizer must be a chat model (BaseChatModel), got {type(summarizer).__name__}"
+            )
+            raise TypeError(msg)
         if summary_tokens < 1:
             msg = f"summary_tokens must be >= 1, got {summary_tokens}"
             raise ValueError(msg)
@@ -186,7 +200,8 @@ class ContextBuilder:
         fixed = self.counter(skeleton.text) + self.counter(headers) + 6
         role_tokens = self.counter(role_text)
         reserve = int(max_tokens * config.reserve_ratio)
-        return max(0, max_tokens - fixed - max(0, reserve - role_tokens))
+        summary = self.summary_tokens + 8 if self.summarizer is not None else 0
+        return max(0, max_tokens - fixed - summary - max(0, reserve - role_tokens))
 
     def _costed(self, packets: list[ContextPacket]) -> list[ContextPacket]:
         costed = []
@@ -209,6 +224,18 @@ class ContextBuilder:
         rest = [p.with_token_count(self.counter) for p in rest]
         return limit, role, rest, self._costed(rest), self._packet_budget(query, role, limit)
 
+    def _left_out(self, selection: Selection) -> tuple[str, list[str], set[int]]:
+        """The over-budget packets of the first trimmable section, for the summarizer."""
+        if self.summarizer is None or not self.config.compress_order:
+            return "", [], set()
+        section = self.config.compress_order[0]
+        left = [
+            d.packet
+            for d in selection.dropped
+            if d.reason == "over_budget" and self.config.section_for(d.packet.type) == section
+        ]
+        return section, [p.content for p in left], {id(p) for p in left}
+
     def _structure(self, query: str, role: list[ContextPacket], selection: Selection) -> Any:
         items: list[ScoredPacket | ContextPacket] = [*role, *selection.selected]
         return structure_context(
@@ -228,6 +255,7 @@ class ContextBuilder:
         compressed: Compressed,
         started: float,
         max_tokens: int,
+        summarized: set[int],
     ) -> ContextResult:
         original = {id(c): o for c, o in zip(costed, rest, strict=True)}
         removed = {id(d.packet) for d in compressed.dropped}
@@ -235,7 +263,10 @@ class ContextBuilder:
             original[id(s.packet)] for s in selection.selected if id(s.packet) not in removed
         )
         dropped = tuple(
-            Drop(original.get(id(d.packet), d.packet), d.reason)
+            Drop(
+                original.get(id(d.packet), d.packet),
+                "summarized" if id(d.packet) in summarized else d.reason,
+            )
             for d in (*selection.dropped, *compressed.dropped)
         )
         section_tokens = {
@@ -297,15 +328,22 @@ class ContextBuilder:
             rest, user_query, config=self.config, embeddings=self.embeddings
         )
         selection = pack_packets(costed, relevance, budget, self.config)
+        structured = self._structure(user_query, role, selection)
+        section, lines, left = self._left_out(selection)
+        if lines and self.summarizer is not None:
+            summary = summarize_lines(
+                lines,
+                model=self.summarizer,
+                section=section,
+                max_tokens=self.summary_tokens,
+                token_counter=self.counter,
+            )
+            structured = insert_summary(structured, section, summary) if summary else structured
+            left = left if summary else set()
         compressed = compress_context(
-            self._structure(user_query, role, selection),
-            max_tokens=limit,
-            token_counter=self.counter,
-            config=self.config,
-            summarizer=self.summarizer,
-            summary_tokens=self.summary_tokens,
+            structured, max_tokens=limit, token_counter=self.counter, config=self.config
         )
-        return self._result(gathered, rest, costed, selection, compressed, started, limit)
+        return self._result(gathered, rest, costed, selection, compressed, started, limit, left)
 
     async def abuild_result(
         self,
@@ -348,15 +386,22 @@ class ContextBuilder:
             rest, user_query, config=self.config, embeddings=self.embeddings
         )
         selection = pack_packets(costed, relevance, budget, self.config)
+        structured = self._structure(user_query, role, selection)
+        section, lines, left = self._left_out(selection)
+        if lines and self.summarizer is not None:
+            summary = await asummarize_lines(
+                lines,
+                model=self.summarizer,
+                section=section,
+                max_tokens=self.summary_tokens,
+                token_counter=self.counter,
+            )
+            structured = insert_summary(structured, section, summary) if summary else structured
+            left = left if summary else set()
         compressed = await acompress_context(
-            self._structure(user_query, role, selection),
-            max_tokens=limit,
-            token_counter=self.counter,
-            config=self.config,
-            summarizer=self.summarizer,
-            summary_tokens=self.summary_tokens,
+            structured, max_tokens=limit, token_counter=self.counter, config=self.config
         )
-        return self._result(gathered, rest, costed, selection, compressed, started, limit)
+        return self._result(gathered, rest, costed, selection, compressed, started, limit, left)
 
     def build(
         self,

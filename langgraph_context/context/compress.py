@@ -29,7 +29,10 @@ __all__ = [
     "SUMMARY_PROMPT",
     "Compressed",
     "acompress_context",
+    "asummarize_lines",
     "compress_context",
+    "insert_summary",
+    "summarize_lines",
     "truncate_text",
 ]
 
@@ -149,7 +152,17 @@ def _summary_request(section: str, lines: Sequence[str], tokens: int) -> list[Ba
     ]
 
 
-def _insert_summary(context: StructuredContext, section: str, summary: str) -> StructuredContext:
+def insert_summary(context: StructuredContext, section: str, summary: str) -> StructuredContext:
+    """Return `context` with `summary` as the first entry of `section`.
+
+    Args:
+        context: The structured context.
+        section: The section key.
+        summary: The summary text (prefixed with "(summary of earlier items)").
+
+    Returns:
+        A new structured context; the input is unchanged.
+    """
     sections = tuple(
         replace(s, entries=(Entry(f"(summary of earlier items) {summary}"), *s.entries))
         if s.name == section
@@ -157,6 +170,62 @@ def _insert_summary(context: StructuredContext, section: str, summary: str) -> S
         for s in context.sections
     )
     return StructuredContext(sections)
+
+
+def summarize_lines(
+    lines: Sequence[str],
+    *,
+    model: BaseChatModel,
+    section: str,
+    max_tokens: int,
+    token_counter: TokenCounter | None = None,
+) -> str:
+    """Summarise `lines` with `model`, cut to at most `max_tokens`.
+
+    Args:
+        lines: The texts left out of `section`.
+        model: The chat model.
+        section: The section they belong to (named in the request).
+        max_tokens: Ceiling of the returned summary.
+        token_counter: The counter (default: cl100k).
+
+    Returns:
+        The summary ("" when `lines` is empty).
+    """
+    if not lines:
+        return ""
+    reply = model.invoke(_summary_request(section, lines, max_tokens))
+    return truncate_text(
+        content_text(reply.content).strip(), max_tokens, token_counter=token_counter
+    )
+
+
+async def asummarize_lines(
+    lines: Sequence[str],
+    *,
+    model: BaseChatModel,
+    section: str,
+    max_tokens: int,
+    token_counter: TokenCounter | None = None,
+) -> str:
+    """Async twin of `summarize_lines`.
+
+    Args:
+        lines: The texts left out of `section`.
+        model: The chat model.
+        section: The section they belong to.
+        max_tokens: Ceiling of the returned summary.
+        token_counter: The counter (default: cl100k).
+
+    Returns:
+        The summary ("" when `lines` is empty).
+    """
+    if not lines:
+        return ""
+    reply = await model.ainvoke(_summary_request(section, lines, max_tokens))
+    return truncate_text(
+        content_text(reply.content).strip(), max_tokens, token_counter=token_counter
+    )
 
 
 def _finish(
@@ -228,10 +297,10 @@ def _apply_summary(
     summary = truncate_text(summary.strip(), room, token_counter=counter)
     if not summary:
         return plan, set()
-    candidate = _insert_summary(plan.context, name, summary)
+    candidate = insert_summary(plan.context, name, summary)
     while counter(candidate.text) > max_tokens and summary:
         summary = truncate_text(summary, max(counter(summary) - 8, 0), token_counter=counter)
-        candidate = _insert_summary(plan.context, name, summary)
+        candidate = insert_summary(plan.context, name, summary)
     if not summary:
         return plan, set()
     return _Plan(candidate, plan.removed), {name}
