@@ -41,6 +41,7 @@ __all__ = [
     "Selection",
     "arelevance_scores",
     "aselect_packets",
+    "pack_packets",
     "relevance_scores",
     "select_packets",
 ]
@@ -120,16 +121,19 @@ def _spread_to_neighbors(
         key = _thread_key(packet)
         if key is not None:
             threads.setdefault(key, []).append(i)
-    out = list(scores)
+    spread = [0.0] * len(scores)
     for members in threads.values():
+        last = len(members) - 1
         for pos, i in enumerate(members):
-            best = 0.0
+            score = scores[i]
+            if score <= 0.0:
+                continue
             for distance in range(1, window + 1):
+                share = score / distance
                 for other in (pos - distance, pos + distance):
-                    if 0 <= other < len(members):
-                        best = max(best, scores[members[other]] / distance)
-            out[i] = scores[i] + weight * best
-    return out
+                    if 0 <= other <= last and share > spread[members[other]]:
+                        spread[members[other]] = share
+    return [s + weight * n for s, n in zip(scores, spread, strict=True)]
 
 
 def _boost_speakers(
@@ -269,12 +273,33 @@ def _recency(packets: Sequence[ContextPacket]) -> list[float]:
     return recency
 
 
-def _pack(
+def pack_packets(
     packets: Sequence[ContextPacket],
     relevance: Sequence[float],
+    *,
     budget: int,
-    config: ContextConfig,
+    config: ContextConfig = DEFAULT_CONFIG,
+    costs: Sequence[int] | None = None,
 ) -> Selection:
+    """Pack scored packets under `budget` (the packing half of `select_packets`).
+
+    Args:
+        packets: Candidates with token counts filled in.
+        relevance: One relevance in [0, 1] per packet (e.g. from `relevance_scores`).
+        budget: Maximum total cost of the kept packets.
+        config: Weights, `min_relevance` and `duplicate_threshold`.
+        costs: Cost of each packet when it differs from its `token_count` (e.g. its
+            rendered size with tags and wrappers).
+
+    Returns:
+        The selection, kept packets in input order.
+
+    Raises:
+        ValueError: If `relevance` or `costs` do not match `packets` in length.
+    """
+    if len(relevance) != len(packets) or (costs is not None and len(costs) != len(packets)):
+        msg = "relevance and costs must have one value per packet"
+        raise ValueError(msg)
     recency = _recency(packets)
     scored = [
         ScoredPacket(
@@ -294,7 +319,7 @@ def _pack(
     kept_terms: list[frozenset[str]] = []
     used = 0
     for item in pinned + rest:
-        size = item.packet.token_count or 0
+        size = costs[item.index] if costs is not None else item.packet.token_count or 0
         if not item.packet.pinned and item.relevance < config.min_relevance:
             dropped[item.index] = "below_min_relevance"
             continue
@@ -381,7 +406,7 @@ def select_packets(
     """
     prepared = _prepare(packets, budget, token_counter)
     relevance = relevance_scores(prepared, query, config=config, embeddings=embeddings)
-    return _pack(prepared, relevance, budget, config)
+    return pack_packets(prepared, relevance, budget=budget, config=config)
 
 
 async def aselect_packets(
@@ -411,4 +436,4 @@ async def aselect_packets(
     """
     prepared = _prepare(packets, budget, token_counter)
     relevance = await arelevance_scores(prepared, query, config=config, embeddings=embeddings)
-    return _pack(prepared, relevance, budget, config)
+    return pack_packets(prepared, relevance, budget=budget, config=config)
