@@ -16,8 +16,6 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from langgraph_context.tools._note_model import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_TYPE,
@@ -328,16 +326,11 @@ class BaseNoteStore(ABC):
             ]
             return ranked if size is None else ranked[:size]
         scores = (self.scorer or bm25_scores)(query, [n.search_text for n in notes])
-        values = np.asarray(scores, dtype=float)
-        if values.shape != (len(notes),):
-            msg = f"scorer returned {values.shape} scores for {len(notes)} notes"
+        values = [float(v) for v in scores]
+        if len(values) != len(notes):
+            msg = f"scorer returned {len(values)} scores for {len(notes)} notes"
             raise ValueError(msg)
-        hits = np.flatnonzero(values > 0)
-        if size is not None and len(hits) > size:
-            # Keep every note scoring at least the size-th best, so ties still go by recency.
-            kth = np.partition(values[hits], -size)[-size]
-            hits = hits[values[hits] >= kth]
-        pairs = [(notes[i], float(values[i])) for i in hits]
+        pairs = [(note, value) for note, value in zip(notes, values, strict=True) if value > 0]
         if size is None:
             return sorted(pairs, key=_rank_key, reverse=True)
         return heapq.nlargest(size, pairs, key=_rank_key)

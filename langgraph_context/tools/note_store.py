@@ -33,7 +33,7 @@ from langgraph_context.tools._note_langgraph import (
     LangGraphNoteStore,
     resolve_note_namespace,
 )
-from langgraph_context.tools._note_search import bm25_scores, tokenize
+from langgraph_context.tools._note_search import bm25_scores
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -57,6 +57,5 @@ __all__ = [
     "parse_note",
     "render_note",
     "resolve_note_namespace",
-    "tokenize",
     "validate_note_id",
 ]
