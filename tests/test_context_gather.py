@@ -56,11 +56,12 @@ def test_messages_to_packets_handles_objects_and_dicts() -> None:
 
 
 def test_default_state_sources_read_messages_plan_and_notes() -> None:
-    """The default state sources turn messages, the plan and notes into packets."""
+    """The default state sources turn messages, plan, notes and pinned memory into packets."""
     state = {
         "messages": [HumanMessage("hello")],
         "plan": [{"content": "write tests", "status": "in_progress"}],
         "note": {"b": "second", "a": "first"},
+        "constraints": [{"id": "c1", "text": "Use uv", "status": "active"}],
     }
     result = gather_packets("q", state=state)
     assert [(p.type, p.content) for p in result.packets] == [
@@ -68,9 +69,11 @@ def test_default_state_sources_read_messages_plan_and_notes() -> None:
         ("plan", "Plan:\n1. [in_progress] write tests"),
         ("note", "Note a:\nfirst"),
         ("note", "Note b:\nsecond"),
+        ("constraint", "Use uv"),
     ]
     assert result.packets[1].pinned
-    assert len(DEFAULT_STATE_SOURCES) == 3
+    assert result.packets[-1].pinned
+    assert len(DEFAULT_STATE_SOURCES) == 4
 
 
 def test_extra_state_source_and_order() -> None:

@@ -8,6 +8,7 @@ guarantees the final text fits, by the configured counter.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import Counter
@@ -52,6 +53,7 @@ from langgraph_context.context.structure import (
     render_packet,
     structure_context,
 )
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, new_boundary, protect_packet
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = ["ContextBuilder", "ContextResult"]
@@ -120,8 +122,14 @@ class ContextBuilder:
         state_sources: Callables `(state) -> Iterable[ContextPacket]` read when a
             build gets `state` (default: messages, plan, notes).
         embeddings: Optional LangChain embeddings for hybrid relevance.
-        wrap_untrusted: Renders untrusted packets (default: plain text).
-        hardening: Text appended to [Role & Policies].
+        wrap_untrusted: Renders untrusted packets. By default (`protect_untrusted`)
+            each build draws a fresh random boundary and renders them with
+            `safety.protect_packet` (sanitized, fenced in tags the text cannot forge).
+        hardening: Text appended to [Role & Policies] (default with
+            `protect_untrusted`: `safety.HARDENING_INSTRUCTION`, added only to builds
+            that contain untrusted packets).
+        protect_untrusted: Fence untrusted packets and harden the role section when
+            no `wrap_untrusted` is given. `False` renders them as plain text.
         summarizer: Optional chat model that summarises the packets of the first
             section of `config.compress_order` ([Context] by default) that did not fit,
             into one entry at the top of that section.
@@ -149,6 +157,7 @@ class ContextBuilder:
         embeddings: Embeddings | None = None,
         wrap_untrusted: UntrustedRenderer | None = None,
         hardening: str | None = None,
+        protect_untrusted: bool = True,
         summarizer: BaseChatModel | None = None,
         summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
     ) -> None:
@@ -172,9 +181,24 @@ class ContextBuilder:
         self.state_sources = tuple(state_sources)
         self.embeddings = embeddings
         self.wrap_untrusted = wrap_untrusted
+        self.protect_untrusted = protect_untrusted
         self.hardening = hardening
         self.summarizer = summarizer
         self.summary_tokens = summary_tokens
+
+    def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
+        """The untrusted-packet renderer and hardening text for one build.
+
+        The default draws a fresh boundary per build, and adds the hardening
+        instruction only when some gathered packet is untrusted (a context made of
+        trusted text alone does not pay for it).
+        """
+        if self.wrap_untrusted is not None or not self.protect_untrusted:
+            return self.wrap_untrusted, self.hardening
+        if not any(not p.is_trusted for p in gathered.packets):
+            return None, self.hardening
+        wrap = functools.partial(protect_packet, boundary=new_boundary())
+        return wrap, self.hardening if self.hardening is not None else HARDENING_INSTRUCTION
 
     # -- budget ------------------------------------------------------------------
 
@@ -187,10 +211,17 @@ class ContextBuilder:
             (role if self.config.section_for(packet.type) == "role" else rest).append(packet)
         return role, rest
 
-    def _packet_budget(self, query: str, role: list[ContextPacket], max_tokens: int) -> int:
+    def _packet_budget(
+        self,
+        query: str,
+        role: list[ContextPacket],
+        max_tokens: int,
+        protection: tuple[UntrustedRenderer | None, str | None],
+    ) -> int:
         config = self.config
+        wrap, hardening = protection
         skeleton = structure_context(
-            role, query, config=config, wrap_untrusted=self.wrap_untrusted, hardening=self.hardening
+            role, query, config=config, wrap_untrusted=wrap, hardening=hardening
         )
         role_text = skeleton.section("role").render() if skeleton.section("role").entries else ""
         # Count every header as if its section were present: a safe upper bound.
@@ -203,9 +234,9 @@ class ContextBuilder:
         summary = self.summary_tokens + 8 if self.summarizer is not None else 0
         return max(0, max_tokens - fixed - summary - max(0, reserve - role_tokens))
 
-    def _costs(self, packets: list[ContextPacket]) -> list[int]:
+    def _costs(self, packets: list[ContextPacket], wrap: UntrustedRenderer | None) -> list[int]:
         """Each packet's rendered size (tags, wrappers, newline), what it really costs."""
-        section_for, wrap, counter = self.config.section_for, self.wrap_untrusted, self.counter
+        section_for, counter = self.config.section_for, self.counter
         return [
             counter(render_packet(p, section_for(p.type), wrap_untrusted=wrap)) + 1 for p in packets
         ]
@@ -213,7 +244,11 @@ class ContextBuilder:
     # -- pipeline ----------------------------------------------------------------
 
     def _prepare(
-        self, query: str, gathered: GatherResult, max_tokens: int | None
+        self,
+        query: str,
+        gathered: GatherResult,
+        max_tokens: int | None,
+        protection: tuple[UntrustedRenderer | None, str | None],
     ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[int], int]:
         limit = self.config.max_tokens if max_tokens is None else max_tokens
         if limit < 1:
@@ -221,7 +256,8 @@ class ContextBuilder:
             raise ValueError(msg)
         role, rest = self._split(gathered.packets)
         rest = [p.with_token_count(self.counter) for p in rest]
-        return limit, role, rest, self._costs(rest), self._packet_budget(query, role, limit)
+        budget = self._packet_budget(query, role, limit, protection)
+        return limit, role, rest, self._costs(rest, protection[0]), budget
 
     def _left_out(self, selection: Selection) -> tuple[str, list[str], set[int]]:
         """The over-budget packets of the first trimmable section, for the summarizer."""
@@ -235,14 +271,17 @@ class ContextBuilder:
         ]
         return section, [p.content for p in left], {id(p) for p in left}
 
-    def _structure(self, query: str, role: list[ContextPacket], selection: Selection) -> Any:
+    def _structure(
+        self,
+        query: str,
+        role: list[ContextPacket],
+        selection: Selection,
+        protection: tuple[UntrustedRenderer | None, str | None],
+    ) -> Any:
         items: list[ScoredPacket | ContextPacket] = [*role, *selection.selected]
+        wrap, hardening = protection
         return structure_context(
-            items,
-            query,
-            config=self.config,
-            wrap_untrusted=self.wrap_untrusted,
-            hardening=self.hardening,
+            items, query, config=self.config, wrap_untrusted=wrap, hardening=hardening
         )
 
     def _result(
@@ -314,12 +353,15 @@ class ContextBuilder:
             sources=self.sources,
             state_sources=self.state_sources,
         )
-        limit, role, rest, costs, budget = self._prepare(user_query, gathered, max_tokens)
+        protection = self._protection(gathered)
+        limit, role, rest, costs, budget = self._prepare(
+            user_query, gathered, max_tokens, protection
+        )
         relevance = relevance_scores(
             rest, user_query, config=self.config, embeddings=self.embeddings
         )
         selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
-        structured = self._structure(user_query, role, selection)
+        structured = self._structure(user_query, role, selection, protection)
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None:
             summary = summarize_lines(
@@ -372,12 +414,15 @@ class ContextBuilder:
             sources=self.sources,
             state_sources=self.state_sources,
         )
-        limit, role, rest, costs, budget = self._prepare(user_query, gathered, max_tokens)
+        protection = self._protection(gathered)
+        limit, role, rest, costs, budget = self._prepare(
+            user_query, gathered, max_tokens, protection
+        )
         relevance = await arelevance_scores(
             rest, user_query, config=self.config, embeddings=self.embeddings
         )
         selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
-        structured = self._structure(user_query, role, selection)
+        structured = self._structure(user_query, role, selection, protection)
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None:
             summary = await asummarize_lines(

@@ -28,6 +28,7 @@ from langgraph.store.base import BaseStore, Item
 from langgraph_context._messages import as_messages, content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.context.packet import ContextPacket
+from langgraph_context.memory.packets import memory_packets
 from langgraph_context.tools.plan import render_plan
 
 __all__ = [
@@ -189,7 +190,13 @@ def note_packets(state: Any) -> list[ContextPacket]:
     ]
 
 
-DEFAULT_STATE_SOURCES: tuple[StateSource, ...] = (message_packets, plan_packets, note_packets)
+DEFAULT_STATE_SOURCES: tuple[StateSource, ...] = (
+    message_packets,
+    plan_packets,
+    note_packets,
+    memory_packets,
+)
+"""Messages, plan, notes, and pinned memory (active constraints and hot issues)."""
 
 
 def _as_packet(item: Any, origin: str) -> ContextPacket:
