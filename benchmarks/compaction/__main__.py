@@ -1,8 +1,10 @@
 """Run the compaction benchmark: `python -m benchmarks.compaction [--quick]`.
 
-Replays real sessions turn by turn (before each model call) at budgets of 25%, 50%
-and 75% of each session's tokens, for every method, and reports invalid histories,
-over-budget views, tokens after, latency and early key-fact retention (see `facts.py`).
+Replays real sessions turn by turn (the history before each model call, see
+`replay.py`) at budgets of 25%, 50% and 75% of each session's tokens, for every method,
+and reports invalid histories, over-budget views, tokens after, latency and early
+key-fact retention (see `facts.py`): over every measured point, and over the points
+where the history exceeds the budget (compaction needed) only.
 Then measures rule-based latency on 200-message sessions and validity on generated
 histories. Prints tables and writes `benchmarks/results/compaction.json`.
 """
@@ -16,22 +18,21 @@ import os
 import statistics
 import time
 import warnings
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 
 from benchmarks.compaction.facts import (
     FactIndex,
     claude_facts_per_message,
     message_text,
     tau_key_ids,
-    view_text,
 )
 from benchmarks.compaction.generated import generate
 from benchmarks.compaction.methods import Method, OursRules, Trim, all_methods
+from benchmarks.compaction.replay import BUDGETS, OVERFLOW_BINS, Session, replay
 from langgraph_context.compaction import CLEARED_TOOL_RESULT, compact_messages
 from langgraph_context.history import group_tool_rounds, repair_history, validate_history
 from langgraph_context.tokens import count_tokens
@@ -39,7 +40,6 @@ from langgraph_context.transcripts import load_claude_code_session, load_openai_
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "compaction.json"
-BUDGETS = (0.25, 0.5, 0.75)
 
 
 def data_dir() -> Path:
@@ -53,31 +53,22 @@ def with_ids(messages: list[BaseMessage]) -> list[BaseMessage]:
     return [m.model_copy(update={"id": f"m{i}"}) for i, m in enumerate(messages)]
 
 
-def sample_points(messages: list[BaseMessage], k: int) -> list[int]:
-    """Up to k replay points: indices of AI messages (a model call is about to happen)."""
-    points = [i for i, m in enumerate(messages) if isinstance(m, AIMessage) and i >= 2]
-    if len(points) <= k:
-        return points
-    step = len(points) / k
-    return sorted({points[int(j * step)] for j in range(k)} | {points[-1]})
+def load_claude(folder: Path, *, keep_claude_summary: bool = False) -> list[Session]:
+    """The Claude Code main sessions, without Claude Code's own compaction summary.
 
-
-class Session:
-    """A loaded session with its facts index."""
-
-    def __init__(self, name: str, messages: list[BaseMessage], index: FactIndex, later: bool):
-        self.name = name
-        self.messages = messages
-        self.index = index
-        self.later = later
-        self.tokens = count_tokens(messages)
-
-
-def load_claude(folder: Path) -> list[Session]:
-    """The Claude Code main sessions."""
+    Every main session was compacted once by Claude Code: the log holds a user event
+    flagged `isCompactSummary` (an LLM-written handoff of ~3,500 tokens) after which the
+    live agent saw only that summary and what followed. Left in, it would hand every
+    method a free LLM summary of the early history in the middle of the input, and the
+    facts it repeats would stop counting as early. So the replayed history is the
+    uncompacted session (every method compacts it itself) unless `keep_claude_summary`.
+    """
     sessions = []
     for path in sorted(folder.glob("*.jsonl")):
-        messages = with_ids(load_claude_code_session(path))
+        events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if not keep_claude_summary:
+            events = [e for e in events if not e.get("isCompactSummary")]
+        messages = with_ids(load_claude_code_session(events))
         texts = [message_text(m) for m in messages]
         index = FactIndex(texts, claude_facts_per_message(messages))
         sessions.append(Session(path.stem[:8], messages, index, later=True))
@@ -99,69 +90,6 @@ def load_tau(path: Path, limit: int | None) -> list[Session]:
                 introduced[first].add(fact)
         sessions.append(Session(f"tau{n}", messages, FactIndex(texts, introduced), later=False))
     return sessions
-
-
-def replay(
-    sessions: list[Session], factories: list[Callable[[], Method]], points: int
-) -> dict[str, Any]:
-    """Replay every session at every budget for every method; aggregate the metrics."""
-    rows: dict[tuple[str, float], dict[str, Any]] = {}
-    for factory in factories:
-        for fraction in BUDGETS:
-            agg: dict[str, Any] = defaultdict(float)
-            latencies: list[float] = []
-            ratios: list[float] = []
-            name = factory().name
-            for session in sessions:
-                budget = max(1, int(session.tokens * fraction))
-                method = factory()
-                method.reset(budget)
-                for t in sample_points(session.messages, points):
-                    history = session.messages[:t]
-                    start = time.perf_counter()
-                    try:
-                        view = method.view(history)
-                    except Exception as exc:  # a peer crashing counts, and we go on
-                        agg["errors"] += 1
-                        agg.setdefault("error_sample", f"{type(exc).__name__}: {exc}"[:200])
-                        continue
-                    latencies.append((time.perf_counter() - start) * 1000)
-                    agg["points"] += 1
-                    if validate_history(view):
-                        agg["invalid"] += 1
-                    tokens = count_tokens(view) if view else 0
-                    if tokens > budget:
-                        agg["over_budget"] += 1
-                        if getattr(method, "last_note", ""):
-                            agg["over_reported"] += 1
-                    ratios.append(tokens / budget)
-                    facts = session.index.early_key_facts(t, later=session.later)
-                    if facts:
-                        seen = view_text(view)
-                        agg["facts"] += len(facts)
-                        agg["retained"] += sum(1 for f in facts if f in seen)
-            rows[(name, fraction)] = {
-                "method": name,
-                "budget": fraction,
-                "points": int(agg["points"]),
-                "errors": int(agg["errors"]),
-                "error_sample": agg.get("error_sample", ""),
-                "invalid": int(agg["invalid"]),
-                "over_budget": int(agg["over_budget"]),
-                "over_reported": int(agg["over_reported"]),
-                "tokens_after_pct_budget_median": round(100 * statistics.median(ratios), 1)
-                if ratios
-                else None,
-                "latency_ms_median": round(statistics.median(latencies), 2) if latencies else None,
-                "latency_ms_p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 2)
-                if latencies
-                else None,
-                "early_key_facts": int(agg["facts"]),
-                "retention_pct": round(100 * agg["retained"] / agg["facts"], 1)
-                if agg["facts"]
-                else None,
-            }
-    return {"rows": list(rows.values())}
 
 
 def latency_200(sessions: list[Session], repeats: int) -> list[dict[str, Any]]:
@@ -266,6 +194,11 @@ def main() -> None:
     parser.add_argument("--tau-limit", type=int, default=None, help="first N trajectories only")
     parser.add_argument("--generated", type=int, default=10_000, help="generated histories")
     parser.add_argument("--repeats", type=int, default=25, help="latency repeats")
+    parser.add_argument(
+        "--keep-claude-summary",
+        action="store_true",
+        help="keep Claude Code's own compaction summary in the replayed sessions",
+    )
     parser.add_argument("--quick", action="store_true", help="small run for a smoke test")
     args = parser.parse_args()
     if args.quick:
@@ -283,24 +216,68 @@ def main() -> None:
         "tokens_after_pct_budget_median", "latency_ms_median", "latency_ms_p95",
         "early_key_facts", "retention_pct",
     ]  # fmt: skip
-    claude = load_claude(claude_dir)
+    needed_columns = [
+        "method", "budget", "needed_points", "needed_points_with_facts",
+        "needed_tokens_after_pct_budget_median", "needed_early_key_facts",
+        "needed_retention_pct", "retention_pct",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    seconds: dict[str, float] = {}
+    report["seconds"] = seconds
+    claude = load_claude(claude_dir, keep_claude_summary=args.keep_claude_summary)
     tau = load_tau(tau_file, args.tau_limit)
+    seconds["load"] = round(time.perf_counter() - started, 1)
     for label, sessions, points in (
         ("claude-code-sessions", claude, args.points),
         ("tau-bench-airline", tau, args.tau_points),
     ):
+        stage = time.perf_counter()
         result = replay(sessions, factories, points)
+        seconds[label] = round(time.perf_counter() - stage, 1)
         report[label] = result
+        measured = "every model call" if points <= 0 else f"up to {points + 1} model calls"
         print(f"\n## {label}: {len(sessions)} sessions, replayed turn by turn")
+        print(f"all measured points ({measured} per session)")
         print(table(result["rows"], columns))
+        print(
+            "\ncompaction needed only (history before the call exceeds the budget); "
+            "needed points per budget: "
+            + ", ".join(
+                f"{r['budget']:.0%}: {r['needed_points']} of {r['points']}"
+                for r in result["rows"][: len(BUDGETS)]
+            )
+        )
+        print(table(result["rows"], needed_columns))
+        print("\nretention at needed points by history tokens / budget (early key facts)")
+        print(
+            table(
+                [
+                    {
+                        "method": r["method"],
+                        "budget": r["budget"],
+                        **{
+                            label: f"{cell['retention_pct']} ({cell['early_key_facts']})"
+                            for label, cell in r["needed_by_overflow"].items()
+                        },
+                    }
+                    for r in result["rows"]
+                ],
+                ["method", "budget", *OVERFLOW_BINS],
+            )
+        )
+    stage = time.perf_counter()
     report["latency_200"] = latency_200(claude, args.repeats)
+    seconds["latency_200"] = round(time.perf_counter() - stage, 1)
     print("\n## latency on 200-message Claude Code sessions (budget 50%)")
     print(
         table(
             report["latency_200"], ["session", "method", "messages", "budget", "latency_ms_median"]
         )
     )
+    stage = time.perf_counter()
     report["generated"] = generated(args.generated, factories)
+    seconds["generated"] = round(time.perf_counter() - stage, 1)
+    seconds["total"] = round(time.perf_counter() - started, 1)
     print(f"\n## {args.generated} generated messy histories")
     print(
         table(
@@ -318,7 +295,8 @@ def main() -> None:
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=1, default=str))
-    print(f"\nwrote {RESULTS}")
+    print(f"\nseconds: {seconds}")
+    print(f"wrote {RESULTS}")
 
 
 if __name__ == "__main__":

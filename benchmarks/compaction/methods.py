@@ -5,7 +5,8 @@ langmem keeps its running summary between turns (as its `SummarizationNode` does
 LangChain's `SummarizationMiddleware` rewrites the agent's state, so its next turn
 starts from its own previous output plus the new messages. Our node runs in `view`
 mode with its state record carried between turns. The LLM-based methods all use the
-same scripted summarizer, which answers with one fixed text.
+same scripted summarizer, which answers with one fixed text. Stateful methods are
+stepped through every model call of a session (see `replay.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Method:
 
     name = "method"
     last_note = ""  # set by methods that report why a view is over budget
+    stateful = False  # carries state between turns: replayed at every model call
 
     def reset(self, budget: int) -> None:
         """Start a new session at `budget` tokens."""
@@ -63,6 +65,7 @@ class OursNode(Method):
     """`create_compaction_node(mode="view")` with the scripted summarizer."""
 
     name = "ours (node+summary)"
+    stateful = True
 
     def reset(self, budget: int) -> None:
         super().reset(budget)
@@ -106,6 +109,7 @@ class Langmem(Method):
     """langmem's `summarize_messages` with its running summary carried between turns."""
 
     name = "langmem"
+    stateful = True
 
     def reset(self, budget: int) -> None:
         super().reset(budget)
@@ -132,6 +136,7 @@ class Middleware(Method):
     """LangChain v1 `SummarizationMiddleware.before_model`, state rewritten each time."""
 
     name = "SummarizationMiddleware"
+    stateful = True
 
     def reset(self, budget: int) -> None:
         super().reset(budget)
