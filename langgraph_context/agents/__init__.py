@@ -1,0 +1,43 @@
+"""Prebuilt agents: the context agent, sub-agent tools, model resolution."""
+
+from langgraph_context.agents.context_agent import (
+    LLM_INPUT_KEY,
+    ContextAgentState,
+    create_context_agent,
+    render_state_block,
+)
+from langgraph_context.agents.models import (
+    DEFAULT_MODEL_FACTORY,
+    MODEL_FACTORIES_ENV_VAR,
+    ModelFactory,
+    create_openai_model,
+    model_factory_names,
+    register_model_factory,
+    resolve_chat_model,
+)
+from langgraph_context.agents.subagent import (
+    DEFAULT_MAX_RESULT_TOKENS,
+    acondense_result,
+    condense_result,
+    create_subagent_tool,
+    truncate_to_tokens,
+)
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_TOKENS",
+    "DEFAULT_MODEL_FACTORY",
+    "LLM_INPUT_KEY",
+    "MODEL_FACTORIES_ENV_VAR",
+    "ContextAgentState",
+    "ModelFactory",
+    "acondense_result",
+    "condense_result",
+    "create_context_agent",
+    "create_openai_model",
+    "create_subagent_tool",
+    "model_factory_names",
+    "register_model_factory",
+    "render_state_block",
+    "resolve_chat_model",
+    "truncate_to_tokens",
+]
