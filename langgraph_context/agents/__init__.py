@@ -15,6 +15,12 @@ from langgraph_context.agents.models import (
     register_model_factory,
     resolve_chat_model,
 )
+from langgraph_context.agents.store_notes import (
+    DEFAULT_NOTES_NAMESPACE,
+    create_load_notes_node,
+    create_save_notes_node,
+    load_store_notes,
+)
 from langgraph_context.agents.subagent import (
     DEFAULT_MAX_RESULT_TOKENS,
     acondense_result,
@@ -26,6 +32,7 @@ from langgraph_context.agents.subagent import (
 __all__ = [
     "DEFAULT_MAX_RESULT_TOKENS",
     "DEFAULT_MODEL_FACTORY",
+    "DEFAULT_NOTES_NAMESPACE",
     "LLM_INPUT_KEY",
     "MODEL_FACTORIES_ENV_VAR",
     "ContextAgentState",
@@ -33,8 +40,11 @@ __all__ = [
     "acondense_result",
     "condense_result",
     "create_context_agent",
+    "create_load_notes_node",
     "create_openai_model",
+    "create_save_notes_node",
     "create_subagent_tool",
+    "load_store_notes",
     "model_factory_names",
     "register_model_factory",
     "render_state_block",

@@ -1,0 +1,169 @@
+"""Round trip through the real `langgraph dev` server with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).parent / "langgraph"
+START_TIMEOUT = 40.0
+
+pytestmark = pytest.mark.slow
+
+
+def _config_in(tmp_path: Path) -> Path:
+    """Copy the repo's langgraph.json with absolute paths, so the server runs in tmp_path.
+
+    The in-memory server keeps its files in `.langgraph_api/` of its working directory;
+    running it in `tmp_path` leaves the repository untouched.
+    """
+    spec = json.loads((ROOT / "langgraph.json").read_text())
+    for graph_id, target in spec["graphs"].items():
+        path, _, attribute = target.rpartition(":")
+        spec["graphs"][graph_id] = f"{(ROOT / path).resolve()}:{attribute}"
+    spec["dependencies"] = [str((ROOT / d).resolve()) for d in spec["dependencies"]]
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps(spec))
+    return config
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"langgraph dev did not start in {START_TIMEOUT}s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """Start `langgraph dev` on a free localhost port; always stop it afterwards."""
+    if not LANGGRAPH.exists():
+        pytest.skip("langgraph-cli[inmem] is not installed")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "LGC_MODEL_FACTORIES": "scripted=_server_models:scripted",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]),
+        "LANGSMITH_TRACING": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    log = tmp_path / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(LANGGRAPH),
+                "dev",
+                "--config",
+                str(_config_in(tmp_path)),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-browser",
+                "--no-reload",
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, proc, log)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def _config(script: list[dict[str, Any]], user: str) -> dict[str, Any]:
+    return {"configurable": {"model_factory": "scripted", "script": script, "user_id": user}}
+
+
+async def _round_trip(url: str) -> tuple[Any, Any, Any, Any]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    first = await client.threads.create()
+    script = [
+        {
+            "tool_calls": [
+                {"name": "write_plan", "args": {"plan": ["look", "answer"]}, "id": "p1"},
+                {"name": "write_note", "args": {"file_name": "fact", "content": "x=1"}, "id": "n1"},
+            ]
+        },
+        {"content": "Noted x=1."},
+    ]
+    await client.runs.wait(
+        first["thread_id"],
+        "context_agent",
+        input={"messages": [{"role": "user", "content": "remember x=1"}]},
+        config=_config(script, "alice"),
+    )
+    state_one = await client.threads.get_state(first["thread_id"])
+    items = await client.store.search_items(("langgraph_context", "notes", "alice"))
+    second = await client.threads.create()
+    await client.runs.wait(
+        second["thread_id"],
+        "context_agent",
+        input={"messages": [{"role": "user", "content": "what is x?"}]},
+        config=_config([{"content": "x is 1"}], "alice"),
+    )
+    state_two = await client.threads.get_state(second["thread_id"])
+    other = await client.threads.create()
+    await client.runs.wait(
+        other["thread_id"],
+        "context_agent",
+        input={"messages": [{"role": "user", "content": "hi"}]},
+        config=_config([{"content": "hello"}], "bob"),
+    )
+    state_bob = await client.threads.get_state(other["thread_id"])
+    return state_one, items, state_two, state_bob
+
+
+def test_dev_server_round_trip_with_store_backed_notes(server: str) -> None:
+    """A served thread runs tools with the scripted model; notes reach the server's store."""
+    state_one, items, state_two, state_bob = asyncio.run(_round_trip(server))
+    values = state_one["values"]
+    assert [m["type"] for m in values["messages"]] == ["human", "ai", "tool", "tool", "ai"]
+    assert values["messages"][-1]["content"] == "Noted x=1."
+    assert values["plan"] == [
+        {"content": "look", "status": "in_progress"},
+        {"content": "answer", "status": "pending"},
+    ]
+    assert values["note"] == {"fact": "x=1"}
+    assert [(i["key"], i["value"]) for i in items["items"]] == [("fact", {"content": "x=1"})]
+    assert state_two["values"]["note"] == {"fact": "x=1"}
+    assert state_two["values"]["messages"][-1]["content"] == "x is 1"
+    assert state_bob["values"]["note"] == {}
