@@ -6,6 +6,12 @@ from langgraph_context.agents.context_agent import (
     create_context_agent,
     render_state_block,
 )
+from langgraph_context.agents.middleware import (
+    PreModelNodeMiddleware,
+    StateToolsMiddleware,
+    create_pre_model_middleware,
+    create_state_tools_middleware,
+)
 from langgraph_context.agents.models import (
     DEFAULT_MODEL_FACTORY,
     MODEL_FACTORIES_ENV_VAR,
@@ -37,12 +43,16 @@ __all__ = [
     "MODEL_FACTORIES_ENV_VAR",
     "ContextAgentState",
     "ModelFactory",
+    "PreModelNodeMiddleware",
+    "StateToolsMiddleware",
     "acondense_result",
     "condense_result",
     "create_context_agent",
     "create_load_notes_node",
     "create_openai_model",
+    "create_pre_model_middleware",
     "create_save_notes_node",
+    "create_state_tools_middleware",
     "create_subagent_tool",
     "load_store_notes",
     "model_factory_names",
