@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conftest import ScriptedChatModel, ai_calls, call
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_context.agents import create_context_agent
+from tests.conftest import ScriptedChatModel, ai_calls, call
 
 CONTEXT_TURNS: dict[int, tuple[str, list[AIMessage]]] = {
     1: (

@@ -1,9 +1,10 @@
 """A scripted model factory for the `langgraph dev` round-trip test.
 
-The server process registers it through `LGC_MODEL_FACTORIES=scripted=_server_models:scripted`.
-A run names it with `configurable.model_factory = "scripted"` and passes its replies as
-`configurable.script` (a list of `{"content": ..., "tool_calls": [...]}`); the reply
-given is the one after the AI messages the thread already holds for this run.
+The server process registers it through
+`LGC_MODEL_FACTORIES=scripted=tests._server_models:scripted`. A run names it with
+`configurable.model_factory = "scripted"` and passes its replies as
+`configurable.script` (a list of `{"content": ..., "tool_calls": [...]}`); each model
+call of a run takes the next reply.
 """
 
 from __future__ import annotations

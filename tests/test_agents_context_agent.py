@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ScriptedChatModel, ai_calls, call
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -23,6 +22,7 @@ from langgraph_context.agents import (
     render_state_block,
     resolve_chat_model,
 )
+from tests.conftest import ScriptedChatModel, ai_calls, call
 
 TESTS = Path(__file__).resolve().parent
 

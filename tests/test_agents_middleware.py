@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ScriptedChatModel, ai_calls, call
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -19,6 +18,7 @@ from langgraph_context.agents import (
     create_pre_model_middleware,
     create_state_tools_middleware,
 )
+from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
 @tool

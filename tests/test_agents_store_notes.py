@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import ScriptedChatModel, ai_calls, call
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
@@ -17,6 +16,7 @@ from langgraph_context.agents import (
     create_save_notes_node,
     load_store_notes,
 )
+from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
 def _graph(model: ScriptedChatModel) -> Any:

@@ -6,7 +6,6 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import ScriptedChatModel, ai_calls, call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -24,6 +23,7 @@ from langgraph_context.agents import (
 )
 from langgraph_context.agents.subagent import TRUNCATION_MARKER, acondense_result
 from langgraph_context.state import NoteStateMixin
+from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
 class ToolState(MessagesState, NoteStateMixin):

@@ -68,8 +68,8 @@ def server(tmp_path: Path) -> Iterator[str]:
     port = _free_port()
     env = {
         **os.environ,
-        "LGC_MODEL_FACTORIES": "scripted=_server_models:scripted",
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]),
+        "LGC_MODEL_FACTORIES": "scripted=tests._server_models:scripted",
+        "PYTHONPATH": str(ROOT),
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
     }
