@@ -1,0 +1,350 @@
+"""Static half of the terminal sandbox: parse a command line and vet it, without a shell.
+
+`plan_command` turns a command line into a list of argv vectors (a pipeline) or
+raises `CommandRefused` with a reason the model can act on. Nothing here runs a
+process. The rules:
+
+* Lexing follows POSIX quoting (`'...'`, `"..."`, backslash) but every shell feature
+  beyond words and `|` is refused: `;`, `&`, `&&`, `||`, `<`, `>`, backticks, `$`
+  (variables and `$(...)`), parentheses, comments, line breaks and NUL bytes.
+* Unquoted globs are expanded here (like a shell would) relative to the current
+  directory; every result is then path-checked like any other argument.
+* Each command has a `CommandPolicy`: forbidden options (short and long, GNU-style
+  long-option abbreviations included), which options take values, which values and
+  operands are paths. Every path (an argument that exists, contains `/`, is `.`/`..`
+  or starts with `~`) is resolved with symlinks and must stay inside the workspace.
+* `awk` programs are scanned: no `system`, `getline`, pipes, or `>`/`>>` output
+  redirection in `print`/`printf`. `sed` always runs with `--sandbox` (no `e`/`r`/`w`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langgraph_context.tools._sandbox_policies import (
+    BUILTINS,
+    POLICIES,
+    CommandPolicy,
+    CommandRefused,
+    check_awk_program,
+    find_primary_arity,
+)
+
+__all__ = ["MAX_GLOB_MATCHES", "CommandRefused", "Stage", "confine", "plan_command", "split_words"]
+
+MAX_GLOB_MATCHES = 5_000
+_GLOB_CHARS = frozenset("*?[")
+_REFUSED_CHARS: Mapping[str, str] = {
+    ";": "command chaining with ';' is not allowed; run one command (pipes are fine)",
+    "&": "'&', '&&' and background jobs are not allowed; run one command at a time",
+    "<": "input redirection is not allowed; pass the file name as an argument",
+    ">": "output redirection is not allowed; this terminal is read-only",
+    "`": "command substitution is not allowed",
+    "$": "shell variables and $(...) substitution are not allowed; write values literally",
+    "(": "subshells and parentheses are not allowed (quote them for find: '(' ... ')')",
+    ")": "subshells and parentheses are not allowed (quote them for find: '(' ... ')')",
+}
+
+
+@dataclass
+class _Word:
+    text: str = ""
+    pattern: str = ""
+    globbing: bool = False
+    tilde: bool = False
+    started: bool = False
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One command of a pipeline: its policy name and final argv (without the binary)."""
+
+    name: str
+    args: tuple[str, ...]
+    builtin: bool = False
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+
+def split_words(command: str) -> list[list[_Word]]:
+    """Split a command line into pipeline stages of words, refusing shell syntax.
+
+    Raises:
+        CommandRefused: On any shell feature other than quoting and `|`.
+    """
+    if "\x00" in command:
+        raise CommandRefused("NUL bytes are not allowed")
+    if any(c in command for c in "\n\r\x0b\x0c\x85\u2028\u2029"):
+        raise CommandRefused("line breaks are not allowed; run one command per call")
+    stages: list[list[_Word]] = [[]]
+    word = _Word()
+    i, n = 0, len(command)
+
+    def finish() -> None:
+        nonlocal word
+        if word.started:
+            stages[-1].append(word)
+        word = _Word()
+
+    while i < n:
+        c = command[i]
+        if c in " \t":
+            finish()
+        elif c == "|":
+            if i + 1 < n and command[i + 1] == "|":
+                raise CommandRefused("'||' chaining is not allowed; run one command")
+            finish()
+            stages.append([])
+        elif c in _REFUSED_CHARS:
+            raise CommandRefused(_REFUSED_CHARS[c])
+        elif c == "#" and not word.started:
+            raise CommandRefused("shell comments are not allowed")
+        elif c == "\\":
+            if i + 1 >= n:
+                raise CommandRefused("a trailing backslash is not allowed")
+            word.started = True
+            word.text += command[i + 1]
+            word.pattern += glob.escape(command[i + 1])
+            i += 1
+        elif c in "'\"":
+            end = command.find(c, i + 1)
+            if c == '"':
+                end = i + 1
+                chunk = ""
+                while end < n and command[end] != '"':
+                    ch = command[end]
+                    if ch in "$`":
+                        raise CommandRefused(_REFUSED_CHARS[ch] + " (also inside double quotes)")
+                    if ch == "\\" and end + 1 < n and command[end + 1] in '"\\':
+                        end += 1
+                        ch = command[end]
+                    chunk += ch
+                    end += 1
+                if end >= n:
+                    raise CommandRefused("unterminated double quote")
+            else:
+                if end < 0:
+                    raise CommandRefused("unterminated single quote")
+                chunk = command[i + 1 : end]
+            word.started = True
+            word.text += chunk
+            word.pattern += glob.escape(chunk)
+            i = end
+        else:
+            if c == "~" and not word.started:
+                word.tilde = True
+            word.started = True
+            word.text += c
+            word.pattern += c
+            word.globbing = word.globbing or c in _GLOB_CHARS
+        i += 1
+    finish()
+    if any(not stage for stage in stages):
+        raise CommandRefused("empty pipeline stage: write 'command | command'")
+    return stages
+
+
+def confine(word: str, cwd: Path, root: Path) -> Path:
+    """Resolve `word` (symlinks included) from `cwd`; it must stay inside `root`.
+
+    Raises:
+        CommandRefused: If the resolved path is outside the workspace.
+    """
+    real = Path(os.path.realpath(os.path.join(cwd, word)))
+    if real != root and root not in real.parents:
+        msg = f"path {word!r} is outside the workspace; only files under it can be accessed"
+        raise CommandRefused(msg)
+    return real
+
+
+def _looks_like_path(word: str, cwd: Path) -> bool:
+    if word in {"", "-"}:
+        return False
+    return "/" in word or word in {".", ".."} or os.path.lexists(os.path.join(cwd, word))
+
+
+def _expand(words: list[_Word], cwd: Path, root: Path) -> list[str]:
+    out: list[str] = []
+    for word in words:
+        text = word.text
+        if word.tilde:
+            if text == "~" or text.startswith("~/"):
+                text = str(root) + text[1:]
+                word.pattern = glob.escape(str(root)) + word.pattern[1:]
+            else:
+                raise CommandRefused("'~user' paths are not allowed; use paths in the workspace")
+        if word.globbing:
+            matches = sorted(glob.glob(word.pattern, root_dir=cwd))
+            if len(matches) > MAX_GLOB_MATCHES:
+                msg = f"glob {word.text!r} matches more than {MAX_GLOB_MATCHES} paths; narrow it"
+                raise CommandRefused(msg)
+            if matches:
+                for match in matches:
+                    confine(match, cwd, root)
+                out.extend(matches)
+                continue
+        out.append(text)
+    return out
+
+
+def _match_long(name: str, options: Mapping[str, str] | frozenset[str]) -> str | None:
+    """Return the long option `name` abbreviates (GNU style), if any."""
+    if name in options:
+        return name
+    hits = [o for o in options if o.startswith(name)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _vet_options(
+    policy: CommandPolicy, args: list[str], cwd: Path, root: Path
+) -> tuple[list[str], bool]:
+    """Check options and paths of one command.
+
+    Returns the operands and whether a script/pattern option (`grep -e`, ...) was given.
+    """
+    operands: list[str] = []
+    script_given = False
+    i = 0
+    only_operands = False
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if only_operands or arg == "-" or not arg.startswith("-") or policy.no_options:
+            operands.append(arg)
+            only_operands = only_operands or not policy.permute
+            continue
+        if arg == "--":
+            only_operands = True
+            continue
+        if arg.startswith("--") and policy.no_long:
+            raise CommandRefused(f"{policy.name} long options are not allowed")
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            denied = [d for d in policy.denied_long if d.startswith(name) and name]
+            if denied:
+                reason = policy.denied_long[denied[0]]
+                raise CommandRefused(f"{policy.name} --{denied[0]} is not allowed: {reason}")
+            full = _match_long(name, policy.long_values)
+            if full is not None and not eq:
+                if i >= len(args):
+                    raise CommandRefused(f"{policy.name} --{full} needs a value")
+                value, eq = args[i], "="
+                i += 1
+            if eq and (full or name) not in policy.free_long:
+                _check_value(value, cwd, root)
+            script_given = script_given or (full or name) in policy.script_long
+            continue
+        if policy.numeric_short and arg[1:].isdigit():
+            continue
+        for j, flag in enumerate(arg[1:], start=1):
+            if flag in policy.denied_short:
+                reason = policy.denied_short[flag]
+                raise CommandRefused(f"{policy.name} -{flag} is not allowed: {reason}")
+            if flag in policy.short_values:
+                value = arg[j + 1 :]
+                if not value:
+                    if i >= len(args):
+                        raise CommandRefused(f"{policy.name} -{flag} needs a value")
+                    value = args[i]
+                    i += 1
+                if flag not in policy.free_short:
+                    _check_value(value, cwd, root)
+                script_given = script_given or flag in policy.script_short
+                break
+    return operands, script_given
+
+
+def _check_value(value: str, cwd: Path, root: Path) -> None:
+    if _looks_like_path(value, cwd):
+        confine(value, cwd, root)
+
+
+def _vet_find(args: list[str], cwd: Path, root: Path) -> None:
+    i = 0
+    while i < len(args) and (args[i] in {"-H", "-P", "-L", "-D"} or re.fullmatch(r"-O\d", args[i])):
+        if args[i] == "-L":
+            raise CommandRefused("find -L is not allowed: it follows symlinks out of the workspace")
+        i += 2 if args[i] == "-D" else 1
+    paths: list[str] = []
+    while i < len(args) and not (args[i].startswith("-") or args[i] in {"(", ")", "!", ","}):
+        paths.append(args[i])
+        i += 1
+    for path in paths:
+        confine(path, cwd, root)
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token in {"(", ")", "!", ","}:
+            continue
+        arity, takes_path = find_primary_arity(token)
+        if i + arity > len(args):
+            raise CommandRefused(f"find {token} needs a value")
+        if takes_path:
+            confine(args[i], cwd, root)
+        i += arity
+
+
+def plan_command(command: str, *, cwd: Path, root: Path, allowed: frozenset[str]) -> list[Stage]:
+    """Parse and vet `command`; return the pipeline to run.
+
+    Args:
+        command: The command line.
+        cwd: The current directory (a real path inside `root`).
+        root: The workspace (a real path).
+        allowed: Command names that may run.
+
+    Returns:
+        The stages, each with the final argument list.
+
+    Raises:
+        CommandRefused: If any rule is broken.
+    """
+    if not command.strip():
+        raise CommandRefused("empty command")
+    stages: list[Stage] = []
+    words_list = split_words(command)
+    for index, words in enumerate(words_list):
+        if words[0].globbing or words[0].tilde:
+            raise CommandRefused("the command name must be a plain word")
+        name = words[0].text
+        if name not in allowed:
+            hint = (
+                " Pagers are interactive; use cat, head or tail instead."
+                if name in {"less", "more", "most", "pg"}
+                else ""
+            )
+            msg = f"command {name!r} is not allowed.{hint} Allowed: {', '.join(sorted(allowed))}"
+            raise CommandRefused(msg)
+        args = _expand(words[1:], cwd, root)
+        if name in BUILTINS:
+            if name == "cd" and (index > 0 or len(words_list) > 1):
+                raise CommandRefused("cd cannot be part of a pipeline")
+            stages.append(Stage(name, tuple(args), builtin=True))
+            continue
+        policy = POLICIES[name]
+        if name == "find":
+            _vet_find(args, cwd, root)
+        else:
+            operands, script_given = _vet_options(policy, args, cwd, root)
+            if policy.leading_free and not script_given:
+                if not operands:
+                    raise CommandRefused(f"{name} needs a {policy.leading_free_name}")
+                if name == "awk":
+                    check_awk_program(operands[0])
+                operands = operands[1:]
+            if policy.max_operands is not None and len(operands) > policy.max_operands:
+                msg = f"{name} takes at most {policy.max_operands} file operand(s) here"
+                raise CommandRefused(msg)
+            if policy.operands_are_paths:
+                for operand in operands:
+                    if name == "awk" and re.fullmatch(r"[A-Za-z_]\w*=.*", operand):
+                        continue
+                    _check_value(operand, cwd, root)
+        stages.append(Stage(name, tuple(policy.prefix_args) + tuple(args)))
+    if any(s.builtin for s in stages[1:]):
+        raise CommandRefused("builtins (cd, tree, pwd) can only start a pipeline")
+    return stages

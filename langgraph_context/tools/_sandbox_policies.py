@@ -1,0 +1,552 @@
+"""Per-command option policies for the read-only terminal, plus the awk and find checks.
+
+A policy lists which options take a value (so the value is never mistaken for an
+operand), which of those values are free text rather than paths, and which options are
+forbidden and why. Listing a value option that does not exist would let a real
+operand escape the path check, so only options documented as taking a required value
+are listed; optional-value options (`--color[=WHEN]`) are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "BUILTINS",
+    "POLICIES",
+    "CommandPolicy",
+    "CommandRefused",
+    "check_awk_program",
+    "find_primary_arity",
+]
+
+
+class CommandRefused(Exception):
+    """The command breaks a sandbox rule; the message says which and what is allowed."""
+
+
+@dataclass(frozen=True)
+class CommandPolicy:
+    """How one command's arguments are vetted.
+
+    Attributes:
+        name: The command name the model types.
+        binary: The executable run (default: `name`).
+        prefix_args: Arguments always placed first (e.g. `--sandbox` for sed).
+        short_values: Short options taking a required value.
+        long_values: Long options taking a required value.
+        free_short: Short options whose value is free text (not a path).
+        free_long: Long options whose value is free text.
+        script_short: Short options that give the pattern/script/program.
+        script_long: Long options that give the pattern/script/program.
+        denied_short: Forbidden short options and why.
+        denied_long: Forbidden long options (abbreviations included) and why.
+        no_long: Refuse every long option.
+        leading_free: The first operand is a pattern/script/program, not a path.
+        leading_free_name: What that operand is called in messages.
+        max_operands: Most operands allowed (None: any).
+        operands_are_paths: Path-check the operands.
+        numeric_short: Accept `-NUM` (e.g. `head -5`).
+        no_options: Every argument is an operand (echo).
+        permute: Options may follow operands (GNU); False stops at the first operand.
+    """
+
+    name: str
+    binary: str = ""
+    prefix_args: tuple[str, ...] = ()
+    short_values: str = ""
+    long_values: frozenset[str] = frozenset()
+    free_short: str = ""
+    free_long: frozenset[str] = frozenset()
+    script_short: str = ""
+    script_long: frozenset[str] = frozenset()
+    denied_short: Mapping[str, str] = field(default_factory=dict)
+    denied_long: Mapping[str, str] = field(default_factory=dict)
+    no_long: bool = False
+    leading_free: bool = False
+    leading_free_name: str = "pattern"
+    max_operands: int | None = None
+    operands_are_paths: bool = True
+    numeric_short: bool = False
+    no_options: bool = False
+    permute: bool = True
+
+
+def _fs(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+_SYMLINK = "it follows symlinks, possibly out of the workspace"
+_WRITES = "it writes files and this terminal is read-only"
+_FILE_LIST = "it reads file names from a file, bypassing the path checks"
+_FOLLOW = "following a file never ends; use tail -n N instead"
+
+_GREP_FREE = _fs(
+    "regexp",
+    "max-count",
+    "after-context",
+    "before-context",
+    "context",
+    "include",
+    "exclude",
+    "exclude-dir",
+    "label",
+    "binary-files",
+    "devices",
+    "directories",
+    "group-separator",
+)
+
+
+def _grep(name: str, prefix: tuple[str, ...]) -> CommandPolicy:
+    return CommandPolicy(
+        name,
+        binary="grep",
+        prefix_args=prefix,
+        short_values="efmABCdD",
+        long_values=_GREP_FREE | _fs("file", "exclude-from"),
+        free_short="emABCdD",
+        free_long=_GREP_FREE,
+        script_short="ef",
+        script_long=_fs("regexp", "file"),
+        denied_short={"R": _SYMLINK + "; use -r"},
+        denied_long={"dereference-recursive": _SYMLINK + "; use -r"},
+        leading_free=True,
+        numeric_short=True,
+    )
+
+
+_POLICY_LIST: tuple[CommandPolicy, ...] = (
+    _grep("grep", ()),
+    _grep("egrep", ("-E",)),
+    _grep("fgrep", ("-F",)),
+    CommandPolicy(
+        "sed",
+        prefix_args=("--sandbox",),
+        short_values="el",
+        long_values=_fs("expression", "line-length"),
+        free_short="el",
+        free_long=_fs("expression", "line-length"),
+        script_short="e",
+        script_long=_fs("expression"),
+        denied_short={"i": "in-place editing writes files", "f": "script files are not allowed"},
+        denied_long={"in-place": "in-place editing writes files", "file": "script files"},
+        leading_free=True,
+        leading_free_name="script",
+    ),
+    CommandPolicy(
+        "awk",
+        short_values="vF",
+        free_short="vF",
+        denied_short={
+            "f": "program files are not allowed; pass the program inline",
+            "W": "implementation options are not allowed",
+        },
+        no_long=True,
+        leading_free=True,
+        leading_free_name="program",
+        permute=False,
+    ),
+    CommandPolicy("find"),
+    CommandPolicy(
+        "ls",
+        short_values="ITw",
+        long_values=_fs(
+            "ignore",
+            "hide",
+            "tabsize",
+            "width",
+            "format",
+            "sort",
+            "time-style",
+            "quoting-style",
+            "indicator-style",
+            "block-size",
+        ),
+        free_short="ITw",
+        free_long=_fs(
+            "ignore",
+            "hide",
+            "tabsize",
+            "width",
+            "format",
+            "sort",
+            "time-style",
+            "quoting-style",
+            "indicator-style",
+            "block-size",
+        ),
+        denied_short={"L": _SYMLINK},
+        denied_long={"dereference": _SYMLINK},
+    ),
+    CommandPolicy("cat"),
+    CommandPolicy(
+        "head",
+        short_values="nc",
+        long_values=_fs("lines", "bytes"),
+        free_short="nc",
+        free_long=_fs("lines", "bytes"),
+        numeric_short=True,
+    ),
+    CommandPolicy(
+        "tail",
+        short_values="nc",
+        long_values=_fs("lines", "bytes"),
+        free_short="nc",
+        free_long=_fs("lines", "bytes"),
+        denied_short={"f": _FOLLOW, "F": _FOLLOW, "s": _FOLLOW},
+        denied_long={
+            "follow": _FOLLOW,
+            "retry": _FOLLOW,
+            "pid": _FOLLOW,
+            "sleep-interval": _FOLLOW,
+        },
+        numeric_short=True,
+    ),
+    CommandPolicy("wc", denied_long={"files0-from": _FILE_LIST}),
+    CommandPolicy(
+        "sort",
+        short_values="kSt",
+        long_values=_fs("key", "field-separator", "buffer-size", "parallel", "batch-size"),
+        free_short="kSt",
+        free_long=_fs("key", "field-separator", "buffer-size", "parallel", "batch-size"),
+        denied_short={"o": _WRITES, "T": "it writes temporary files"},
+        denied_long={
+            "output": _WRITES,
+            "temporary-directory": "it writes temporary files",
+            "compress-program": "it runs another program",
+            "files0-from": _FILE_LIST,
+            "random-source": "it reads an arbitrary file",
+        },
+    ),
+    CommandPolicy(
+        "uniq",
+        short_values="fsw",
+        long_values=_fs("skip-fields", "skip-chars", "check-chars"),
+        free_short="fsw",
+        free_long=_fs("skip-fields", "skip-chars", "check-chars"),
+        max_operands=1,
+    ),
+    CommandPolicy(
+        "cut",
+        short_values="bcdf",
+        long_values=_fs("bytes", "characters", "delimiter", "fields", "output-delimiter"),
+        free_short="bcdf",
+        free_long=_fs("bytes", "characters", "delimiter", "fields", "output-delimiter"),
+    ),
+    CommandPolicy("tr", operands_are_paths=False),
+    CommandPolicy(
+        "file",
+        short_values="FeP",
+        long_values=_fs("separator", "exclude", "exclude-quiet", "parameter"),
+        free_short="FeP",
+        free_long=_fs("separator", "exclude", "exclude-quiet", "parameter"),
+        denied_short={"f": _FILE_LIST, "m": "custom magic files", "C": _WRITES},
+        denied_long={"files-from": _FILE_LIST, "magic-file": "custom magic", "compile": _WRITES},
+    ),
+    CommandPolicy(
+        "stat",
+        short_values="c",
+        long_values=_fs("format", "printf"),
+        free_short="c",
+        free_long=_fs("format", "printf"),
+    ),
+    CommandPolicy(
+        "du",
+        short_values="BdtX",
+        long_values=_fs(
+            "block-size", "max-depth", "threshold", "exclude", "exclude-from", "time-style"
+        ),
+        free_short="Bdt",
+        free_long=_fs("block-size", "max-depth", "threshold", "exclude", "time-style"),
+        denied_short={"L": _SYMLINK},
+        denied_long={"dereference": _SYMLINK, "files0-from": _FILE_LIST},
+    ),
+    CommandPolicy("echo", no_options=True, operands_are_paths=False),
+    CommandPolicy(
+        "nl",
+        short_values="bdfhilnsvw",
+        free_short="bdfhilnsvw",
+        no_long=True,
+    ),
+    CommandPolicy(
+        "tac",
+        short_values="s",
+        long_values=_fs("separator"),
+        free_short="s",
+        free_long=_fs("separator"),
+    ),
+    CommandPolicy("rev"),
+    CommandPolicy(
+        "fold", short_values="w", long_values=_fs("width"), free_short="w", free_long=_fs("width")
+    ),
+    CommandPolicy(
+        "paste",
+        short_values="d",
+        long_values=_fs("delimiters"),
+        free_short="d",
+        free_long=_fs("delimiters"),
+    ),
+    CommandPolicy(
+        "comm",
+        long_values=_fs("output-delimiter"),
+        free_long=_fs("output-delimiter"),
+        max_operands=2,
+    ),
+    CommandPolicy(
+        "diff",
+        prefix_args=("--no-dereference",),
+        short_values="CUDFILSxX",
+        long_values=_fs(
+            "ifdef",
+            "show-function-line",
+            "ignore-matching-lines",
+            "label",
+            "starting-file",
+            "exclude",
+            "exclude-from",
+            "from-file",
+            "to-file",
+            "tabsize",
+            "horizon-lines",
+        ),
+        free_short="CUDFILSx",
+        free_long=_fs(
+            "ifdef",
+            "show-function-line",
+            "ignore-matching-lines",
+            "label",
+            "starting-file",
+            "exclude",
+            "tabsize",
+            "horizon-lines",
+        ),
+    ),
+    CommandPolicy(
+        "cmp",
+        short_values="in",
+        long_values=_fs("ignore-initial", "bytes"),
+        free_short="in",
+        free_long=_fs("ignore-initial", "bytes"),
+        max_operands=4,
+    ),
+    CommandPolicy(
+        "od",
+        short_values="AjNtS",
+        free_short="AjNtS",
+        long_values=_fs("address-radix", "skip-bytes", "read-bytes", "format"),
+        free_long=_fs("address-radix", "skip-bytes", "read-bytes", "format"),
+    ),
+    CommandPolicy("md5sum", denied_short={"c": _FILE_LIST}, denied_long={"check": _FILE_LIST}),
+    CommandPolicy("sha256sum", denied_short={"c": _FILE_LIST}, denied_long={"check": _FILE_LIST}),
+    CommandPolicy(
+        "basename",
+        short_values="s",
+        long_values=_fs("suffix"),
+        free_short="s",
+        free_long=_fs("suffix"),
+        operands_are_paths=False,
+    ),
+    CommandPolicy("dirname", operands_are_paths=False),
+    CommandPolicy("realpath", long_values=_fs("relative-to", "relative-base")),
+)
+
+POLICIES: Mapping[str, CommandPolicy] = {p.name: p for p in _POLICY_LIST}
+BUILTINS: frozenset[str] = frozenset({"cd", "pwd", "tree"})
+
+# find: primaries and how many values they take; `True` marks a value that is a path.
+_FIND_FLAGS = frozenset(
+    [
+        "-print",
+        "-print0",
+        "-ls",
+        "-prune",
+        "-quit",
+        "-true",
+        "-false",
+        "-empty",
+        "-readable",
+        "-writable",
+        "-executable",
+        "-nouser",
+        "-nogroup",
+        "-depth",
+        "-d",
+        "-mount",
+        "-xdev",
+        "-noleaf",
+        "-ignore_readdir_race",
+        "-noignore_readdir_race",
+        "-daystart",
+        "-not",
+        "-and",
+        "-or",
+        "-a",
+        "-o",
+        "-nowarn",
+        "-warn",
+    ]
+)
+_FIND_TEXT = frozenset(
+    [
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-regextype",
+        "-type",
+        "-xtype",
+        "-size",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-used",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-perm",
+        "-links",
+        "-inum",
+        "-maxdepth",
+        "-mindepth",
+        "-lname",
+        "-ilname",
+        "-fstype",
+        "-printf",
+        "-context",
+    ]
+)
+_FIND_PATH = frozenset(["-newer", "-anewer", "-cnewer", "-samefile"])
+_FIND_DENIED: Mapping[str, str] = {
+    "-exec": "it runs other programs",
+    "-execdir": "it runs other programs",
+    "-ok": "it runs other programs",
+    "-okdir": "it runs other programs",
+    "-delete": "it deletes files",
+    "-fprint": _WRITES,
+    "-fprint0": _WRITES,
+    "-fprintf": _WRITES,
+    "-fls": _WRITES,
+    "-follow": _SYMLINK,
+    "-files0-from": _FILE_LIST,
+}
+_NEWER_XY = re.compile(r"^-newer([aBcm])([aBcmt])$")
+
+
+def find_primary_arity(token: str) -> tuple[int, bool]:
+    """Return how many values a find primary takes and whether its value is a path.
+
+    Raises:
+        CommandRefused: If the primary is forbidden or unknown.
+    """
+    if token in _FIND_DENIED:
+        raise CommandRefused(f"find {token} is not allowed: {_FIND_DENIED[token]}")
+    if token in _FIND_FLAGS:
+        return 0, False
+    if token in _FIND_TEXT:
+        return 1, False
+    if token in _FIND_PATH:
+        return 1, True
+    newer = _NEWER_XY.match(token)
+    if newer:
+        return 1, newer.group(2) != "t"
+    msg = (
+        f"find {token!r} is not supported here. Use tests like -name, -path, -type, -size, "
+        "-mtime, -maxdepth and actions -print, -print0, -printf, -ls."
+    )
+    raise CommandRefused(msg)
+
+
+_AWK_BANNED = {
+    "system": "awk system() runs other programs",
+    "getline": "awk getline reads commands or arbitrary files",
+    "ARGV": "changing ARGV makes awk read files the path checks never saw",
+    "ARGC": "changing ARGC makes awk read files the path checks never saw",
+    "ENVIRON": "the environment is not available",
+}
+_AWK_TOKEN = re.compile(
+    r'"(?:\\.|[^"\\])*"|[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\|\||&&|[=!<>]=|>>|\S'
+)
+
+
+# Tokens after which `/` can only open a regex literal (never divide).
+_REGEX_MAY_FOLLOW = frozenset(
+    {"", "(", ",", "{", "}", ";", "~", "!", "&&", "||", "?", ":", "==", "!=", "="}
+)
+
+
+def _skip_regex(program: str, start: int) -> int:
+    position = start + 1
+    while position < len(program) and program[position] != "/":
+        if program[position] == "\\":
+            position += 2
+        elif program[position] == "[":
+            position += 1
+            if position < len(program) and program[position] == "^":
+                position += 1
+            if position < len(program) and program[position] == "]":
+                position += 1
+            while position < len(program) and program[position] != "]":
+                position += 1
+            position += 1
+        else:
+            position += 1
+    return position + 1
+
+
+def check_awk_program(program: str) -> None:
+    """Refuse awk programs that could run commands, write files or read other files.
+
+    Forbidden: `system`, `getline`, `ARGV`/`ARGC`, `ENVIRON`, any `|` other than `||`,
+    and `>`/`>>` at the top level of a `print`/`printf` statement (output redirection;
+    put comparisons in parentheses: `print ($1 > 5)`).
+
+    Raises:
+        CommandRefused: With the reason.
+    """
+    refused = CommandRefused
+    in_print = False
+    depth = 0
+    previous = ""
+    position = 0
+    while position < len(program):
+        if program[position].isspace():
+            position += 1
+            continue
+        if program[position] == "/" and previous in _REGEX_MAY_FOLLOW:
+            position = _skip_regex(program, position)
+            previous = "/re/"
+            continue
+        match = _AWK_TOKEN.match(program, position)
+        if match is None:  # pragma: no cover - \S always matches
+            break
+        token = match.group(0)
+        position = match.end()
+        if token in _AWK_BANNED:
+            raise refused(f"{_AWK_BANNED[token]}; not allowed")
+        if token in {"print", "printf"}:
+            in_print, depth = True, 0
+        elif token in {";", "{", "}"}:
+            in_print = False
+        elif token in {"(", "["}:
+            depth += 1
+        elif token in {")", "]"}:
+            depth -= 1
+        elif token == "|" or (token.startswith("|") and token != "||"):
+            raise refused("awk pipes run other programs; not allowed")
+        elif token in {">", ">>"} and in_print and depth <= 0:
+            raise refused(
+                "awk output redirection writes files; put comparisons in parentheses: "
+                "print ($1 > 5)"
+            )
+        previous = token

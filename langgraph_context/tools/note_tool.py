@@ -1,0 +1,428 @@
+"""Persistent notes for agents: the book-style `NoteTool` facade and LangChain tools.
+
+`NoteTool(workspace=...).run({"action": ..., ...})` answers like the book: `create`
+returns the new id, `read` a `{"metadata", "content"}` dict, `search` and `list` lists
+of dicts, `summary` a dict, `update` and `delete` a message; refusals raise
+`NoteError` (a `ValueError`).
+
+`create_note_tools(...)` returns one tool per operation (`note_create`, `note_read`,
+`note_update`, `note_delete`, `note_search`, `note_list`, `note_summary` by default),
+so each has a small exact schema. Mistakes come back as `ToolMessage(status="error")`
+and change nothing. The notes live in a directory, in a given `NoteStore`, in a given
+LangGraph `BaseStore`, or (the default) in the store the graph was compiled with,
+under a namespace filled per run from `config["configurable"]`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
+
+from langgraph_context.tools._common import check_tool_name, error_result
+from langgraph_context.tools.note_store import (
+    DEFAULT_LIST_LIMIT,
+    DEFAULT_NOTE_NAMESPACE,
+    DEFAULT_NOTE_TYPE,
+    DEFAULT_SEARCH_LIMIT,
+    NOTE_TYPES,
+    FileNoteStore,
+    LangGraphNoteStore,
+    Note,
+    NoteError,
+    NoteScorer,
+    NoteStore,
+    resolve_note_namespace,
+)
+
+__all__ = [
+    "DEFAULT_NOTE_TOOL_PREFIX",
+    "NOTE_ACTIONS",
+    "NoteAction",
+    "NoteTool",
+    "create_note_tools",
+]
+
+NoteAction = Literal["create", "read", "update", "delete", "search", "list", "summary"]
+NOTE_ACTIONS: tuple[str, ...] = get_args(NoteAction)
+DEFAULT_NOTE_TOOL_PREFIX = "note"
+_SNIPPET_CHARS = 240
+
+NoteSource = NoteStore | BaseStore | str | os.PathLike[str] | None
+
+
+def _store_from(source: Any, *, scorer: NoteScorer | None) -> NoteStore | None:
+    """Return a fixed `NoteStore` for `source`, or None for "the graph's store"."""
+    if source is None or isinstance(source, BaseStore):
+        return None
+    if isinstance(source, str | os.PathLike):
+        return FileNoteStore(Path(source), scorer=scorer)
+    if isinstance(source, NoteStore):
+        return source
+    msg = (
+        "notes must be a directory path, a NoteStore, a langgraph BaseStore or None, "
+        f"got {type(source).__name__}"
+    )
+    raise TypeError(msg)
+
+
+class NoteTool:
+    """The book's note tool: `run({"action": ..., ...})` over a `NoteStore`.
+
+    Args:
+        workspace: Directory of a `FileNoteStore` (used when `store` is not given).
+        store: Any `NoteStore` (e.g. a `LangGraphNoteStore`).
+        scorer: Search ranking function for a workspace store.
+
+    Raises:
+        ValueError: If neither or both of `workspace` and `store` are given.
+
+    Example:
+        >>> import tempfile
+        >>> notes = NoteTool(workspace=tempfile.mkdtemp())
+        >>> note_id = notes.run({"action": "create", "title": "Phase 1", "content": "done"})
+        >>> notes.run({"action": "read", "note_id": note_id})["metadata"]["title"]
+        'Phase 1'
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        *,
+        store: NoteStore | None = None,
+        scorer: NoteScorer | None = None,
+    ) -> None:
+        if (workspace is None) == (store is None):
+            msg = "NoteTool needs exactly one of workspace= (a directory) or store= (a NoteStore)"
+            raise ValueError(msg)
+        self.store: NoteStore = store or FileNoteStore(Path(str(workspace)), scorer=scorer)
+
+    def run(self, parameters: Mapping[str, Any]) -> Any:
+        """Run one action.
+
+        Args:
+            parameters: `action` plus that action's fields: `title`, `content`,
+                `note_type`, `tags`, `note_id`, `query`, `limit`.
+
+        Returns:
+            `create`: the id; `read`: `{"metadata", "content"}`; `update`/`delete`: a
+            message; `search`: dicts with `note_id`, `title`, `type`, `tags`, `content`,
+            `updated_at`, `score`; `list`: metadata dicts; `summary`: counts and recent
+            notes.
+
+        Raises:
+            NoteError: If the action is unknown or the store refuses the request.
+        """
+        action = parameters.get("action")
+        store = self.store
+        if action == "create":
+            return store.create(
+                parameters.get("title", ""),
+                parameters.get("content", ""),
+                note_type=parameters.get("note_type") or DEFAULT_NOTE_TYPE,
+                tags=parameters.get("tags"),
+            ).id
+        if action == "read":
+            note = store.read(parameters.get("note_id", ""))
+            return {"metadata": note.metadata(), "content": note.content}
+        if action == "update":
+            note = store.update(
+                parameters.get("note_id", ""),
+                title=parameters.get("title"),
+                content=parameters.get("content"),
+                note_type=parameters.get("note_type"),
+                tags=parameters.get("tags"),
+            )
+            return f"Note updated: {note.title}"
+        if action == "delete":
+            return f"Note deleted: {store.delete(parameters.get('note_id', '')).title}"
+        if action == "search":
+            hits = store.search(
+                parameters.get("query", ""),
+                note_type=parameters.get("note_type"),
+                tags=parameters.get("tags"),
+                limit=parameters.get("limit", DEFAULT_SEARCH_LIMIT),
+            )
+            return [{**_hit(note), "content": note.content, "score": score} for note, score in hits]
+        if action == "list":
+            notes = store.list(
+                note_type=parameters.get("note_type"),
+                tags=parameters.get("tags"),
+                limit=parameters.get("limit", DEFAULT_LIST_LIMIT),
+            )
+            return [note.metadata() for note in notes]
+        if action == "summary":
+            return store.summary()
+        msg = f"Unknown action {action!r}; use one of: {', '.join(NOTE_ACTIONS)}"
+        raise NoteError(msg)
+
+
+def _hit(note: Note) -> dict[str, Any]:
+    return {
+        "note_id": note.id,
+        "title": note.title,
+        "type": note.type,
+        "tags": list(note.tags),
+        "updated_at": note.updated_at,
+    }
+
+
+def _header(note: Note) -> str:
+    tags = ", ".join(note.tags) or "-"
+    return f"[{note.id}] {note.title} (type: {note.type}; tags: {tags}; updated {note.updated_at})"
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 3] + "..."
+
+
+_DESCRIPTIONS: dict[str, str] = {
+    "create": (
+        "Save a persistent note (survives this conversation). note_type is one of "
+        f"{', '.join(NOTE_TYPES)}: task_state for progress, conclusion for findings, "
+        "blocker for problems, action for next steps. Returns the note id."
+    ),
+    "read": "Read one saved note in full by its note_id.",
+    "update": (
+        "Change a saved note: give note_id and any of title, content (replaces the whole "
+        "body), note_type, tags (replace the old tags)."
+    ),
+    "delete": "Delete a saved note by its note_id.",
+    "search": (
+        "Search saved notes by relevance to a query; optionally filter by note_type and "
+        "tags (a note matches if it has any of them). Returns ids, titles and snippets."
+    ),
+    "list": "List saved notes, most recently updated first; optional note_type/tags filters.",
+    "summary": "Count saved notes by type and tag and show the most recent ones.",
+}
+
+
+def create_note_tools(
+    notes: NoteSource = None,
+    *,
+    namespace: Sequence[str] = DEFAULT_NOTE_NAMESPACE,
+    scorer: NoteScorer | None = None,
+    prefix: str = DEFAULT_NOTE_TOOL_PREFIX,
+    actions: Sequence[NoteAction] = NOTE_ACTIONS,  # type: ignore[assignment]
+) -> list[BaseTool]:
+    """Create one LangChain tool per note action, all over the same notes.
+
+    Args:
+        notes: Where notes live: a directory path (`FileNoteStore`), a `NoteStore`, a
+            LangGraph `BaseStore`, or None for the store the graph is compiled with.
+        namespace: For store-backed notes, the namespace template; `{name}` parts are
+            filled from `config["configurable"]` on each call, e.g.
+            `("notes", "{user_id}", "{project}")`.
+        scorer: Search ranking function (default BM25+).
+        prefix: Tool names are `<prefix>_<action>`.
+        actions: Which actions to expose, in this order.
+
+    Returns:
+        The tools.
+
+    Raises:
+        TypeError: If `notes` is of an unsupported type.
+        ValueError: If an action is unknown, `actions` is empty, the prefix makes an
+            invalid tool name, or the namespace template is malformed.
+
+    Example:
+        >>> import tempfile
+        >>> [t.name for t in create_note_tools(tempfile.mkdtemp(), actions=["create", "read"])]
+        ['note_create', 'note_read']
+    """
+    fixed = _store_from(notes, scorer=scorer)
+    chosen = list(actions)
+    unknown = [a for a in chosen if a not in NOTE_ACTIONS]
+    if unknown or not chosen:
+        msg = f"actions must be a non-empty subset of {NOTE_ACTIONS}, got {actions!r}"
+        raise ValueError(msg)
+    template = tuple(namespace)
+    if not template or not all(isinstance(p, str) and p for p in template):
+        msg = f"namespace must be a non-empty tuple of strings, got {namespace!r}"
+        raise ValueError(msg)
+    given_store = notes if isinstance(notes, BaseStore) else None
+
+    def resolve(runtime: ToolRuntime) -> NoteStore:
+        if fixed is not None:
+            return fixed
+        store = given_store or runtime.store
+        if store is None:
+            msg = (
+                "No LangGraph store available: compile the graph with store=... or pass "
+                "notes= to create_note_tools."
+            )
+            raise ValueError(msg)
+        return LangGraphNoteStore(
+            store, namespace=resolve_note_namespace(template, runtime.config), scorer=scorer
+        )
+
+    builders: dict[str, Callable[..., Any]] = {
+        "create": _create_fn,
+        "read": _read_fn,
+        "update": _update_fn,
+        "delete": _delete_fn,
+        "search": _search_fn,
+        "list": _list_fn,
+        "summary": _summary_fn,
+    }
+    tools: list[BaseTool] = []
+    for action in chosen:
+        name = check_tool_name(f"{prefix}_{action}", f"{DEFAULT_NOTE_TOOL_PREFIX}_{action}")
+        tools.append(
+            StructuredTool.from_function(
+                builders[action](resolve),
+                name=name,
+                description=_DESCRIPTIONS[action],
+            )
+        )
+    return tools
+
+
+Resolver = Callable[[ToolRuntime], NoteStore]
+NoteTypeArg = Literal["task_state", "conclusion", "blocker", "action", "reference", "general"]
+
+
+def _guard(tool_call_id: str, work: Callable[[], str]) -> ToolMessage:
+    try:
+        return ToolMessage(work(), tool_call_id=tool_call_id)
+    except NoteError as error:
+        return error_result(f"Error: {error}", tool_call_id)
+
+
+def _create_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_create(
+        title: str,
+        content: str,
+        runtime: ToolRuntime,
+        note_type: NoteTypeArg = "general",
+        tags: list[str] | None = None,
+    ) -> ToolMessage:
+        """Create a note."""
+
+        def work() -> str:
+            note = resolve(runtime).create(title, content, note_type=note_type, tags=tags)
+            return f"Created note {note.id}: {note.title}"
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_create
+
+
+def _read_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_read(
+        note_id: str,
+        runtime: ToolRuntime,
+    ) -> ToolMessage:
+        """Read a note."""
+
+        def work() -> str:
+            note = resolve(runtime).read(note_id)
+            return f"{_header(note)}\n\n{note.content}"
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_read
+
+
+def _update_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_update(
+        note_id: str,
+        runtime: ToolRuntime,
+        title: str | None = None,
+        content: str | None = None,
+        note_type: NoteTypeArg | None = None,
+        tags: list[str] | None = None,
+    ) -> ToolMessage:
+        """Update a note."""
+
+        def work() -> str:
+            note = resolve(runtime).update(
+                note_id, title=title, content=content, note_type=note_type, tags=tags
+            )
+            return f"Updated note {_header(note)}"
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_update
+
+
+def _delete_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_delete(
+        note_id: str,
+        runtime: ToolRuntime,
+    ) -> ToolMessage:
+        """Delete a note."""
+
+        def work() -> str:
+            note = resolve(runtime).delete(note_id)
+            return f"Deleted note {note.id}: {note.title}"
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_delete
+
+
+def _search_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_search(
+        query: str,
+        runtime: ToolRuntime,
+        note_type: NoteTypeArg | None = None,
+        tags: list[str] | None = None,
+        limit: int = 5,
+    ) -> ToolMessage:
+        """Search notes."""
+
+        def work() -> str:
+            hits = resolve(runtime).search(query, note_type=note_type, tags=tags, limit=limit)
+            if not hits:
+                return f"No note matches {query!r}."
+            return "\n".join(
+                f"{i}. {_header(n)} score={s:.2f}\n   {_snippet(n.content)}"
+                for i, (n, s) in enumerate(hits, start=1)
+            )
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_search
+
+
+def _list_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_list(
+        runtime: ToolRuntime,
+        note_type: NoteTypeArg | None = None,
+        tags: list[str] | None = None,
+        limit: int = DEFAULT_LIST_LIMIT,
+    ) -> ToolMessage:
+        """List notes."""
+
+        def work() -> str:
+            notes = resolve(runtime).list(note_type=note_type, tags=tags, limit=limit)
+            if not notes:
+                return "No notes."
+            return "\n".join(_header(n) for n in notes)
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_list
+
+
+def _summary_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
+    def note_summary(
+        runtime: ToolRuntime,
+    ) -> ToolMessage:
+        """Summarize notes."""
+
+        def work() -> str:
+            return json.dumps(resolve(runtime).summary(), ensure_ascii=False, indent=1)
+
+        return _guard(runtime.tool_call_id or "", work)
+
+    return note_summary
