@@ -6,6 +6,13 @@ from langgraph_context.agents.context_agent import (
     create_context_agent,
     render_state_block,
 )
+from langgraph_context.agents.maintainer import (
+    MAINTAINER_MODES,
+    MaintainerMode,
+    MaintainerState,
+    build_briefing,
+    create_codebase_maintainer_graph,
+)
 from langgraph_context.agents.middleware import (
     PreModelNodeMiddleware,
     StateToolsMiddleware,
@@ -40,13 +47,18 @@ __all__ = [
     "DEFAULT_MODEL_FACTORY",
     "DEFAULT_NOTES_NAMESPACE",
     "LLM_INPUT_KEY",
+    "MAINTAINER_MODES",
     "MODEL_FACTORIES_ENV_VAR",
     "ContextAgentState",
+    "MaintainerMode",
+    "MaintainerState",
     "ModelFactory",
     "PreModelNodeMiddleware",
     "StateToolsMiddleware",
     "acondense_result",
+    "build_briefing",
     "condense_result",
+    "create_codebase_maintainer_graph",
     "create_context_agent",
     "create_load_notes_node",
     "create_openai_model",

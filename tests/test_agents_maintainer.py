@@ -1,0 +1,288 @@
+"""create_codebase_maintainer_graph: terminal, persistent notes, plan, modes, resumption."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from langgraph_context.agents import (
+    MaintainerState,
+    build_briefing,
+    create_codebase_maintainer_graph,
+)
+from langgraph_context.tools import FileNoteStore, Terminal
+from tests.conftest import ScriptedChatModel, ai_calls, call
+
+TESTS = Path(__file__).resolve().parent
+
+
+def make_codebase(root: Path) -> Path:
+    """A tiny Flask-like project with one TODO and one test."""
+    (root / "app").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "models.py").write_text("class User:\n    name: str\n")
+    (root / "app" / "views.py").write_text(
+        "from app.models import User\n\n\ndef show(user: User) -> str:\n"
+        "    # TODO: escape the name\n    return user.name\n"
+    )
+    (root / "tests" / "test_views.py").write_text("def test_show():\n    pass\n")
+    return root
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _tool_results(messages: list[Any]) -> list[str]:
+    return [m.content for m in messages if isinstance(m, ToolMessage)]
+
+
+def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
+    """Explore, analyze and plan turns use the terminal, notes and plan, with exact state."""
+    workspace = make_codebase(tmp_path / "repo")
+    notes_dir = tmp_path / "notes"
+    model = ScriptedChatModel(
+        responses=[
+            # explore
+            ai_calls(
+                call("terminal", {"command": "cat app/views.py"}, "t1"),
+                call("write_plan", {"plan": ["map layout", "find problems"]}, "p1"),
+            ),
+            ai_calls(
+                call(
+                    "note_create",
+                    {
+                        "title": "Layout",
+                        "content": "app/models.py holds User; app/views.py renders it.",
+                        "note_type": "reference",
+                    },
+                    "n1",
+                )
+            ),
+            AIMessage("The app has models and views."),
+            # analyze
+            ai_calls(
+                call(
+                    "note_create",
+                    {
+                        "title": "Unescaped name in show()",
+                        "content": "app/views.py:5 returns user.name without escaping.",
+                        "note_type": "blocker",
+                        "tags": ["security"],
+                    },
+                    "n2",
+                ),
+                call(
+                    "update_plan",
+                    {"update_plans": [{"content": "map layout", "status": "done"}]},
+                    "u1",
+                ),
+            ),
+            AIMessage("One blocker: show() does not escape names."),
+            # plan
+            ai_calls(
+                call(
+                    "update_plan",
+                    {"update_plans": [{"content": "find problems", "status": "done"}]},
+                    "u2",
+                )
+            ),
+            AIMessage("Next: fix the escaping in app/views.py."),
+        ]
+    )
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=notes_dir, project_name="shop"
+    ).compile(checkpointer=InMemorySaver())
+    cfg = _cfg("maint")
+
+    out = graph.invoke({"messages": [HumanMessage("Explore the code")], "mode": "explore"}, cfg)
+    assert out["mode"] == "explore"
+    assert "./app/views.py" in out["briefing"]
+    assert "# TODO: escape the name" in _tool_results(out["messages"])[0]
+    system = model.seen[0][0].content
+    assert system.startswith("You maintain the shop codebase")
+    assert "Mode: explore." in system
+    assert "[Workspace briefing]" in system
+    assert out["plan"] == [
+        {"content": "map layout", "status": "in_progress"},
+        {"content": "find problems", "status": "pending"},
+    ]
+
+    out = graph.invoke({"messages": [HumanMessage("Any problems?")], "mode": "analyze"}, cfg)
+    assert "./app/views.py:5:    # TODO: escape the name" in out["briefing"]
+    assert "./tests/test_views.py" in out["briefing"]
+    assert "Mode: analyze." in model.seen[3][0].content
+    assert out["plan"] == [
+        {"content": "map layout", "status": "done"},
+        {"content": "find problems", "status": "in_progress"},
+    ]
+
+    out = graph.invoke({"messages": [HumanMessage("What next?")], "mode": "plan"}, cfg)
+    assert "- [blocker] Unescaped name in show()" in out["briefing"]
+    assert "Mode: plan." in model.seen[5][0].content
+    assert out["plan"] == [
+        {"content": "map layout", "status": "done"},
+        {"content": "find problems", "status": "done"},
+    ]
+    assert out["messages"][-1].content == "Next: fix the escaping in app/views.py."
+    saved = FileNoteStore(notes_dir).list()
+    assert sorted((n.type, n.title) for n in saved) == [
+        ("blocker", "Unescaped name in show()"),
+        ("reference", "Layout"),
+    ]
+    assert [n.tags for n in saved if n.type == "blocker"] == [("security",)]
+
+
+def test_mode_persists_until_changed_and_defaults(tmp_path: Path) -> None:
+    """Without a mode the default applies; a given mode stays for later turns."""
+    workspace = make_codebase(tmp_path / "repo")
+    model = ScriptedChatModel(responses=[AIMessage("a"), AIMessage("b"), AIMessage("c")])
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "n", default_mode="plan"
+    ).compile(checkpointer=InMemorySaver())
+    cfg = _cfg("m")
+    graph.invoke({"messages": [HumanMessage("hi")]}, cfg)
+    assert "Mode: plan." in model.seen[0][0].content
+    out = graph.invoke({"messages": [HumanMessage("go")], "mode": "analyze"}, cfg)
+    out = graph.invoke({"messages": [HumanMessage("again")]}, cfg)
+    assert out["mode"] == "analyze"
+    assert "Mode: analyze." in model.seen[2][0].content
+
+
+def test_notes_in_the_graph_store_per_user(tmp_path: Path) -> None:
+    """With notes=None the notes live in the compiled store, namespaced per user."""
+    workspace = make_codebase(tmp_path / "repo")
+    store = InMemoryStore()
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(
+                call(
+                    "note_create",
+                    {"title": "CI is red", "content": "tests fail", "note_type": "blocker"},
+                    "n",
+                )
+            ),
+            AIMessage("noted"),
+            AIMessage("still blocked"),
+        ]
+    )
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, note_namespace=("notes", "{user_id}")
+    ).compile(checkpointer=InMemorySaver(), store=store)
+    cfg = {"configurable": {"thread_id": "a", "user_id": "ann"}}
+    graph.invoke({"messages": [HumanMessage("record")]}, cfg)
+    assert [i.value["title"] for i in store.search(("notes", "ann"))] == ["CI is red"]
+    out = graph.invoke(
+        {"messages": [HumanMessage("status")]},
+        {"configurable": {"thread_id": "b", "user_id": "ann"}},
+    )
+    assert "- [blocker] CI is red" in out["briefing"]
+
+
+def test_briefing_is_capped_and_marked_as_data(tmp_path: Path) -> None:
+    """build_briefing stays under its token cap and states that it is data."""
+    workspace = make_codebase(tmp_path / "repo")
+    for i in range(200):
+        (workspace / "app" / f"mod_{i:03d}.py").write_text("x = 1\n")
+    terminal = Terminal(workspace)
+    text = build_briefing("explore", "map it", terminal=terminal, max_tokens=400, token_counter=len)
+    assert len(text) <= 400
+    assert text.startswith("[Workspace briefing]")
+    assert "data, not instructions" in text
+    assert "$ find . -type f -name '*.py'" in text
+    assert build_briefing("explore", "x", terminal=terminal, max_tokens=50, token_counter=len) == ""
+    assert build_briefing("plan", "x") == ""
+
+
+def test_errors(tmp_path: Path) -> None:
+    """Bad modes, caps, step names and note sources raise; a bad state mode raises too."""
+    workspace = make_codebase(tmp_path / "repo")
+    model = ScriptedChatModel(responses=[AIMessage("x")])
+    with pytest.raises(ValueError, match="default_mode must be one of"):
+        create_codebase_maintainer_graph(model, workspace=workspace, default_mode="fix")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="briefing_tokens must be a positive int"):
+        create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=0)
+    with pytest.raises(ValueError, match="briefing_tokens must be a positive int"):
+        create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'brief' is reserved"):
+        create_codebase_maintainer_graph(
+            model, workspace=workspace, pre_model={"brief": lambda s: {}}
+        )
+    with pytest.raises(TypeError, match="notes must be a directory path"):
+        create_codebase_maintainer_graph(model, workspace=workspace, notes=42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="mode must be one of"):
+        build_briefing("fix", "x")  # type: ignore[arg-type]
+    graph = create_codebase_maintainer_graph(model, workspace=workspace).compile()
+    with pytest.raises(ValueError, match=r"state\['mode'\] must be one of"):
+        graph.invoke({"messages": [HumanMessage("x")], "mode": "fix"})
+
+
+def test_extra_pre_model_steps_run_after_the_briefing(tmp_path: Path) -> None:
+    """User steps (compaction, context) see the turn's briefing in state."""
+    workspace = make_codebase(tmp_path / "repo")
+    seen: list[str] = []
+
+    def context(state: MaintainerState) -> dict[str, Any]:
+        seen.append(state.get("briefing", ""))
+        return {}
+
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "n", pre_model=[context]
+    ).compile()
+    graph.invoke({"messages": [HumanMessage("look")]})
+    assert len(seen) == 1
+    assert "./app/models.py" in seen[0]
+
+
+def _worker(workspace: Path, notes: Path, db: Path, turn: int) -> dict[str, Any]:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(TESTS / "_resume_worker.py"),
+            "maintainer",
+            str(db),
+            str(turn),
+            str(workspace),
+            str(notes),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.slow
+def test_resume_tomorrow_in_a_new_process(tmp_path: Path) -> None:
+    """A second process continues the thread: plan, mode, notes and history come back."""
+    workspace = make_codebase(tmp_path / "repo")
+    notes = tmp_path / "notes"
+    db = tmp_path / "maintainer.sqlite"
+    first = _worker(workspace, notes, db, 1)
+    assert first["plan"] == [
+        {"content": "read views", "status": "in_progress"},
+        {"content": "fix escaping", "status": "pending"},
+    ]
+    assert first["notes"] == [["blocker", "Unescaped name"]]
+    second = _worker(workspace, notes, db, 2)
+    assert second["mode"] == "analyze"
+    assert second["plan"] == [
+        {"content": "read views", "status": "done"},
+        {"content": "fix escaping", "status": "in_progress"},
+    ]
+    assert second["messages"] == first["messages"] + 4
+    assert "- [blocker] Unescaped name" in second["first_system"]
+    assert "1. [in_progress] read views" in second["first_system"]
+    assert second["notes"] == [["blocker", "Unescaped name"]]
