@@ -4,6 +4,19 @@ Decide, before every model call, which tokens the model sees: budgeted context
 assembly, tool-pair-safe compaction, plan and note tools over state, pinned memory.
 """
 
+from langgraph_context.compaction import (
+    CompactionResult,
+    CompactionStateMixin,
+    CompactionStats,
+    RunningSummary,
+    StateSnapshot,
+    SummarizationResult,
+    asummarize_messages,
+    compact_messages,
+    create_compaction_node,
+    extract_snapshot,
+    summarize_messages,
+)
 from langgraph_context.context import TRUSTED_PACKET_TYPES, ContextPacket
 from langgraph_context.history import (
     CANCELLED_TOOL_RESULT,
@@ -56,6 +69,7 @@ from langgraph_context.tools import (
     notes_to_packets,
     render_plan,
 )
+from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
 
 __version__ = "0.1.0"
 
@@ -65,6 +79,9 @@ __all__ = [
     "NOTE_TYPES",
     "PLAN_STATUSES",
     "TRUSTED_PACKET_TYPES",
+    "CompactionResult",
+    "CompactionStateMixin",
+    "CompactionStats",
     "ContextPacket",
     "FileNoteStore",
     "HistoryRepair",
@@ -79,13 +96,19 @@ __all__ = [
     "PlanStateMixin",
     "PlanStatus",
     "PlanUpdate",
+    "RunningSummary",
+    "StateSnapshot",
+    "SummarizationResult",
     "Terminal",
     "TerminalResult",
     "TiktokenCounter",
     "TokenCounter",
     "__version__",
     "approximate_text_tokens",
+    "asummarize_messages",
+    "compact_messages",
     "count_tokens",
+    "create_compaction_node",
     "create_ls_tool",
     "create_note_tools",
     "create_query_note_tool",
@@ -96,7 +119,10 @@ __all__ = [
     "create_write_plan_tool",
     "default_counter",
     "estimate_tokens",
+    "extract_snapshot",
     "group_tool_rounds",
+    "load_claude_code_session",
+    "load_openai_transcript",
     "note_reducer",
     "notes_to_packets",
     "plan_reducer",
@@ -104,6 +130,7 @@ __all__ = [
     "repair_history",
     "resolve_counter",
     "safe_cut_points",
+    "summarize_messages",
     "truncate_messages",
     "validate_history",
 ]

@@ -1,0 +1,479 @@
+"""Rule-based state snapshot: what a handoff must keep, extracted from evicted messages.
+
+When compaction drops or clears messages without a model, the facts a later turn is
+most likely to need are pulled out of them first and kept in one compact message:
+the user's requests, files touched, commands run, errors seen (with what followed
+them), identifiers used in tool calls, and open items. Extraction is deterministic and
+never invents anything: every line of a snapshot is copied from the evicted text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langgraph_context._messages import as_messages, content_text
+from langgraph_context.history import CANCELLED_TOOL_RESULT
+from langgraph_context.tokens import resolve_counter
+
+__all__ = [
+    "COMPACTION_MARKER",
+    "ERROR_LINE_CHARS",
+    "REQUEST_CHARS",
+    "SNAPSHOT_HEADER",
+    "StateSnapshot",
+    "compaction_kind",
+    "extract_snapshot",
+    "snapshot_message",
+]
+
+COMPACTION_MARKER = "lgc_compaction"
+"""Key in `additional_kwargs` that marks a message written by compaction."""
+
+SNAPSHOT_HEADER = (
+    "[Earlier conversation compacted. State snapshot of {count} earlier messages, "
+    "copied from them by rules (no model); treat it as the record of what happened.]"
+)
+REQUEST_CHARS = 400
+"""Longest excerpt kept of one evicted user request."""
+ERROR_LINE_CHARS = 200
+"""Longest excerpt kept of one error line."""
+COMMAND_CHARS = 200
+SCAN_CHARS = 20_000
+_MAX_ITEMS = 200
+
+_PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "filepath")
+_COMMAND_ARG_KEYS = ("command", "cmd")
+_EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "write_file", "edit_file", "notebookedit"})
+_READ_TOOLS = frozenset({"read", "read_file", "view", "cat"})
+_PATH_RE = re.compile(
+    r"(?<![\w:/.@~-])(?:~?/|\.{1,2}/)?(?:[\w@+-][\w@.+-]*/)+[\w@+-][\w@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b"
+)
+_ERROR_RE = re.compile(
+    r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|undefined|"
+    r"cannot|could not|not found|denied|invalid)\b|\*\* \(",
+    re.IGNORECASE,
+)
+_ID_RE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,47}(?![\w/])")
+_OPEN_RE = re.compile(r"^\s*(?:[-*]\s*\[ \]|todo\b|next\b|pending\b)[:\s]", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    """Facts extracted from evicted messages, each section in first-seen order.
+
+    Attributes:
+        requests: Excerpts of the user's messages (task, constraints, corrections).
+        files: File paths with how they were used, e.g. `lib/app.ex (edited)`.
+        commands: Shell commands run through tools.
+        errors: Error lines from tool results or text, with the action that followed.
+        identifiers: Ids that tool calls and the user used (reservation ids, SHAs, ...).
+        open_items: Unfinished todo items, unanswered calls and "TODO"/"Next" lines.
+        message_count: How many messages the snapshot stands for, over all compactions.
+    """
+
+    requests: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    open_items: tuple[str, ...] = ()
+    message_count: int = 0
+    _file_uses: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    @property
+    def empty(self) -> bool:
+        """Whether no fact at all was extracted."""
+        return not (
+            self.requests
+            or self.files
+            or self.commands
+            or self.errors
+            or self.identifiers
+            or self.open_items
+        )
+
+    def merge(self, newer: StateSnapshot) -> StateSnapshot:
+        """Combine with a snapshot of later messages (this one's facts first).
+
+        Args:
+            newer: The snapshot of messages evicted after this one's.
+
+        Returns:
+            A new snapshot; open items come from `newer` when it has any, since later
+            todo lists supersede earlier ones.
+        """
+        uses = _merge_uses(self._file_uses, newer._file_uses)
+        return StateSnapshot(
+            requests=_dedup(self.requests + newer.requests),
+            files=_render_files(uses),
+            commands=_dedup(self.commands + newer.commands),
+            errors=_dedup(self.errors + newer.errors),
+            identifiers=_dedup(self.identifiers + newer.identifiers),
+            open_items=newer.open_items or self.open_items,
+            message_count=self.message_count + newer.message_count,
+            _file_uses=uses,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable dict (round-trips through `from_dict`)."""
+        return {
+            "requests": list(self.requests),
+            "files": list(self.files),
+            "commands": list(self.commands),
+            "errors": list(self.errors),
+            "identifiers": list(self.identifiers),
+            "open_items": list(self.open_items),
+            "message_count": self.message_count,
+            "file_uses": [list(pair) for pair in self._file_uses],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StateSnapshot:
+        """Rebuild a snapshot from `to_dict` output.
+
+        Args:
+            data: The dict.
+
+        Returns:
+            The snapshot.
+        """
+        uses = tuple((str(p), str(u)) for p, u in data.get("file_uses", ()))
+        return cls(
+            requests=tuple(data.get("requests", ())),
+            files=tuple(data.get("files", ())),
+            commands=tuple(data.get("commands", ())),
+            errors=tuple(data.get("errors", ())),
+            identifiers=tuple(data.get("identifiers", ())),
+            open_items=tuple(data.get("open_items", ())),
+            message_count=int(data.get("message_count", 0)),
+            _file_uses=uses,
+        )
+
+    def render(self, *, max_tokens: int | None = None, token_counter: Any = None) -> str:
+        """Render the snapshot as text, fitting `max_tokens` if given.
+
+        Sections are filled round-robin, one item at a time (each section's items in
+        priority order: the first request, then the latest ones; the latest errors and
+        commands first), so a tight budget keeps a little of every kind of fact rather
+        than all of one. Identifiers and files are comma-joined to save tokens.
+
+        Args:
+            max_tokens: Token budget for the text; `None` for no limit.
+            token_counter: Counts a string (default: offline tiktoken).
+
+        Returns:
+            The text, or `""` when not even the header fits or nothing was extracted.
+        """
+        if self.empty:
+            return ""
+        counter = resolve_counter(token_counter)
+        header = SNAPSHOT_HEADER.format(count=self.message_count)
+        sections: list[tuple[str, list[str], bool]] = [
+            ("User requests", _request_order(self.requests), False),
+            ("Files touched", list(self.files), True),
+            ("Errors seen (and what followed)", list(reversed(self.errors)), False),
+            ("Identifiers", list(self.identifiers), True),
+            ("Commands run", list(reversed(self.commands)), False),
+            ("Open items", list(self.open_items), False),
+        ]
+        if max_tokens is None:
+            chosen = [items for _, items, _ in sections]
+        else:
+            budget = max_tokens - counter(header)
+            if budget <= 0:
+                return ""
+            chosen = [[] for _ in sections]
+            spent = 0
+            progress = True
+            cursor = [0] * len(sections)
+            while progress:
+                progress = False
+                for s, (title, items, _) in enumerate(sections):
+                    if cursor[s] >= len(items):
+                        continue
+                    title_cost = counter(title) + 2 if not chosen[s] else 0
+                    cost = counter(items[cursor[s]]) + 2 + title_cost
+                    cursor[s] += 1
+                    progress = True
+                    if spent + cost <= budget:
+                        chosen[s].append(items[cursor[s] - 1])
+                        spent += cost
+        lines = [header]
+        for (title, items, joined), chosen_items in zip(sections, chosen, strict=True):
+            if not chosen_items:
+                continue
+            wanted = set(chosen_items)
+            picked = chosen_items
+            if title in ("Errors seen (and what followed)", "Commands run"):
+                picked = [item for item in items if item in wanted][::-1]
+            if title == "User requests":
+                picked = [item for item in self.requests if item in wanted]
+            lines.append(f"{title}:")
+            if joined:
+                lines.append("- " + ", ".join(picked))
+            else:
+                lines.extend(f"- {item}" for item in picked)
+        text = "\n".join(lines)
+        if max_tokens is not None:
+            while counter(text) > max_tokens and len(lines) > 1:
+                lines.pop()
+                text = "\n".join(lines)
+            if len(lines) == 1:
+                return ""
+        return text
+
+
+def _request_order(requests: Sequence[str]) -> list[str]:
+    if not requests:
+        return []
+    return [requests[0], *reversed(requests[1:])]
+
+
+def _dedup(items: Iterable[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for item in items:
+        if item and item not in seen:
+            seen[item] = None
+    return tuple(seen)[-_MAX_ITEMS:] if len(seen) > _MAX_ITEMS else tuple(seen)
+
+
+def _merge_uses(
+    old: Sequence[tuple[str, str]], new: Sequence[tuple[str, str]]
+) -> tuple[tuple[str, str], ...]:
+    order: dict[str, list[str]] = {}
+    for path, use in (*old, *new):
+        uses = order.setdefault(path, [])
+        if use not in uses:
+            uses.append(use)
+    return tuple((path, use) for path, uses in order.items() for use in uses)
+
+
+def _render_files(uses: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    grouped: dict[str, list[str]] = {}
+    for path, use in uses:
+        grouped.setdefault(path, []).append(use)
+    out = []
+    for path, kinds in grouped.items():
+        shown = [k for k in ("edited", "read", "used") if k in kinds]
+        out.append(f"{path} ({', '.join(shown)})" if shown else path)
+    return tuple(out)[-_MAX_ITEMS:]
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        return
+
+
+def _describe_call(call: Mapping[str, Any]) -> str:
+    args = call.get("args") or {}
+    key = next((args[k] for k in (*_PATH_ARG_KEYS, *_COMMAND_ARG_KEYS) if k in args), None)
+    if key is None:
+        brief = json.dumps(args, ensure_ascii=False, default=str)
+    else:
+        brief = str(key)
+    return f"{call.get('name', '?')}({_clip(brief, 80)})"
+
+
+def compaction_kind(message: BaseMessage) -> str | None:
+    """Return `"snapshot"` or `"summary"` for a message compaction wrote, else `None`.
+
+    Args:
+        message: Any message.
+
+    Returns:
+        The kind recorded in the message's marker, or `None` for ordinary messages.
+    """
+    marker = message.additional_kwargs.get(COMPACTION_MARKER)
+    if isinstance(marker, Mapping):
+        kind = marker.get("kind")
+        return str(kind) if kind is not None else None
+    return None
+
+
+def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
+    """Wrap a rendered snapshot in the marked message compaction inserts.
+
+    It is a user-role message so it is valid right after the system prompt for every
+    provider; the marker carries the structured snapshot so the next compaction can
+    extend it instead of starting over.
+
+    Args:
+        text: The rendered snapshot.
+        snapshot: The structured snapshot it renders.
+
+    Returns:
+        The message.
+    """
+    return HumanMessage(
+        text,
+        additional_kwargs={
+            COMPACTION_MARKER: {"kind": "snapshot", "snapshot": snapshot.to_dict()},
+        },
+    )
+
+
+def extract_snapshot(
+    messages: Sequence[Any], *, previous: StateSnapshot | None = None
+) -> StateSnapshot:
+    """Extract a state snapshot from messages that are about to leave the context.
+
+    Args:
+        messages: The evicted messages (LangChain messages or OpenAI-style dicts).
+            Earlier snapshot messages among them are merged in, not re-read as text.
+        previous: A snapshot of messages evicted before these, to extend.
+
+    Returns:
+        The snapshot (previous facts first, then these messages' facts).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> snap = extract_snapshot([HumanMessage("Fix the crash in lib/app/user.ex")])
+        >>> snap.files
+        ('lib/app/user.ex',)
+    """
+    items = as_messages(messages)
+    base = previous or StateSnapshot()
+    requests: list[str] = []
+    uses: list[tuple[str, str]] = []
+    commands: list[str] = []
+    errors: dict[str, str] = {}
+    ids: list[str] = []
+    open_items: list[str] = []
+    pending_errors: list[str] = []
+    counted = 0
+    for message in items:
+        if compaction_kind(message) == "snapshot":
+            marker = message.additional_kwargs[COMPACTION_MARKER]
+            base = base.merge(StateSnapshot.from_dict(marker.get("snapshot", {})))
+            continue
+        counted += 1
+        text = content_text(message.content)
+        if isinstance(message, SystemMessage):
+            continue
+        if isinstance(message, HumanMessage):
+            if text.strip():
+                requests.append(_clip(text, REQUEST_CHARS))
+            ids.extend(_ID_RE.findall(text))
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if pending_errors:
+                    for line in pending_errors:
+                        errors[line] = _describe_call(call)
+                    pending_errors = []
+                _read_call(call, uses, commands, ids, open_items)
+        if isinstance(message, ToolMessage):
+            if text.startswith(CANCELLED_TOOL_RESULT[:30]):
+                open_items.append(f"call {message.name or message.tool_call_id} was cancelled")
+                continue
+            is_read = (message.name or "").lower() in _READ_TOOLS
+            failed = message.status == "error"
+            found = _error_lines(text, force=failed) if failed or not is_read else []
+            for line in found:
+                label = f"{message.name}: " if message.name else ""
+                errors.pop(label + line, None)
+                errors[label + line] = ""
+                pending_errors.append(label + line)
+        paths, _, opens = _text_facts(text)
+        uses.extend((path, "mentioned") for path in paths)
+        open_items.extend(opens)
+    current_uses = _merge_uses((), uses)
+    files_uses = tuple((p, u) for p, u in current_uses if u != "mentioned") + tuple(
+        (p, u) for p, u in current_uses if u == "mentioned"
+    )
+    fresh = StateSnapshot(
+        requests=_dedup(requests),
+        files=_render_files(_merge_uses((), files_uses)),
+        commands=_dedup(commands),
+        errors=tuple(f"{line} -> then {then}" if then else line for line, then in errors.items()),
+        identifiers=_dedup(ids),
+        open_items=_dedup(open_items),
+        message_count=counted,
+        _file_uses=_merge_uses((), files_uses),
+    )
+    return base.merge(fresh)
+
+
+def _read_call(
+    call: Mapping[str, Any],
+    uses: list[tuple[str, str]],
+    commands: list[str],
+    ids: list[str],
+    open_items: list[str],
+) -> None:
+    name = str(call.get("name", ""))
+    args = call.get("args") or {}
+    lowered = name.lower()
+    for key in _PATH_ARG_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            use = "used"
+            if lowered in _EDIT_TOOLS:
+                use = "edited"
+            elif lowered in _READ_TOOLS:
+                use = "read"
+            uses.append((value, use))
+    for key in _COMMAND_ARG_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            commands.append(_clip(value, COMMAND_CHARS))
+    todos = args.get("todos")
+    if isinstance(todos, list):
+        open_items.clear()
+        for todo in todos:
+            if isinstance(todo, Mapping) and todo.get("status") not in ("completed", "done"):
+                open_items.append(f"[{todo.get('status', 'pending')}] {todo.get('content', '')}")
+    for value in _strings(args):
+        if len(value) <= 64:
+            ids.extend(_ID_RE.findall(value))
+
+
+def _error_lines(text: str, *, force: bool) -> list[str]:
+    hits = list(_text_facts(text)[1])
+    if not hits and force and text.strip():
+        first = next(line for line in text.splitlines() if line.strip())
+        hits = [_clip(first, ERROR_LINE_CHARS)]
+    return hits[:3]
+
+
+@lru_cache(maxsize=8192)
+def _text_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Return (paths, error lines, open-item lines) of a text; memoized by the text.
+
+    Very long texts are scanned in their first and last `SCAN_CHARS` characters, where
+    command output puts its errors and summaries.
+    """
+    if len(text) > 2 * SCAN_CHARS:
+        text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+    paths = tuple(dict.fromkeys(_PATH_RE.findall(text)))
+    errors: list[str] = []
+    for match in _ERROR_RE.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end != -1 else len(text)].strip()
+        clipped = _clip(line, ERROR_LINE_CHARS)
+        if clipped and clipped not in errors:
+            errors.append(clipped)
+    opens = tuple(
+        _clip(line.strip(), REQUEST_CHARS) for line in text.splitlines() if _OPEN_RE.match(line)
+    )
+    return paths, tuple(errors), opens

@@ -1,0 +1,599 @@
+"""Rule-based compaction: pure, tool-pair safe, never touching system messages.
+
+Strategies work on the atomic units of `history.group_tool_rounds` (an AI message
+with its tool results, or any single message), so a cut never separates a call from
+its results:
+
+* `clear_tool_results`: replace old tool outputs by a short placeholder, oldest first,
+  never in the last `keep_tool_rounds` tool rounds (optionally clearing large tool
+  call arguments too);
+* `drop_oldest`: a sliding window, dropping the oldest units first;
+* `drop_middle`: keep a head (the task and its constraints) and a tail (current
+  work), drop the middle;
+* `auto`: clear tool results first; if that is not enough, try both drops and keep
+  the one with the better efficiency score
+  `0.6 * token_reduction_ratio + 0.4 * message_retention_ratio`.
+
+Whatever is dropped or cleared is first condensed into a rule-based state snapshot
+(`snapshot.py`) inserted after the system messages, within a share of the budget.
+System messages, the most recent user request and the latest unit are never dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal, get_args
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langgraph_context._messages import as_messages
+from langgraph_context.compaction.snapshot import (
+    StateSnapshot,
+    compaction_kind,
+    extract_snapshot,
+    snapshot_message,
+)
+from langgraph_context.history import group_tool_rounds, repair_history
+from langgraph_context.tokens import TiktokenCounter, TokenCounter, resolve_counter
+
+__all__ = [
+    "CLEARED_TOOL_ARG",
+    "CLEARED_TOOL_RESULT",
+    "DEFAULT_HEAD_FRACTION",
+    "DEFAULT_KEEP_TOOL_ROUNDS",
+    "DEFAULT_SNAPSHOT_FRACTION",
+    "STRATEGIES",
+    "CompactionResult",
+    "CompactionStats",
+    "Strategy",
+    "compact_messages",
+    "efficiency_score",
+]
+
+logger = logging.getLogger(__name__)
+
+Strategy = Literal["auto", "clear_tool_results", "drop_oldest", "drop_middle"]
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+
+DEFAULT_KEEP_TOOL_ROUNDS = 3
+DEFAULT_SNAPSHOT_FRACTION = 0.2
+DEFAULT_HEAD_FRACTION = 0.25
+CLEARED_TOOL_RESULT = (
+    "[Tool output cleared by compaction to save context. Call the tool again if you still need it.]"
+)
+CLEARED_TOOL_ARG = "[argument cleared by compaction]"
+
+
+@dataclass(frozen=True)
+class CompactionStats:
+    """What a compaction did, for logs and state.
+
+    Attributes:
+        strategy: The strategy applied (`"none"` when the history already fitted).
+        max_tokens: The budget.
+        tokens_before: Tokens of the input history.
+        tokens_after: Tokens of the output history.
+        messages_before: Messages in the input history.
+        messages_after: Messages in the output history.
+        messages_dropped: Input messages no longer present.
+        tool_rounds_dropped: AI tool-call rounds dropped with their results.
+        tool_results_cleared: Tool results replaced by the placeholder.
+        tool_args_cleared: Tool-call arguments replaced by the placeholder.
+        snapshot_tokens: Tokens of the inserted state snapshot (0 if none).
+        within_budget: Whether `tokens_after <= max_tokens`.
+        repairs: Violations found in the input and repaired before compacting.
+        note: Why the budget could not be met, when it could not.
+    """
+
+    strategy: str
+    max_tokens: int
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    messages_dropped: int = 0
+    tool_rounds_dropped: int = 0
+    tool_results_cleared: int = 0
+    tool_args_cleared: int = 0
+    snapshot_tokens: int = 0
+    within_budget: bool = True
+    repairs: tuple[str, ...] = ()
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the stats as a JSON-serializable dict."""
+        data = asdict(self)
+        data["repairs"] = list(self.repairs)
+        return data
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """The output of `compact_messages`.
+
+    Attributes:
+        messages: The compacted history (new list; input messages are never mutated).
+        stats: What was done.
+        evicted: The original messages whose content left the context (dropped, or
+            tool results and calls that were cleared), in history order.
+        snapshot: The state snapshot extracted from them (including earlier ones), if any.
+    """
+
+    messages: list[BaseMessage]
+    stats: CompactionStats
+    evicted: tuple[BaseMessage, ...] = ()
+    snapshot: StateSnapshot | None = None
+
+
+def efficiency_score(
+    *, tokens_before: int, tokens_after: int, messages_before: int, messages_after: int
+) -> float:
+    """Score a compaction: `0.6 * token reduction ratio + 0.4 * message retention ratio`.
+
+    Args:
+        tokens_before: Tokens before compaction.
+        tokens_after: Tokens after compaction.
+        messages_before: Messages before compaction.
+        messages_after: Messages after compaction.
+
+    Returns:
+        The score; higher is better.
+
+    Example:
+        >>> efficiency_score(tokens_before=100, tokens_after=50, messages_before=10,
+        ...                  messages_after=5)
+        0.5
+    """
+    reduction = (tokens_before - tokens_after) / tokens_before if tokens_before else 0.0
+    retention = messages_after / messages_before if messages_before else 1.0
+    return round(0.6 * reduction + 0.4 * retention, 6)
+
+
+class _Costs:
+    """Per-message token costs derived from any counter.
+
+    The package's tiktoken counter is additive (a list costs its messages plus a
+    fixed reply priming), so totals are sums of memoized per-message counts; other
+    counters are asked for totals directly.
+    """
+
+    def __init__(self, counter: TokenCounter, sample: BaseMessage) -> None:
+        self.counter = counter
+        self.additive = isinstance(counter, TiktokenCounter)
+        one = int(counter([sample]))
+        self.overhead = 2 * one - int(counter([sample, sample]))
+
+    def of(self, message: BaseMessage) -> int:
+        if isinstance(self.counter, TiktokenCounter):
+            return self.counter.count_message(message)
+        return int(self.counter([message])) - self.overhead
+
+    def total(self, messages: Sequence[BaseMessage], known: int | None = None) -> int:
+        """Return the tokens of `messages`; `known` is their summed per-message cost."""
+        if not messages:
+            return 0
+        if self.additive:
+            return self.overhead + (known if known is not None else sum(map(self.of, messages)))
+        return int(self.counter(list(messages)))
+
+
+@dataclass
+class _Work:
+    """Mutable working state of one compaction (private to this module)."""
+
+    items: list[BaseMessage]
+    units: list[tuple[int, int]]
+    costs: list[int]
+    current: list[BaseMessage]
+    pinned: set[int] = field(default_factory=set)
+    dropped: set[int] = field(default_factory=set)
+    tail: set[int] = field(default_factory=set)
+    cleared: dict[int, BaseMessage] = field(default_factory=dict)
+    args_cleared: int = 0
+
+    def unit_cost(self, u: int) -> int:
+        start, end = self.units[u]
+        return sum(self.costs[start:end])
+
+    def kept_cost(self) -> int:
+        return sum(self.unit_cost(u) for u in range(len(self.units)) if u not in self.dropped)
+
+
+def _check(
+    max_tokens: int,
+    strategy: str,
+    keep_tool_rounds: int,
+    keep_messages: int,
+    snapshot_fraction: float,
+    head_fraction: float,
+    clear_tool_args_over: int | None,
+) -> None:
+    if not isinstance(max_tokens, int) or max_tokens <= 0:
+        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
+        raise ValueError(msg)
+    if strategy not in STRATEGIES:
+        msg = f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}"
+        raise ValueError(msg)
+    if keep_tool_rounds < 0:
+        msg = f"keep_tool_rounds must be >= 0, got {keep_tool_rounds!r}"
+        raise ValueError(msg)
+    if keep_messages < 0:
+        msg = f"keep_messages must be >= 0, got {keep_messages!r}"
+        raise ValueError(msg)
+    if not 0.0 <= snapshot_fraction < 1.0:
+        msg = f"snapshot_fraction must be in [0, 1), got {snapshot_fraction!r}"
+        raise ValueError(msg)
+    if not 0.0 <= head_fraction < 1.0:
+        msg = f"head_fraction must be in [0, 1), got {head_fraction!r}"
+        raise ValueError(msg)
+    if clear_tool_args_over is not None and clear_tool_args_over < 0:
+        msg = f"clear_tool_args_over must be None or >= 0, got {clear_tool_args_over!r}"
+        raise ValueError(msg)
+
+
+def compact_messages(
+    messages: Sequence[Any],
+    *,
+    max_tokens: int,
+    strategy: Strategy = "auto",
+    keep_tool_rounds: int = DEFAULT_KEEP_TOOL_ROUNDS,
+    keep_messages: int = 0,
+    clear_tool_args_over: int | None = None,
+    snapshot: bool = True,
+    snapshot_fraction: float = DEFAULT_SNAPSHOT_FRACTION,
+    head_fraction: float = DEFAULT_HEAD_FRACTION,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+) -> CompactionResult:
+    """Compact a history under `max_tokens` without a model, keeping tool pairs intact.
+
+    The input is never mutated. An invalid input is repaired first (see
+    `repair_history`) and the repairs are listed in the stats. System messages, the
+    most recent user request, the latest unit and the last `keep_messages` messages
+    are never dropped; if they alone exceed the budget, the tool results among them
+    are cleared as a last resort, and if that is still not enough the result says so
+    (`stats.within_budget` is false and `stats.note` explains) instead of overflowing
+    silently.
+
+    Args:
+        messages: LangChain messages or OpenAI-style dicts.
+        max_tokens: Budget for the whole output, snapshot included.
+        strategy: `auto`, `clear_tool_results`, `drop_oldest` or `drop_middle`.
+        keep_tool_rounds: Latest tool rounds whose results are never cleared (unless
+            nothing else can meet the budget).
+        keep_messages: Trailing messages kept verbatim (rounded up to whole units).
+        clear_tool_args_over: When clearing a round, also replace string arguments of
+            its calls longer than this many tokens (`None` keeps arguments).
+        snapshot: Insert a rule-based state snapshot of what was evicted.
+        snapshot_fraction: Share of `max_tokens` reserved for the snapshot.
+        head_fraction: Share of the budget `drop_middle` gives to the head.
+        token_counter: Counter for budgets (default: offline tiktoken).
+
+    Returns:
+        A `CompactionResult` with the messages, stats, evicted messages and snapshot.
+
+    Raises:
+        ValueError: If an option is out of range or `strategy` is unknown.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, AIMessage
+        >>> history = [HumanMessage("task: edit lib/a.py")] + [
+        ...     AIMessage("x" * 50), HumanMessage("y" * 50)] * 4
+        >>> result = compact_messages(history, max_tokens=120)
+        >>> result.stats.within_budget, result.stats.tokens_after <= 120
+        (True, True)
+        >>> "lib/a.py" in result.messages[0].content  # kept in the state snapshot
+        True
+    """
+    _check(
+        max_tokens,
+        strategy,
+        keep_tool_rounds,
+        keep_messages,
+        snapshot_fraction,
+        head_fraction,
+        clear_tool_args_over,
+    )
+    counter = resolve_counter(token_counter)
+    repair = repair_history(as_messages(messages))
+    repairs = tuple(str(v) for v in repair.changes)
+    items = repair.messages
+    if not items:
+        stats = CompactionStats("none", max_tokens, 0, 0, 0, 0, repairs=repairs)
+        return CompactionResult([], stats)
+    costs = _Costs(counter, items[0])
+    item_costs = [costs.of(m) for m in items]
+    tokens_before = costs.total(items, sum(item_costs))
+    if tokens_before <= max_tokens:
+        stats = CompactionStats(
+            "none", max_tokens, tokens_before, tokens_before, len(items), len(items),
+            repairs=repairs,
+        )  # fmt: skip
+        return CompactionResult(list(items), stats)
+
+    previous: StateSnapshot | None = None
+    body: list[BaseMessage] = []
+    body_costs: list[int] = []
+    for message, cost in zip(items, item_costs, strict=True):
+        if compaction_kind(message) == "snapshot":
+            previous = extract_snapshot([message], previous=previous)
+        else:
+            body.append(message)
+            body_costs.append(cost)
+    work = _Work(
+        items=body,
+        units=group_tool_rounds(body),
+        costs=body_costs,
+        current=list(body),
+    )
+    _pin(work, keep_messages)
+    reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
+    target = max_tokens - reserve - costs.overhead
+
+    applied: str = strategy
+    _clear(work, costs, target, keep_tool_rounds, clear_tool_args_over)
+    if work.kept_cost() > target and strategy != "clear_tool_results":
+        if strategy == "auto":
+            applied = _choose(work, target, head_fraction, len(body))
+            chosen = "drop_oldest" if applied == "drop_oldest" else "drop_middle"
+        else:
+            chosen = strategy
+        work.dropped = _drop(work, chosen, target, head_fraction)
+    elif strategy == "auto":
+        applied = "clear_tool_results"
+    if work.kept_cost() > target:
+        trial = replace(
+            work, current=list(work.current), costs=list(work.costs), cleared=dict(work.cleared)
+        )
+        _clear(trial, costs, target, 0, clear_tool_args_over, everything=True)
+        if trial.kept_cost() <= max_tokens - costs.overhead:
+            work = trial  # clearing the protected outputs is the only way to fit
+
+    return _finish(
+        work,
+        costs,
+        previous=previous,
+        snapshot=snapshot,
+        reserve=reserve,
+        max_tokens=max_tokens,
+        strategy=applied,
+        tokens_before=tokens_before,
+        messages_before=len(items),
+        repairs=repairs,
+    )
+
+
+def _pin(work: _Work, keep_messages: int) -> None:
+    """Mark units that must never be dropped."""
+    items, units = work.items, work.units
+    last_human = None
+    for u, (start, _) in enumerate(units):
+        message = items[start]
+        if isinstance(message, SystemMessage) or compaction_kind(message) == "summary":
+            work.pinned.add(u)
+        elif isinstance(message, HumanMessage):
+            last_human = u
+    if last_human is not None:
+        work.pinned.add(last_human)
+    if units:
+        work.pinned.add(len(units) - 1)
+    if keep_messages:
+        first_kept = len(items) - keep_messages
+        work.tail = {u for u, (_, end) in enumerate(units) if end > first_kept}
+        work.pinned.update(work.tail)
+
+
+def _is_round(work: _Work, u: int) -> bool:
+    start, end = work.units[u]
+    return end - start > 1 or bool(
+        isinstance(work.items[start], AIMessage) and work.items[start].tool_calls  # type: ignore[attr-defined]
+    )
+
+
+def _clear(
+    work: _Work,
+    costs: _Costs,
+    target: int,
+    keep_tool_rounds: int,
+    clear_args_over: int | None,
+    *,
+    everything: bool = False,
+) -> None:
+    """Clear tool results (and large arguments) oldest first until under `target`."""
+    rounds = [u for u in range(len(work.units)) if _is_round(work, u) and u not in work.dropped]
+    candidates = rounds[: len(rounds) - keep_tool_rounds] if keep_tool_rounds else rounds
+    if not everything:
+        protected = work.tail | {len(work.units) - 1}
+        candidates = [u for u in candidates if u not in protected]
+    placeholder_cost: int | None = None
+    total = work.kept_cost()
+    for u in candidates:
+        if total <= target:
+            return
+        start, end = work.units[u]
+        for i in range(start, end):
+            message = work.current[i]
+            if isinstance(message, ToolMessage) and i not in work.cleared:
+                cleared = message.model_copy(update={"content": CLEARED_TOOL_RESULT})
+                if placeholder_cost is None:
+                    placeholder_cost = costs.of(cleared)
+                new_cost = costs.of(cleared)
+                if new_cost < work.costs[i]:
+                    total += new_cost - work.costs[i]
+                    work.cleared[i] = work.items[i]
+                    work.current[i] = cleared
+                    work.costs[i] = new_cost
+            elif isinstance(message, AIMessage) and clear_args_over is not None:
+                total += _clear_args(work, costs, i, clear_args_over)
+
+
+def _clear_args(work: _Work, costs: _Costs, i: int, limit: int) -> int:
+    message = work.current[i]
+    assert isinstance(message, AIMessage)
+    counter = costs.counter
+    changed = 0
+    calls = []
+    for call in message.tool_calls:
+        args = dict(call["args"])
+        for key, value in args.items():
+            if isinstance(value, str) and int(counter(value)) > limit:
+                args[key] = CLEARED_TOOL_ARG
+                changed += 1
+        calls.append({**call, "args": args})
+    if not changed:
+        return 0
+    new = message.model_copy(update={"tool_calls": calls})
+    new_cost = costs.of(new)
+    delta = new_cost - work.costs[i]
+    work.cleared.setdefault(i, work.items[i])
+    work.current[i] = new
+    work.costs[i] = new_cost
+    work.args_cleared += changed
+    return delta
+
+
+def _drop(work: _Work, strategy: str, target: int, head_fraction: float) -> set[int]:
+    """Return the units to drop so the kept cost fits `target` (when it can)."""
+    free = [u for u in range(len(work.units)) if u not in work.pinned]
+    pinned_cost = sum(work.unit_cost(u) for u in work.pinned)
+    dropped: set[int] = set()
+    if strategy == "drop_oldest":
+        total = work.kept_cost()
+        for u in free:
+            if total <= target:
+                break
+            dropped.add(u)
+            total -= work.unit_cost(u)
+        return dropped
+    room = target - pinned_cost
+    head_room = int(target * head_fraction)
+    kept: set[int] = set()
+    used = 0
+    for u in free:
+        cost = work.unit_cost(u)
+        if used + cost > min(head_room, room):
+            break
+        kept.add(u)
+        used += cost
+    for u in reversed(free):
+        if u in kept:
+            break
+        cost = work.unit_cost(u)
+        if used + cost > room:
+            break
+        kept.add(u)
+        used += cost
+    dropped = set(free) - kept
+    return dropped
+
+
+def _choose(work: _Work, target: int, head_fraction: float, messages_before: int) -> str:
+    """Pick `drop_oldest` or `drop_middle` by efficiency score (ties go to the middle)."""
+    before = work.kept_cost()
+    best, best_score = "drop_middle", -1.0
+    for name in ("drop_middle", "drop_oldest"):
+        dropped = _drop(work, name, target, head_fraction)
+        after = sum(work.unit_cost(u) for u in range(len(work.units)) if u not in dropped)
+        kept_messages = sum(
+            end - start for u, (start, end) in enumerate(work.units) if u not in dropped
+        )
+        if after > target:
+            continue
+        score = efficiency_score(
+            tokens_before=before,
+            tokens_after=after,
+            messages_before=messages_before,
+            messages_after=kept_messages,
+        )
+        if score > best_score:
+            best, best_score = name, score
+    return best
+
+
+def _finish(
+    work: _Work,
+    costs: _Costs,
+    *,
+    previous: StateSnapshot | None,
+    snapshot: bool,
+    reserve: int,
+    max_tokens: int,
+    strategy: str,
+    tokens_before: int,
+    messages_before: int,
+    repairs: tuple[str, ...],
+) -> CompactionResult:
+    kept: list[BaseMessage] = []
+    evicted: list[BaseMessage] = []
+    kept_cost = 0
+    for u, (start, end) in enumerate(work.units):
+        if u in work.dropped:
+            evicted.extend(work.items[start:end])
+        else:
+            kept.extend(work.current[start:end])
+            kept_cost += sum(work.costs[start:end])
+            evicted.extend(work.cleared[i] for i in range(start, end) if i in work.cleared)
+    lead = 0
+    while lead < len(kept) and (
+        isinstance(kept[lead], SystemMessage) or compaction_kind(kept[lead]) == "summary"
+    ):
+        lead += 1
+    snap: StateSnapshot | None = previous
+    out = kept
+    snapshot_tokens = 0
+    if snapshot and (evicted or previous is not None):
+        snap = extract_snapshot(evicted, previous=previous)
+        wrapper = costs.of(HumanMessage(""))
+        room = min(reserve, max_tokens - costs.total(kept, kept_cost) - wrapper)
+        while room > 0:
+            text = snap.render(max_tokens=room, token_counter=costs.counter)
+            if not text:
+                break
+            message = snapshot_message(text, snap)
+            candidate = [*kept[:lead], message, *kept[lead:]]
+            if costs.total(candidate, kept_cost + costs.of(message)) <= max_tokens:
+                out = candidate
+                kept_cost += costs.of(message)
+                snapshot_tokens = int(costs.counter(text))
+                break
+            room = room // 2
+    tokens_after = costs.total(out, kept_cost)
+    within = tokens_after <= max_tokens
+    note = ""
+    if not within and strategy == "clear_tool_results":
+        note = (
+            f"clearing tool results alone brings the history to {tokens_after} tokens, "
+            f"over the budget of {max_tokens}; use strategy 'auto', 'drop_oldest' or "
+            "'drop_middle' to drop messages as well"
+        )
+    elif not within:
+        note = (
+            f"no valid history fits {max_tokens} tokens: the messages that must stay "
+            "(system messages, the latest user request, the latest tool round and any "
+            f"kept tail) need {tokens_after} tokens even with their tool results cleared"
+        )
+        logger.warning("compaction over budget: %s", note)
+    dropped_rounds = sum(1 for u in work.dropped if _is_round(work, u))
+    gone = {i for u in work.dropped for i in range(*work.units[u])}
+    cleared_results = sum(
+        1 for i, m in work.cleared.items() if isinstance(m, ToolMessage) and i not in gone
+    )
+    stats = CompactionStats(
+        strategy=strategy,
+        max_tokens=max_tokens,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        messages_before=messages_before,
+        messages_after=len(out),
+        messages_dropped=len(gone),
+        tool_rounds_dropped=dropped_rounds,
+        tool_results_cleared=cleared_results,
+        tool_args_cleared=work.args_cleared,
+        snapshot_tokens=snapshot_tokens,
+        within_budget=within,
+        repairs=repairs,
+        note=note,
+    )
+    return CompactionResult(out, stats, tuple(evicted), snap)

@@ -1,0 +1,378 @@
+"""The compaction node in compiled graphs: both modes, triggers, summaries, failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from langgraph_context.compaction import (
+    CompactionStateMixin,
+    compaction_kind,
+    create_compaction_node,
+)
+from langgraph_context.history import validate_history
+from langgraph_context.state import NoteStateMixin, PlanStateMixin
+from langgraph_context.tokens import count_tokens
+
+
+class State(MessagesState, PlanStateMixin, NoteStateMixin, CompactionStateMixin):
+    """Messages, plan, notes and the compaction keys."""
+
+
+PLAN = [
+    {"content": "find the bug", "status": "in_progress"},
+    {"content": "fix", "status": "pending"},
+]
+NOTES = {"constraints": "never edit config/prod.exs"}
+
+
+def worker(state: State) -> dict[str, Any]:
+    """Append one tool round with a large output, like an agent reading a file."""
+    n = len(state["messages"])
+    call = {"name": "Read", "args": {"file_path": f"lib/mod_{n}.ex"}, "id": f"call-{n}"}
+    return {
+        "messages": [
+            AIMessage("", tool_calls=[call]),
+            ToolMessage(
+                f"defmodule Mod{n} do\n" + "  def f, do: :ok\n" * 60, tool_call_id=f"call-{n}"
+            ),
+        ]
+    }
+
+
+def chatter(state: State) -> dict[str, Any]:
+    """Append a long assistant answer (text that clearing tool outputs cannot shrink)."""
+    n = len(state["messages"])
+    return {"messages": [AIMessage(f"answer {n}: " + "the module compiles cleanly. " * 40)]}
+
+
+def build(node: Any, *, work: Any = worker) -> Any:
+    """START -> work -> compaction -> END, checkpointed."""
+    graph = StateGraph(State)
+    graph.add_node("worker", work)
+    graph.add_node("compaction", node)
+    graph.add_edge(START, "worker")
+    graph.add_edge("worker", "compaction")
+    graph.add_edge("compaction", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+def test_replace_mode_many_compactions_keep_plan_and_notes() -> None:
+    """Twenty turns in one thread: history stays valid and in budget, plan and notes intact."""
+    app = build(create_compaction_node(max_tokens=1500))
+    config = {"configurable": {"thread_id": "t1"}}
+    app.invoke(
+        {"messages": [SystemMessage("You fix bugs."), HumanMessage("Fix lib/app.ex")],
+         "plan": PLAN, "note": NOTES},
+        config,
+    )  # fmt: skip
+    for turn in range(20):
+        state = app.invoke({"messages": [HumanMessage(f"continue {turn}")]}, config)
+        assert validate_history(state["messages"]) == []
+        assert count_tokens(state["messages"]) <= 1500
+        assert state["plan"] == PLAN
+        assert state["note"] == NOTES
+        assert state["messages"][0].content == "You fix bugs."
+    assert state["compaction"]["count"] >= 10
+    assert state["compaction"]["last"]["within_budget"] is True
+    snapshot = [m for m in state["messages"] if compaction_kind(m) == "snapshot"]
+    assert len(snapshot) == 1
+    assert "continue 3" in snapshot[0].content
+    assert state["messages"][2].content == "Fix lib/app.ex"
+    assert state["messages"][-1].type == "tool"
+    assert any(m.content == "continue 19" for m in state["messages"])
+
+
+def test_replace_mode_records_stats_and_trigger() -> None:
+    """Stats of the latest compaction are stored in state with the trigger that fired."""
+    app = build(create_compaction_node(max_tokens=600, trigger=("messages", 6)))
+    config = {"configurable": {"thread_id": "t2"}}
+    state = app.invoke({"messages": [HumanMessage("go")]}, config)
+    assert "compaction" not in state
+    state = app.invoke({"messages": [HumanMessage("more")]}, config)
+    state = app.invoke({"messages": [HumanMessage("more")]}, config)
+    last = state["compaction"]["last"]
+    assert last["trigger"] == "messages>=6"
+    assert last["mode"] == "replace"
+    assert last["tokens_before"] > last["tokens_after"]
+    assert last["tokens_after"] == count_tokens(state["messages"])
+
+
+def test_view_mode_leaves_history_untouched_and_writes_view() -> None:
+    """In view mode the state history grows untouched; the view fits the budget."""
+    app = build(create_compaction_node(max_tokens=900, mode="view"))
+    config = {"configurable": {"thread_id": "t3"}}
+    app.invoke({"messages": [HumanMessage("Fix lib/app.ex")], "plan": PLAN}, config)
+    for turn in range(8):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+        view = state["llm_input_messages"]
+        assert validate_history(view) == []
+        assert count_tokens(view) <= 900
+    assert len(state["messages"]) == 1 + 9 * 2 + 8
+    assert not any(compaction_kind(m) for m in state["messages"])
+    assert state["plan"] == PLAN
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_view_mode_as_pre_model_hook_of_create_react_agent(scripted: Any) -> None:
+    """The view node works as create_react_agent's pre_model_hook; the model sees the view."""
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        return f"contents of {path}\n" + "line\n" * 200
+
+    calls = [
+        AIMessage(
+            "", tool_calls=[{"name": "read_file", "args": {"path": f"f{i}.py"}, "id": f"r{i}"}]
+        )
+        for i in range(6)
+    ]
+    model = scripted(responses=[*calls, AIMessage("done")])
+    hook = create_compaction_node(max_tokens=1200, mode="view")
+    agent = create_react_agent(
+        model, [read_file], pre_model_hook=hook, checkpointer=InMemorySaver()
+    )
+    state = agent.invoke(
+        {"messages": [HumanMessage("read six files")]}, {"configurable": {"thread_id": "a"}}
+    )
+    assert state["messages"][-1].content == "done"
+    assert len(state["messages"]) == 1 + 6 * 2 + 1
+    assert len(model.seen) == 7
+    for seen in model.seen:
+        assert validate_history(seen) == []
+        assert count_tokens(seen) <= 1200
+    assert count_tokens(state["messages"]) > 1200
+    assert model.seen[-1][-1].type == "tool"
+
+
+def test_view_mode_chains_after_a_context_node() -> None:
+    """With input_key=output_key='llm_input_messages' it compacts what a context node built."""
+    seen: list[list[Any]] = []
+
+    def context(state: State) -> dict[str, Any]:
+        return {"llm_input_messages": [SystemMessage("ctx rules"), *state["messages"]]}
+
+    def model(state: State) -> dict[str, Any]:
+        seen.append(state["llm_input_messages"])
+        return {}
+
+    graph = StateGraph(State)
+    graph.add_node("worker", worker)
+    graph.add_node("context", context)
+    graph.add_node(
+        "compaction",
+        create_compaction_node(max_tokens=700, mode="view", input_key="llm_input_messages"),
+    )
+    graph.add_node("model", model)
+    graph.add_edge(START, "worker")
+    graph.add_edge("worker", "context")
+    graph.add_edge("context", "compaction")
+    graph.add_edge("compaction", "model")
+    graph.add_edge("model", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "c"}}
+    for turn in range(6):
+        app.invoke({"messages": [HumanMessage(f"t{turn}")]}, config)
+    assert seen[-1][0].content == "ctx rules"
+    assert count_tokens(seen[-1]) <= 700
+    assert validate_history(seen[-1]) == []
+    assert len(app.get_state(config).values["messages"]) == 6 * 3
+
+
+def summarizer(scripted: Any, n: int = 10) -> Any:
+    """A scripted summarizer answering 'summary 1', 'summary 2', ..."""
+    return scripted(responses=[AIMessage(f"summary {i}") for i in range(1, n + 1)])
+
+
+def test_replace_mode_with_model_running_summary(scripted: Any) -> None:
+    """The summary is extended round after round: the next call sees the previous one."""
+    model = summarizer(scripted)
+    node = create_compaction_node(
+        max_tokens=900, model=model, max_summary_tokens=100, keep=("messages", 4)
+    )
+    app = build(node, work=chatter)
+    config = {"configurable": {"thread_id": "s"}}
+    app.invoke({"messages": [HumanMessage("Fix lib/app.ex")], "note": NOTES}, config)
+    for turn in range(6):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+        assert validate_history(state["messages"]) == []
+    assert len(model.seen) >= 2
+    second = model.seen[1][-1].content
+    assert "Earlier summary (extend it)" in second
+    assert "summary 1" in second
+    summaries = [m for m in state["messages"] if compaction_kind(m) == "summary"]
+    assert len(summaries) == 1
+    assert summaries[0].content.endswith(f"summary {len(model.seen)}")
+    assert state["compaction"]["summary"]["text"] == f"summary {len(model.seen)}"
+    assert state["compaction"]["last"]["strategy"] in ("summary", "clear_tool_results")
+    assert state["note"] == NOTES
+
+
+def failing_model() -> Any:
+    """A summarizer whose provider is down."""
+
+    def boom(_: Any) -> Any:
+        raise RuntimeError("provider down")
+
+    return RunnableLambda(boom)
+
+
+def test_replace_mode_summarizer_failure_leaves_history_intact() -> None:
+    """When the summarizer fails, the history is unchanged and the error is in state."""
+    node = create_compaction_node(max_tokens=600, model=failing_model(), retries=1)
+    app = build(node, work=chatter)
+    config = {"configurable": {"thread_id": "f"}}
+    for turn in range(3):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+    assert len(state["messages"]) == 6
+    assert not any(compaction_kind(m) for m in state["messages"])
+    assert "provider down" in state["compaction"]["error"]
+    assert state["compaction"]["last"]["summarizer_calls"] == 2
+    assert state["compaction"]["count"] == 0
+
+
+def test_view_mode_summarizer_failure_falls_back_to_rules() -> None:
+    """In view mode a failed summary falls back to rule-based compaction of the view."""
+    node = create_compaction_node(max_tokens=600, mode="view", model=failing_model(), retries=0)
+    app = build(node, work=chatter)
+    config = {"configurable": {"thread_id": "vf"}}
+    for turn in range(4):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+    assert count_tokens(state["llm_input_messages"]) <= 600
+    assert validate_history(state["llm_input_messages"]) == []
+    assert "provider down" in state["compaction"]["error"]
+
+
+def test_view_mode_with_model_reuses_running_summary(scripted: Any) -> None:
+    """In view mode later turns extend the stored summary instead of resummarizing all."""
+    model = summarizer(scripted)
+    node = create_compaction_node(
+        max_tokens=900, mode="view", model=model, max_summary_tokens=100, keep=("tokens", 400)
+    )
+    app = build(node, work=chatter)
+    config = {"configurable": {"thread_id": "vs"}}
+    for turn in range(8):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+        view = state["llm_input_messages"]
+        assert validate_history(view) == []
+    assert len(model.seen) >= 2
+    assert "summary 1" in model.seen[1][-1].content
+    assert compaction_kind(view[0]) == "summary"
+    assert view[-1].content.startswith("answer")
+    assert "turn 7" in [m.content for m in view]
+    assert len(state["messages"]) == 8 * 2
+
+
+async def test_async_replace_mode_with_model(scripted: Any) -> None:
+    """The node's async path summarizes with ainvoke and keeps the history valid."""
+    model = summarizer(scripted)
+    app = build(
+        create_compaction_node(max_tokens=900, model=model, max_summary_tokens=100), work=chatter
+    )
+    config = {"configurable": {"thread_id": "as"}}
+    for turn in range(5):
+        state = await app.ainvoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+        assert validate_history(state["messages"]) == []
+        assert count_tokens(state["messages"]) <= 900
+    assert model.seen
+    assert any(compaction_kind(m) == "summary" for m in state["messages"])
+
+
+async def test_async_view_mode_rule_based() -> None:
+    """The async path of the rule-based view node writes a budgeted view."""
+    app = build(create_compaction_node(max_tokens=700, mode="view"))
+    config = {"configurable": {"thread_id": "av"}}
+    for turn in range(5):
+        state = await app.ainvoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+    assert count_tokens(state["llm_input_messages"]) <= 700
+
+
+def test_explicit_request_triggers_and_is_reset() -> None:
+    """A truthy request key forces a compaction and is set back to False."""
+    node = create_compaction_node(max_tokens=400, trigger=("tokens", 100_000))
+    app = build(node)
+    config = {"configurable": {"thread_id": "r"}}
+    state = app.invoke({"messages": [HumanMessage("a")]}, config)
+    state = app.invoke({"messages": [HumanMessage("b")]}, config)
+    assert "compaction" not in state
+    state = app.invoke({"messages": [HumanMessage("c")], "compaction_requested": True}, config)
+    assert state["compaction_requested"] is False
+    assert state["compaction"]["last"]["trigger"] == "request"
+    assert count_tokens(state["messages"]) <= 400
+
+
+@pytest.mark.parametrize(
+    ("trigger", "expected"),
+    [
+        (("tool_output", 200), "tool_output>=200"),
+        (("fraction", 0.5), "fraction>=0.5"),
+        ([("messages", 1000), ("tokens", 300)], "tokens>=300"),
+    ],
+)
+def test_triggers(trigger: Any, expected: str) -> None:
+    """Each trigger kind fires the compaction and is named in the stats."""
+    node = create_compaction_node(max_tokens=5000, trigger=trigger, context_window=600)
+    app = build(node)
+    state = app.invoke({"messages": [HumanMessage("x")]}, {"configurable": {"thread_id": "tr"}})
+    assert state["compaction"]["last"]["trigger"] == expected
+
+
+def test_archive_evicted_messages_to_notes() -> None:
+    """Evicted text is archived to a new note; existing notes are kept."""
+    node = create_compaction_node(max_tokens=700, archive_key="note")
+    app = build(node)
+    config = {"configurable": {"thread_id": "ar"}}
+    app.invoke({"messages": [HumanMessage("Fix lib/app.ex")], "note": NOTES}, config)
+    for turn in range(3):
+        state = app.invoke({"messages": [HumanMessage(f"t{turn}")]}, config)
+    assert state["note"]["constraints"] == NOTES["constraints"]
+    archived = [k for k in state["note"] if k.startswith("compaction/evicted-")]
+    assert archived
+    assert "defmodule" in state["note"][archived[0]]
+
+
+def test_pending_tool_call_at_the_end_is_kept_as_is() -> None:
+    """A final AI message awaiting its tool results is neither repaired nor dropped."""
+    node = create_compaction_node(max_tokens=300, mode="view")
+    pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
+    history = [HumanMessage("x " * 400), AIMessage("y " * 400), HumanMessage("ok"), pending]
+    out = node.invoke({"messages": history})
+    assert out["llm_input_messages"][-1] is pending
+    assert validate_history(out["llm_input_messages"], allow_pending_tool_calls=True) == []
+
+
+def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
+    """An invalid history is repaired in the view even when no trigger fires."""
+    node = create_compaction_node(max_tokens=10_000, mode="view")
+    out = node.invoke({"messages": [HumanMessage("x"), ToolMessage("stray", tool_call_id="q")]})
+    assert [m.type for m in out["llm_input_messages"]] == ["human"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_tokens": 0}, "max_tokens must be a positive int"),
+        ({"mode": "inline"}, "mode must be one of"),
+        ({"trigger": ("often", 3)}, "trigger must be"),
+        ({"trigger": ("tokens", -1)}, "needs a positive value"),
+        ({"trigger": ("fraction", 0.8)}, "context_window set"),
+        ({"keep": ("turns", 3)}, "keep must be"),
+        ({"strategy": "random"}, "strategy must be one of"),
+        ({"style": "poem"}, "style must be one of"),
+        ({"prompt": "  "}, "prompt must be a non-empty string"),
+        ({"input_key": ""}, "input_key must be a non-empty string"),
+    ],
+)
+def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
+    """Invalid options raise ValueError at construction, naming the parameter."""
+    options = {"max_tokens": 100, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        create_compaction_node(**options)

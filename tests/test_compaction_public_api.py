@@ -1,0 +1,41 @@
+"""The compaction package exports exactly its documented public names."""
+
+from __future__ import annotations
+
+import doctest
+
+import langgraph_context
+from langgraph_context import compaction, transcripts
+from langgraph_context.compaction import node, prompts, snapshot, strategies, summarize
+
+
+def test_compaction_public_names() -> None:
+    """The compaction __all__ is sorted and every name resolves."""
+    assert compaction.__all__ == sorted(compaction.__all__)
+    assert all(hasattr(compaction, name) for name in compaction.__all__)
+    assert {"compact_messages", "summarize_messages", "asummarize_messages"} <= set(
+        compaction.__all__
+    )
+    assert "create_compaction_node" in compaction.__all__
+
+
+def test_top_level_reexports() -> None:
+    """The package root re-exports the main compaction and transcript entry points."""
+    for name in (
+        "compact_messages",
+        "summarize_messages",
+        "asummarize_messages",
+        "create_compaction_node",
+        "CompactionStateMixin",
+        "load_claude_code_session",
+        "load_openai_transcript",
+    ):
+        assert name in langgraph_context.__all__
+        assert getattr(langgraph_context, name) is not None
+
+
+def test_docstring_examples_run() -> None:
+    """Every Example block in the compaction and transcript modules executes as written."""
+    for module in (strategies, snapshot, summarize, prompts, node, transcripts):
+        result = doctest.testmod(module)
+        assert result.failed == 0, module.__name__

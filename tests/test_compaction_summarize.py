@@ -1,0 +1,348 @@
+"""LLM summarization: running summary, budgeted input, retries, failure handling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+
+from langgraph_context.compaction import (
+    HANDOFF_PROMPT,
+    SNAPSHOT_PROMPT,
+    STATUS_LABELS,
+    SUMMARY_PREFIX,
+    RunningSummary,
+    asummarize_messages,
+    compaction_kind,
+    summarize_messages,
+    summary_instructions,
+)
+from langgraph_context.history import validate_history
+from langgraph_context.tokens import count_tokens
+
+
+def chat(n: int, *, size: int = 60, tag: str = "") -> list:
+    """A system prompt and n user/assistant exchanges with ids (prefixed by `tag`)."""
+    history: list = [SystemMessage("You are helpful.", id="sys")]
+    for i in range(n):
+        history.append(HumanMessage(f"{tag}question {i} " + "detail " * size, id=f"{tag}h{i}"))
+        history.append(AIMessage(f"{tag}answer {i} " + "reply " * size, id=f"{tag}a{i}"))
+    return history
+
+
+def test_no_model_call_when_history_fits(scripted: Any) -> None:
+    """A history within budget is returned as is and the model is not called."""
+    model = scripted(responses=[AIMessage("never")])
+    history = chat(2)
+    result = summarize_messages(history, model=model, max_tokens=10_000)
+    assert result.messages == history
+    assert result.model_calls == 0
+    assert model.seen == []
+    assert result.running_summary is None
+
+
+def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
+    """Old messages become one summary message after the system prompt; the tail is verbatim."""
+    model = scripted(responses=[AIMessage("User asked 6 questions; all answered.")])
+    history = chat(8)
+    result = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    assert result.error is None
+    assert result.messages[0] is history[0]
+    summary = result.messages[1]
+    assert compaction_kind(summary) == "summary"
+    assert summary.content == SUMMARY_PREFIX + "User asked 6 questions; all answered."
+    assert result.messages[-1] is history[-1]
+    assert result.tokens_after <= 800
+    assert result.within_budget
+    assert [m.id for m in result.summarized] == [
+        m.id for m in history[1 : 1 + len(result.summarized)]
+    ]
+    assert result.running_summary == RunningSummary(
+        "User asked 6 questions; all answered.",
+        last_message_id=result.summarized[-1].id,
+        message_count=len(result.summarized),
+        rounds=1,
+    )
+    assert validate_history(result.messages) == []
+
+
+def test_running_summary_is_extended_not_redone(scripted: Any) -> None:
+    """A second round sends the earlier summary and only the new messages."""
+    model = scripted(responses=[AIMessage("first summary"), AIMessage("second summary")])
+    history = chat(8)
+    first = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    grown = [*first.messages, *chat(6, tag="new-")[1:]]
+    second = summarize_messages(grown, model=model, max_tokens=800, max_summary_tokens=100)
+    request = model.seen[1][-1].content
+    assert "<summary>\nfirst summary\n</summary>" in request
+    assert "[user] question 0 " not in request
+    assert "[user] new-question 0 " in request
+    assert second.running_summary is not None
+    assert second.running_summary.text == "second summary"
+    assert second.running_summary.rounds == 2
+    assert second.running_summary.message_count == len(first.summarized) + len(second.summarized)
+    assert [compaction_kind(m) for m in second.messages].count("summary") == 1
+
+
+def test_view_history_is_not_summarized_twice(scripted: Any) -> None:
+    """Given a running summary, messages it covers (by id) are skipped in the full history."""
+    model = scripted(responses=[AIMessage("s1"), AIMessage("s2")])
+    history = chat(8)
+    first = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    full = [*history, *chat(8, tag="later-")[1:]]
+    second = summarize_messages(
+        full, model=model, max_tokens=800, max_summary_tokens=100,
+        running_summary=first.running_summary,
+    )  # fmt: skip
+    covered = {m.id for m in first.summarized}
+    assert not covered & {m.id for m in second.summarized}
+    assert "s1" in model.seen[1][-1].content
+
+
+def test_summarizer_input_is_budgeted_in_chunks(scripted: Any) -> None:
+    """A long eviction is summarized in chunks whose inputs stay under max_input_tokens."""
+    model = scripted(responses=[AIMessage(f"s{i}") for i in range(1, 30)])
+    history = chat(30, size=80)
+    result = summarize_messages(
+        history, model=model, max_tokens=1000, max_summary_tokens=50, max_input_tokens=1500
+    )
+    assert result.model_calls == len(model.seen) > 1
+    for request in model.seen:
+        assert count_tokens(request) <= 1500
+    assert result.running_summary is not None
+    assert result.running_summary.text == f"s{result.model_calls}"
+    assert "<summary>\ns1\n</summary>" in model.seen[1][-1].content
+
+
+def test_single_huge_message_is_clipped_for_the_summarizer(scripted: Any) -> None:
+    """One message bigger than the summarizer input budget is clipped in the middle."""
+    model = scripted(responses=[AIMessage("s")])
+    huge = [HumanMessage("start " + "x " * 5000 + " end"), AIMessage("ok"), HumanMessage("next")]
+    result = summarize_messages(
+        huge, model=model, max_tokens=200, max_summary_tokens=50, max_input_tokens=800
+    )
+    assert result.error is None
+    text = model.seen[0][-1].content
+    assert "characters omitted" in text
+    assert count_tokens(model.seen[0]) <= 800
+
+
+def test_retries_then_succeeds() -> None:
+    """A failing call is retried; success on a later attempt is a normal result."""
+    attempts = iter([RuntimeError("rate limited"), AIMessage("recovered")])
+
+    def flaky(_: Any) -> Any:
+        outcome = next(attempts)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    result = summarize_messages(
+        chat(8), model=RunnableLambda(flaky), max_tokens=800, max_summary_tokens=100, retries=1
+    )
+    assert result.error is None
+    assert result.model_calls == 2
+    assert result.running_summary is not None
+    assert result.running_summary.text == "recovered"
+
+
+def test_failure_leaves_history_intact_and_surfaces_error() -> None:
+    """After all attempts fail, the messages are the input and the error is reported."""
+
+    def down(_: Any) -> Any:
+        raise ConnectionError("provider unreachable")
+
+    history = chat(8)
+    earlier = RunningSummary("kept", last_message_id="nope", message_count=3, rounds=1)
+    result = summarize_messages(
+        history,
+        model=RunnableLambda(down),
+        max_tokens=800,
+        max_summary_tokens=100,
+        retries=2,
+        running_summary=earlier,
+    )
+    assert result.messages == history
+    assert result.error == (
+        "summarization failed after 3 attempts: ConnectionError: provider unreachable"
+    )
+    assert result.running_summary == earlier
+    assert result.model_calls == 3
+    assert not result.within_budget
+    assert not any("provider unreachable" in str(m.content) for m in result.messages)
+
+
+def test_empty_summary_is_a_failure() -> None:
+    """An empty answer is never used as a summary."""
+    result = summarize_messages(
+        chat(8), model=FakeListChatModel(responses=["   "]), max_tokens=800,
+        max_summary_tokens=100, retries=0,
+    )  # fmt: skip
+    assert (
+        result.error
+        == "summarization failed after 1 attempts: the summarizer returned an empty summary"
+    )
+
+
+def test_unexpected_answer_type_is_a_failure() -> None:
+    """A summarizer returning neither a message nor a string is reported as a failure."""
+    result = summarize_messages(
+        chat(8), model=RunnableLambda(lambda _: 42), max_tokens=800,
+        max_summary_tokens=100, retries=0,
+    )  # fmt: skip
+    assert result.error is not None
+    assert "returned int, expected a message or a string" in result.error
+
+
+def test_string_answers_are_accepted() -> None:
+    """A runnable returning a plain string works as a summarizer."""
+    result = summarize_messages(
+        chat(8), model=RunnableLambda(lambda _: " plain text "), max_tokens=800,
+        max_summary_tokens=100,
+    )  # fmt: skip
+    assert result.running_summary is not None
+    assert result.running_summary.text == "plain text"
+
+
+def test_latest_user_request_is_never_summarized_away(scripted: Any) -> None:
+    """The most recent human request stays verbatim even when far from the tail."""
+    model = scripted(responses=[AIMessage("did many reads")])
+    history: list = [
+        HumanMessage("old " * 100, id="h0"),
+        HumanMessage("Refactor lib/core.ex", id="req"),
+    ]
+    for i in range(10):
+        call = {"name": "Read", "args": {"file_path": f"f{i}"}, "id": f"c{i}"}
+        history += [AIMessage("", tool_calls=[call], id=f"a{i}"),
+                    ToolMessage("text " * 100, tool_call_id=f"c{i}", id=f"t{i}")]  # fmt: skip
+    result = summarize_messages(history, model=model, max_tokens=700, max_summary_tokens=60)
+    ids = [m.id for m in result.messages]
+    assert "req" in ids
+    assert ids.index("req") == 1
+    assert "req" not in {m.id for m in result.summarized}
+    assert validate_history(result.messages) == []
+
+
+def test_keep_messages_bounds_the_verbatim_tail(scripted: Any) -> None:
+    """keep_messages keeps at most that many recent messages (whole units)."""
+    model = scripted(responses=[AIMessage("s")])
+    result = summarize_messages(
+        chat(8), model=model, max_tokens=800, max_summary_tokens=100, keep_messages=2
+    )
+    assert [m.id for m in result.messages] == ["sys", result.messages[1].id, "h7", "a7"]
+
+
+def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
+    """keep_tokens keeps recent units up to that many tokens (at least the latest)."""
+    model = scripted(responses=[AIMessage("s")])
+    result = summarize_messages(
+        chat(8), model=model, max_tokens=800, max_summary_tokens=100, keep_tokens=1
+    )
+    assert [m.id for m in result.messages][2:] == ["h7", "a7"]
+
+
+@pytest.mark.parametrize("style", ["handoff", "snapshot"])
+def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
+    """The chosen style's instructions are the summarizer's system message."""
+    model = scripted(responses=[AIMessage("s")])
+    summarize_messages(chat(8), model=model, max_tokens=800, style=style, max_summary_tokens=100)  # type: ignore[arg-type]
+    expected = HANDOFF_PROMPT if style == "handoff" else SNAPSHOT_PROMPT
+    assert model.seen[0][0].content == expected
+    assert all(label in expected for label in STATUS_LABELS)
+    assert "Do not invent" in expected
+
+
+def test_custom_prompt_is_sent(scripted: Any) -> None:
+    """A custom prompt replaces the built-in instructions."""
+    model = scripted(responses=[AIMessage("s")])
+    summarize_messages(
+        chat(8), model=model, max_tokens=800, prompt="Summarize tersely.", max_summary_tokens=100
+    )
+    assert model.seen[0][0].content == "Summarize tersely."
+
+
+def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:
+    """An invalid history is repaired before summarizing and the repair is reported."""
+    model = scripted(responses=[AIMessage("s")])
+    history = [*chat(8), ToolMessage("orphan", tool_call_id="zz")]
+    result = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    assert any("orphan_tool_result" in r for r in result.repairs)
+    assert validate_history(result.messages) == []
+
+
+async def test_async_twin(scripted: Any) -> None:
+    """asummarize_messages behaves as the sync version, using ainvoke."""
+    model = scripted(responses=[AIMessage("async summary")])
+    result = await asummarize_messages(chat(8), model=model, max_tokens=800, max_summary_tokens=100)
+    assert result.running_summary is not None
+    assert result.running_summary.text == "async summary"
+    assert result.within_budget
+
+
+async def test_async_failure_leaves_history_intact() -> None:
+    """The async twin also returns the input untouched on failure."""
+
+    async def down(_: Any) -> Any:
+        raise TimeoutError("slow")
+
+    history = chat(8)
+    result = await asummarize_messages(
+        history, model=RunnableLambda(lambda _: None, afunc=down), max_tokens=800,
+        max_summary_tokens=100, retries=0,
+    )  # fmt: skip
+    assert result.messages == history
+    assert result.error == "summarization failed after 1 attempts: TimeoutError: slow"
+
+
+async def test_async_no_call_when_fits(scripted: Any) -> None:
+    """The async twin does not call the model when the history fits."""
+    model = scripted(responses=[AIMessage("x")])
+    result = await asummarize_messages(chat(1), model=model, max_tokens=10_000)
+    assert result.model_calls == 0
+
+
+def test_running_summary_round_trips() -> None:
+    """RunningSummary survives to_dict / from_dict."""
+    summary = RunningSummary("t", last_message_id="m", message_count=4, rounds=2)
+    assert RunningSummary.from_dict(summary.to_dict()) == summary
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_tokens": 0}, "max_tokens must be a positive int"),
+        ({"max_summary_tokens": 0}, "max_summary_tokens must be a positive int"),
+        ({"max_input_tokens": -3}, "max_input_tokens must be a positive int"),
+        ({"retries": -1}, "retries must be >= 0"),
+        ({"keep_tokens": -1}, "keep_tokens must be None or >= 0"),
+        ({"keep_messages": -2}, "keep_messages must be None or >= 0"),
+        ({"style": "haiku"}, "style must be one of"),
+        ({"prompt": ""}, "prompt must be a non-empty string"),
+        ({"max_input_tokens": 100, "max_summary_tokens": 100}, "max_input_tokens leaves only"),
+    ],
+)
+def test_bad_options_raise(kwargs: dict, match: str) -> None:
+    """Invalid options raise ValueError naming the parameter."""
+    options = {"model": FakeListChatModel(responses=["s"]), "max_tokens": 800, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        summarize_messages(chat(8), **options)
+
+
+async def test_async_bad_options_raise() -> None:
+    """The async twin validates options the same way."""
+    with pytest.raises(ValueError, match="retries must be >= 0"):
+        await asummarize_messages(
+            chat(1), model=FakeListChatModel(responses=["s"]), max_tokens=10, retries=-1
+        )
+
+
+def test_summary_instructions_validation() -> None:
+    """summary_instructions rejects unknown styles and blank prompts."""
+    with pytest.raises(ValueError, match="style must be one of"):
+        summary_instructions("limerick")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="prompt must be a non-empty string"):
+        summary_instructions(prompt=" ")
+    assert summary_instructions("handoff") == HANDOFF_PROMPT
