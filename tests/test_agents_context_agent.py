@@ -282,3 +282,50 @@ def test_resume_in_a_new_process_with_sqlite(tmp_path: Path) -> None:
         "Plan:\n1. [in_progress] explore\n2. [pending] report\nNotes (read with query_note): layout"
     )
     assert second["messages"] == first["messages"] + 4
+
+
+@tool
+def read_file(path: str) -> str:
+    """Return a long fake file body."""
+    return f"{path}: " + " ".join(f"line{i}" for i in range(120))
+
+
+def test_many_turns_with_the_real_compaction_node() -> None:
+    """Fifteen checkpointed turns stay valid and bounded; plan and notes survive compaction."""
+    from langgraph_context import count_tokens, validate_history
+    from langgraph_context.compaction import create_compaction_node
+
+    turns = 15
+    responses: list[AIMessage] = [
+        ai_calls(
+            call("write_plan", {"plan": ["read files", "summarize"]}, "p"),
+            call("write_note", {"file_name": "goal", "content": "read every file"}, "g"),
+        )
+    ]
+    for i in range(turns):
+        responses += [
+            ai_calls(call("read_file", {"path": f"f{i}.py"}, f"r{i}")),
+            AIMessage(f"f{i}.py read"),
+        ]
+    model = ScriptedChatModel(responses=responses)
+    budget = 600
+    graph = create_context_agent(
+        model,
+        [read_file],
+        compaction=create_compaction_node(max_tokens=budget, mode="replace"),
+    ).compile(checkpointer=InMemorySaver())
+    cfg = _thread("long")
+    for i in range(turns):
+        out = graph.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, cfg)
+        assert validate_history(out["messages"]) == []
+        assert out["messages"][-1].content == f"f{i}.py read"
+    assert out["plan"] == [
+        {"content": "read files", "status": "in_progress"},
+        {"content": "summarize", "status": "pending"},
+    ]
+    assert out["note"] == {"goal": "read every file"}
+    assert out["compaction"]["count"] >= turns - 2
+    assert out["compaction"]["last"]["within_budget"] is True
+    # Every model call after the first saw at most the budget (system message aside).
+    assert max(count_tokens(seen[1:]) for seen in model.seen) <= budget
+    assert "1. [in_progress] read files" in model.seen[-1][0].content

@@ -15,6 +15,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import (
+    create_compaction_middleware,
     create_pre_model_middleware,
     create_state_tools_middleware,
 )
@@ -189,3 +190,62 @@ def test_errors() -> None:
     )
     with pytest.raises(TypeError, match="must return a dict update, got list"):
         agent.invoke({"messages": [HumanMessage("q")]})
+
+
+@tool
+def read_file(path: str) -> str:
+    """Return a long fake file body."""
+    return f"{path}: " + " ".join(f"line{i}" for i in range(120))
+
+
+def _reading_model(turns: int) -> ScriptedChatModel:
+    responses: list[AIMessage] = []
+    for i in range(turns):
+        responses += [
+            ai_calls(call("read_file", {"path": f"f{i}.py"}, f"r{i}")),
+            AIMessage(f"f{i}.py read"),
+        ]
+    return ScriptedChatModel(responses=responses)
+
+
+def test_real_compaction_middleware_replace_mode_over_many_turns() -> None:
+    """create_agent + compaction middleware (replace): valid, bounded history over 10 turns."""
+    from langgraph_context import count_tokens, validate_history
+
+    model = _reading_model(10)
+    agent = create_agent(
+        model,
+        [read_file],
+        middleware=[create_compaction_middleware(max_tokens=500)],
+        checkpointer=InMemorySaver(),
+    )
+    for i in range(10):
+        out = agent.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, _cfg("r"))
+        assert validate_history(out["messages"]) == []
+    assert out["compaction"]["count"] >= 8
+    assert max(count_tokens(seen) for seen in model.seen) <= 500
+
+
+def test_real_compaction_middleware_view_mode_keeps_history() -> None:
+    """In view mode the model sees a compacted view while state keeps every message."""
+    from langgraph_context import count_tokens
+
+    model = _reading_model(6)
+    agent = create_agent(
+        model,
+        [read_file],
+        middleware=[create_compaction_middleware(max_tokens=400, mode="view")],
+        checkpointer=InMemorySaver(),
+    )
+    for i in range(6):
+        out = agent.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, _cfg("w"))
+    assert len(out["messages"]) == 6 * 4
+    assert count_tokens(out["messages"]) > 1000
+    assert max(count_tokens(seen) for seen in model.seen) <= 400
+    assert "llm_input_messages" not in out
+
+
+def test_compaction_middleware_rejects_bad_options() -> None:
+    """Invalid compaction options raise at construction."""
+    with pytest.raises(ValueError, match="mode"):
+        create_compaction_middleware(max_tokens=100, mode="shrink")

@@ -14,8 +14,10 @@ from langgraph_context.agents.maintainer import (
     create_codebase_maintainer_graph,
 )
 from langgraph_context.agents.middleware import (
+    CompactionMiddleware,
     PreModelNodeMiddleware,
     StateToolsMiddleware,
+    create_compaction_middleware,
     create_pre_model_middleware,
     create_state_tools_middleware,
 )
@@ -49,6 +51,7 @@ __all__ = [
     "LLM_INPUT_KEY",
     "MAINTAINER_MODES",
     "MODEL_FACTORIES_ENV_VAR",
+    "CompactionMiddleware",
     "ContextAgentState",
     "MaintainerMode",
     "MaintainerState",
@@ -59,6 +62,7 @@ __all__ = [
     "build_briefing",
     "condense_result",
     "create_codebase_maintainer_graph",
+    "create_compaction_middleware",
     "create_context_agent",
     "create_load_notes_node",
     "create_openai_model",

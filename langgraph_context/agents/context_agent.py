@@ -35,6 +35,7 @@ from langgraph.prebuilt import ToolNode
 
 from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory
+from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tools import (
     create_ls_tool,
@@ -67,11 +68,12 @@ StepsLike = Mapping[str, Any] | Sequence[Any]
 """Graph nodes to run in order: a name -> node mapping, or a sequence (auto-named)."""
 
 
-class ContextAgentState(MessagesState, PlanStateMixin, NoteStateMixin):
-    """State of `create_context_agent`: messages, plan, notes and the model's view.
+class ContextAgentState(MessagesState, PlanStateMixin, NoteStateMixin, CompactionStateMixin):
+    """State of `create_context_agent`: messages, plan, notes, compaction record, view.
 
     `llm_input_messages` holds what the next model call sees when a pre-model step
-    prepared it; the model node clears it after use.
+    prepared it; the model node clears it after use. `compaction` and
+    `compaction_requested` belong to the compaction node.
     """
 
     llm_input_messages: NotRequired[list[AnyMessage]]
@@ -166,6 +168,8 @@ def create_context_agent(
     system_prompt: PromptLike = None,
     plan_tools: bool = True,
     note_tools: bool = True,
+    compaction: Any | None = None,
+    context: Any | None = None,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
@@ -180,7 +184,11 @@ def create_context_agent(
         system_prompt: Instructions, or a function of the state returning them.
         plan_tools: Include `write_plan` and `update_plan`.
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
-        pre_model: Nodes run in order before every model call (compaction, context).
+        compaction: A compaction node (`create_compaction_node(...)`), run first
+            before every model call; `None` for none.
+        context: A context node (`create_context_node(...)`), run last before every
+            model call, so it assembles the view from the compacted history.
+        pre_model: Further nodes, run in order between `compaction` and `context`.
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
             those tools are on and `llm_input_messages` when a step writes a view.
@@ -193,7 +201,8 @@ def create_context_agent(
     Raises:
         TypeError: If `model` is neither a chat model nor callable, or a step is not
             a node.
-        ValueError: If a step uses a reserved node name or two tools share a name.
+        ValueError: If a step uses a reserved node name (`model`, `tools`, and
+            `compaction`/`context` when those are given) or two tools share a name.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -212,6 +221,14 @@ def create_context_agent(
         msg = f"tools must have distinct names; repeated: {duplicates}"
         raise ValueError(msg)
     before = _named_steps(pre_model, "pre_model")
+    for step_name, step in (("compaction", compaction), ("context", context)):
+        if step is None:
+            continue
+        if step_name in {n for n, _ in before}:
+            msg = f"pre_model step name {step_name!r} is taken by the {step_name} argument"
+            raise ValueError(msg)
+        (checked,) = _named_steps({step_name: step}, step_name)
+        before = [checked, *before] if step_name == "compaction" else [*before, checked]
     after = _named_steps(post_tools, "post_tools")
     clash = {n for n, _ in before} & {n for n, _ in after}
     if clash:

@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime
 
 from langgraph_context._messages import content_text
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY
+from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tools import (
     create_ls_tool,
@@ -42,10 +43,13 @@ from langgraph_context.tools import (
 )
 
 __all__ = [
+    "CompactionAgentState",
+    "CompactionMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "StateToolsMiddleware",
     "StateToolsState",
+    "create_compaction_middleware",
     "create_pre_model_middleware",
     "create_state_tools_middleware",
 ]
@@ -55,6 +59,13 @@ class PreModelViewState(AgentState[Any]):
     """Agent state plus the private model view written by a pre-model node."""
 
     llm_input_messages: NotRequired[Annotated[list[AnyMessage], PrivateStateAttr]]
+
+
+class CompactionAgentState(PreModelViewState):
+    """Agent state plus the compaction node's record and request flag."""
+
+    compaction: NotRequired[CompactionRecord]
+    compaction_requested: NotRequired[bool]
 
 
 class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
@@ -209,6 +220,36 @@ def create_pre_model_middleware(
         ValueError: If `name` is empty.
     """
     return PreModelNodeMiddleware(node, name=name)
+
+
+class CompactionMiddleware(PreModelNodeMiddleware):
+    """`PreModelNodeMiddleware` whose state also holds the compaction record."""
+
+    state_schema = CompactionAgentState
+
+
+def create_compaction_middleware(
+    *, max_tokens: int, name: str = "compaction", **options: Any
+) -> CompactionMiddleware:
+    """Run `create_compaction_node` before every model call of a `create_agent` agent.
+
+    In `replace` mode (the default) the agent's history is rewritten when a trigger
+    fires; in `view` mode the history stays and the model gets the compacted view.
+
+    Args:
+        max_tokens: Budget of the compacted history.
+        name: Middleware name, unique per agent.
+        **options: Any other `create_compaction_node` option (`mode`, `trigger`,
+            `model`, `keep`, `token_counter`, ...).
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_compaction_node`).
+    """
+    node = create_compaction_node(max_tokens=max_tokens, **options)
+    return CompactionMiddleware(node, name=name)
 
 
 class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
