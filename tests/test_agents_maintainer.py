@@ -213,6 +213,8 @@ def test_errors(tmp_path: Path) -> None:
         create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=0)
     with pytest.raises(ValueError, match="briefing_tokens must be a positive int"):
         create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_tokens must be a positive int, got 0"):
+        create_codebase_maintainer_graph(model, workspace=workspace, history_tokens=0)
     with pytest.raises(ValueError, match="'brief' is reserved"):
         create_codebase_maintainer_graph(
             model, workspace=workspace, pre_model={"brief": lambda s: {}}
@@ -286,3 +288,65 @@ def test_resume_tomorrow_in_a_new_process(tmp_path: Path) -> None:
     assert "- [blocker] Unescaped name" in second["first_system"]
     assert "1. [in_progress] read views" in second["first_system"]
     assert second["notes"] == [["blocker", "Unescaped name"]]
+
+
+def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path) -> None:
+    """Twelve turns of file reading under a small history budget: compacted, valid, intact."""
+    from langgraph_context import count_tokens, validate_history
+
+    workspace = make_codebase(tmp_path / "repo")
+    (workspace / "app" / "big.py").write_text(
+        "\n".join(f"VALUE_{i} = {i}  # filler" for i in range(150))
+    )
+    turns = 12
+    responses: list[AIMessage] = [
+        ai_calls(
+            call("write_plan", {"plan": ["read", "report"]}, "p"),
+            call(
+                "note_create",
+                {"title": "Goal", "content": "read big.py often", "note_type": "task_state"},
+                "n",
+            ),
+        )
+    ]
+    for i in range(turns):
+        responses += [
+            ai_calls(call("terminal", {"command": "head -n 60 app/big.py"}, f"t{i}")),
+            AIMessage(f"read {i}"),
+        ]
+    model = ScriptedChatModel(responses=responses)
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "notes", history_tokens=1500
+    ).compile(checkpointer=InMemorySaver())
+    cfg = _cfg("long")
+    for i in range(turns):
+        out = graph.invoke({"messages": [HumanMessage(f"read big.py ({i})")]}, cfg)
+        assert validate_history(out["messages"]) == []
+        assert out["messages"][-1].content == f"read {i}"
+    assert out["compaction"]["count"] >= 5
+    assert max(count_tokens(seen[1:]) for seen in model.seen) <= 1500
+    assert out["plan"] == [
+        {"content": "read", "status": "in_progress"},
+        {"content": "report", "status": "pending"},
+    ]
+    assert "- [task_state] Goal" in model.seen[-1][0].content
+    assert [n.title for n in FileNoteStore(tmp_path / "notes").list()] == ["Goal"]
+
+
+def test_compaction_can_be_switched_off_or_replaced(tmp_path: Path) -> None:
+    """compaction=False adds no node; a custom node is used as given."""
+    workspace = make_codebase(tmp_path / "repo")
+    model = ScriptedChatModel(responses=[AIMessage("x"), AIMessage("y")])
+    off = create_codebase_maintainer_graph(model, workspace=workspace, compaction=False)
+    assert "compaction" not in off.nodes
+    calls: list[int] = []
+
+    def custom(state: MaintainerState) -> dict[str, Any]:
+        calls.append(len(state["messages"]))
+        return {}
+
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "n", compaction=custom
+    ).compile()
+    graph.invoke({"messages": [HumanMessage("hi")]})
+    assert calls == [1]

@@ -2,8 +2,9 @@
 
 One graph combines the read-only sandboxed terminal (just-in-time file access),
 persistent structured notes (Markdown files or a LangGraph store), the plan tools and
-the pre-model steps of `create_context_agent` (where compaction and context assembly
-plug in). Compile it with a persistent checkpointer (SQLite, Postgres) and a thread
+compaction of the history (on by default: rule-based, plus a summarizer model when
+given) and the pre-model steps of `create_context_agent` (where the context node
+plugs in). Compile it with a persistent checkpointer (SQLite, Postgres) and a thread
 can be continued days later in another process: messages, plan and mode come back
 from the checkpoint, notes from their store.
 
@@ -48,6 +49,7 @@ from langgraph_context.agents.context_agent import (
 )
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.agents.subagent import truncate_to_tokens
+from langgraph_context.compaction import create_compaction_node
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import (
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -64,6 +66,7 @@ from langgraph_context.tools import (
 
 __all__ = [
     "DEFAULT_BRIEFING_TOKENS",
+    "DEFAULT_HISTORY_TOKENS",
     "DEFAULT_MAINTAINER_TIMEOUT",
     "MAINTAINER_MODES",
     "MaintainerMode",
@@ -73,6 +76,7 @@ __all__ = [
 ]
 
 DEFAULT_BRIEFING_TOKENS = 1000
+DEFAULT_HISTORY_TOKENS = 12_000
 DEFAULT_MAINTAINER_TIMEOUT = 30.0
 _BLOCKERS = 3
 _RELEVANT = 3
@@ -185,6 +189,10 @@ def create_codebase_maintainer_graph(
     project_name: str | None = None,
     default_mode: MaintainerMode = "auto",
     tools: Sequence[BaseTool] = (),
+    compaction: Any = True,
+    history_tokens: int = DEFAULT_HISTORY_TOKENS,
+    summarizer: BaseChatModel | None = None,
+    context: Any | None = None,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     briefing_tokens: int = DEFAULT_BRIEFING_TOKENS,
@@ -205,8 +213,16 @@ def create_codebase_maintainer_graph(
         project_name: Name used in the instructions (default: the workspace's name).
         default_mode: Mode when the state names none.
         tools: Extra tools for the model.
-        pre_model: Extra steps run after the briefing, before each model call (the
-            compaction and context nodes, in that order).
+        compaction: `True` for the default compaction node (replace mode, triggered
+            when the history reaches `history_tokens`), `False` for none, or your
+            own node. It runs first before each model call.
+        history_tokens: Budget of the history kept in state by the default
+            compaction node.
+        summarizer: Chat model the default compaction node summarizes with when
+            rule-based compaction is not enough (`None`: rules only).
+        context: A context node run last before each model call (it sees the
+            turn's `briefing` in state).
+        pre_model: Extra steps run after the briefing, before `context`.
         post_tools: Steps run after each tool round.
         briefing_tokens: Cap on each turn's briefing.
         token_counter: Counter for the briefing cap (`None` = offline tiktoken).
@@ -219,11 +235,17 @@ def create_codebase_maintainer_graph(
         notes live in one).
 
     Raises:
-        ValueError: If `default_mode`, `briefing_tokens`, the workspace or a step is
-            invalid, or `pre_model` uses the name `brief`.
+        ValueError: If `default_mode`, `briefing_tokens`, `history_tokens`, the
+            workspace or a step is invalid, or `pre_model` uses the name `brief`.
         TypeError: If `notes` has an unsupported type.
     """
     mode = _check_mode(default_mode, "default_mode")
+    if compaction is True:
+        compaction = create_compaction_node(
+            max_tokens=history_tokens, mode="replace", model=summarizer, token_counter=token_counter
+        )
+    elif compaction is False:
+        compaction = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):
         msg = f"briefing_tokens must be a positive int, got {briefing_tokens!r}"
         raise ValueError(msg)
@@ -290,6 +312,8 @@ def create_codebase_maintainer_graph(
         system_prompt=instructions,
         plan_tools=True,
         note_tools=False,
+        compaction=compaction,
+        context=context,
         pre_model=steps,
         post_tools=post_tools,
         state_schema=state_schema,
