@@ -60,9 +60,19 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     pytest.fail(f"langgraph dev did not start in {START_TIMEOUT}s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    """Start `langgraph dev` on a free localhost port; always stop it afterwards."""
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny codebase for the served maintainer."""
+    root = tmp_path_factory.mktemp("codebase")
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "core.py").write_text("def run():\n    return 1  # TODO: real work\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, workspace: Path) -> Iterator[str]:
+    """Start `langgraph dev` once for this module on a free port; always stop it."""
+    tmp_path = tmp_path_factory.mktemp("server")
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli[inmem] is not installed")
     port = _free_port()
@@ -72,6 +82,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         "PYTHONPATH": str(ROOT),
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LGC_WORKSPACE": str(workspace),
     }
     log = tmp_path / "server.log"
     with log.open("wb") as out:
@@ -152,6 +163,44 @@ async def _round_trip(url: str) -> tuple[Any, Any, Any, Any]:
     return state_one, items, state_two, state_bob
 
 
+async def _maintainer_round_trip(url: str) -> tuple[Any, Any]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    thread = await client.threads.create()
+    script = [
+        {
+            "tool_calls": [
+                {"name": "terminal", "args": {"command": "grep -rn TODO pkg"}, "id": "t1"},
+                {"name": "write_plan", "args": {"plan": ["find TODOs", "fix"]}, "id": "p1"},
+            ]
+        },
+        {
+            "tool_calls": [
+                {
+                    "name": "note_create",
+                    "args": {
+                        "title": "run() is a stub",
+                        "content": "pkg/core.py:2 TODO: real work",
+                        "note_type": "action",
+                    },
+                    "id": "n1",
+                }
+            ]
+        },
+        {"content": "One action recorded."},
+    ]
+    await client.runs.wait(
+        thread["thread_id"],
+        "codebase_maintainer",
+        input={"messages": [{"role": "user", "content": "Any TODOs?"}], "mode": "analyze"},
+        config=_config(script, "alice"),
+    )
+    state = await client.threads.get_state(thread["thread_id"])
+    items = await client.store.search_items(("codebase_maintainer", "notes"))
+    return state, items
+
+
 def test_dev_server_round_trip_with_store_backed_notes(server: str) -> None:
     """A served thread runs tools with the scripted model; notes reach the server's store."""
     state_one, items, state_two, state_bob = asyncio.run(_round_trip(server))
@@ -167,3 +216,20 @@ def test_dev_server_round_trip_with_store_backed_notes(server: str) -> None:
     assert state_two["values"]["note"] == {"fact": "x=1"}
     assert state_two["values"]["messages"][-1]["content"] == "x is 1"
     assert state_bob["values"]["note"] == {}
+
+
+def test_dev_server_runs_the_codebase_maintainer(server: str) -> None:
+    """The served maintainer reads the workspace and keeps its notes in the server's store."""
+    state, items = asyncio.run(_maintainer_round_trip(server))
+    values = state["values"]
+    assert values["mode"] == "analyze"
+    assert "./pkg/core.py:2:    return 1  # TODO: real work" in values["briefing"]
+    tool_results = [m["content"] for m in values["messages"] if m["type"] == "tool"]
+    assert tool_results[0] == "pkg/core.py:2:    return 1  # TODO: real work\n"
+    assert values["plan"] == [
+        {"content": "find TODOs", "status": "in_progress"},
+        {"content": "fix", "status": "pending"},
+    ]
+    assert values["messages"][-1]["content"] == "One action recorded."
+    notes = [i["value"] for i in items["items"]]
+    assert [(n["title"], n["type"]) for n in notes] == [("run() is a stub", "action")]
