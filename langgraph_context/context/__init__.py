@@ -1,5 +1,111 @@
 """Context assembly: packets and the Gather-Select-Structure-Compress pipeline."""
 
+from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.context.compress import (
+    DEFAULT_SUMMARY_TOKENS,
+    Compressed,
+    acompress_context,
+    asummarize_lines,
+    compress_context,
+    insert_summary,
+    summarize_lines,
+    truncate_text,
+)
+from langgraph_context.context.config import (
+    DEFAULT_SECTION_ORDER,
+    SECTION_NAMES,
+    SEED_SECTION_ORDER,
+    ContextConfig,
+    SectionName,
+)
+from langgraph_context.context.gather import (
+    DEFAULT_STATE_SOURCES,
+    GatherResult,
+    QuerySource,
+    SourceFailure,
+    StateSource,
+    StoreSource,
+    agather_packets,
+    gather_packets,
+    message_packets,
+    messages_to_packets,
+    note_packets,
+    plan_packets,
+)
+from langgraph_context.context.node import (
+    DEFAULT_KEEP_LAST,
+    ContextStateMixin,
+    create_context_node,
+)
 from langgraph_context.context.packet import TRUSTED_PACKET_TYPES, ContextPacket
+from langgraph_context.context.scoring import rank_texts, score_texts, tokenize
+from langgraph_context.context.select import (
+    Drop,
+    DropReason,
+    ScoredPacket,
+    Selection,
+    arelevance_scores,
+    aselect_packets,
+    relevance_scores,
+    select_packets,
+)
+from langgraph_context.context.structure import (
+    Entry,
+    Section,
+    StructuredContext,
+    UntrustedRenderer,
+    render_packet,
+    structure_context,
+)
 
-__all__ = ["TRUSTED_PACKET_TYPES", "ContextPacket"]
+__all__ = [
+    "DEFAULT_KEEP_LAST",
+    "DEFAULT_SECTION_ORDER",
+    "DEFAULT_STATE_SOURCES",
+    "DEFAULT_SUMMARY_TOKENS",
+    "SECTION_NAMES",
+    "SEED_SECTION_ORDER",
+    "TRUSTED_PACKET_TYPES",
+    "Compressed",
+    "ContextBuilder",
+    "ContextConfig",
+    "ContextPacket",
+    "ContextResult",
+    "ContextStateMixin",
+    "Drop",
+    "DropReason",
+    "Entry",
+    "GatherResult",
+    "QuerySource",
+    "ScoredPacket",
+    "Section",
+    "SectionName",
+    "Selection",
+    "SourceFailure",
+    "StateSource",
+    "StoreSource",
+    "StructuredContext",
+    "UntrustedRenderer",
+    "acompress_context",
+    "agather_packets",
+    "arelevance_scores",
+    "aselect_packets",
+    "asummarize_lines",
+    "compress_context",
+    "create_context_node",
+    "gather_packets",
+    "insert_summary",
+    "message_packets",
+    "messages_to_packets",
+    "note_packets",
+    "plan_packets",
+    "rank_texts",
+    "relevance_scores",
+    "render_packet",
+    "score_texts",
+    "select_packets",
+    "structure_context",
+    "summarize_lines",
+    "tokenize",
+    "truncate_text",
+]

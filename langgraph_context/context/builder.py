@@ -1,0 +1,449 @@
+"""`ContextBuilder`: Gather, Select, Structure and Compress in one call.
+
+The budget is honest: the task, the output rules, every section header, evidence
+tags and untrusted-text wrappers all count against `max_tokens`, and the reserve for
+system instructions is held back before packets are packed. The compress stage then
+guarantees the final text fits, by the configured counter.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from langgraph_context.context.compress import (
+    DEFAULT_SUMMARY_TOKENS,
+    Compressed,
+    acompress_context,
+    asummarize_lines,
+    compress_context,
+    insert_summary,
+    summarize_lines,
+)
+from langgraph_context.context.config import ContextConfig
+from langgraph_context.context.gather import (
+    DEFAULT_STATE_SOURCES,
+    GatherResult,
+    QuerySource,
+    SourceFailure,
+    StateSource,
+    agather_packets,
+    gather_packets,
+)
+from langgraph_context.context.packet import ContextPacket
+from langgraph_context.context.select import (
+    DEFAULT_CONFIG,
+    Drop,
+    ScoredPacket,
+    Selection,
+    arelevance_scores,
+    relevance_scores,
+)
+from langgraph_context.context.select import _pack as pack_packets
+from langgraph_context.context.structure import (
+    UntrustedRenderer,
+    render_packet,
+    structure_context,
+)
+from langgraph_context.tokens import TokenCounter, resolve_counter
+
+__all__ = ["ContextBuilder", "ContextResult"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """A built context and how it was made.
+
+    Attributes:
+        text: The assembled context, at most `max_tokens` tokens.
+        tokens: Its token count by the builder's counter.
+        max_tokens: The ceiling it was built for.
+        section_tokens: Tokens of each non-empty section (header included).
+        selected: Packets that made it into the text, in gather order.
+        dropped: Packets left out, with the reason.
+        failures: Sources that raised and were skipped.
+        gathered: How many packets were gathered.
+        truncated: Whether even the protected sections had to be cut.
+        elapsed_ms: Build time.
+    """
+
+    text: str
+    tokens: int
+    max_tokens: int
+    section_tokens: Mapping[str, int]
+    selected: tuple[ContextPacket, ...]
+    dropped: tuple[Drop, ...] = field(default_factory=tuple)
+    failures: tuple[SourceFailure, ...] = field(default_factory=tuple)
+    gathered: int = 0
+    truncated: bool = False
+    elapsed_ms: float = 0.0
+
+    @property
+    def budget_use(self) -> float:
+        """Share of `max_tokens` used, in [0, 1]."""
+        return self.tokens / self.max_tokens
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """A JSON-ready summary: counts, drops by reason, tokens per section."""
+        return {
+            "gathered": self.gathered,
+            "selected": len(self.selected),
+            "dropped": dict(Counter(d.reason for d in self.dropped)),
+            "failed_sources": [f.source for f in self.failures],
+            "section_tokens": dict(self.section_tokens),
+            "tokens": self.tokens,
+            "max_tokens": self.max_tokens,
+            "budget_use": round(self.budget_use, 4),
+            "truncated": self.truncated,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
+
+
+class ContextBuilder:
+    """Assemble a budgeted, sectioned context from history, state and sources.
+
+    Args:
+        config: Budget, weights and template (`ContextConfig()` by default).
+        token_counter: Counts every text (default: offline cl100k).
+        sources: Query sources searched on each build: `BaseRetriever`, `BaseStore`,
+            `StoreSource`, or callables `(query) -> Iterable[ContextPacket | Document | str]`.
+        state_sources: Callables `(state) -> Iterable[ContextPacket]` read when a
+            build gets `state` (default: messages, plan, notes).
+        embeddings: Optional LangChain embeddings for hybrid relevance.
+        wrap_untrusted: Renders untrusted packets (default: plain text).
+        hardening: Text appended to [Role & Policies].
+        summarizer: Optional chat model that summarises the packets of the first
+            section of `config.compress_order` ([Context] by default) that did not fit,
+            into one entry at the top of that section.
+        summary_tokens: Room kept in the budget for that summary.
+
+    Raises:
+        TypeError: If `config` is not a `ContextConfig`, `wrap_untrusted` is not
+            callable or `summarizer` is not a chat model.
+        ValueError: If `summary_tokens` is below 1.
+
+    Example:
+        >>> builder = ContextBuilder(config=ContextConfig(max_tokens=200))
+        >>> text = builder.build("Where is the report?", system_instructions="Be brief.")
+        >>> text.splitlines()[:2]
+        ['[Role & Policies]', 'Be brief.']
+    """
+
+    def __init__(
+        self,
+        *,
+        config: ContextConfig = DEFAULT_CONFIG,
+        token_counter: TokenCounter | None = None,
+        sources: Sequence[QuerySource] = (),
+        state_sources: Sequence[StateSource] = DEFAULT_STATE_SOURCES,
+        embeddings: Embeddings | None = None,
+        wrap_untrusted: UntrustedRenderer | None = None,
+        hardening: str | None = None,
+        summarizer: BaseChatModel | None = None,
+        summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
+    ) -> None:
+        if not isinstance(config, ContextConfig):
+            msg = f"config must be a ContextConfig, got {type(config).__name__}"
+            raise TypeError(msg)
+        if wrap_untrusted is not None and not callable(wrap_untrusted):
+            msg = f"wrap_untrusted must be callable, got {type(wrap_untrusted).__name__}"
+            raise TypeError(msg)
+        if summarizer is not None and not isinstance(summarizer, BaseChatModel):
+            msg = (
+                f"summarizer must be a chat model (BaseChatModel), got {type(summarizer).__name__}"
+            )
+            raise TypeError(msg)
+        if summary_tokens < 1:
+            msg = f"summary_tokens must be >= 1, got {summary_tokens}"
+            raise ValueError(msg)
+        self.config = config
+        self.counter = resolve_counter(token_counter)
+        self.sources = tuple(sources)
+        self.state_sources = tuple(state_sources)
+        self.embeddings = embeddings
+        self.wrap_untrusted = wrap_untrusted
+        self.hardening = hardening
+        self.summarizer = summarizer
+        self.summary_tokens = summary_tokens
+
+    # -- budget ------------------------------------------------------------------
+
+    def _split(
+        self, packets: Iterable[ContextPacket]
+    ) -> tuple[list[ContextPacket], list[ContextPacket]]:
+        role: list[ContextPacket] = []
+        rest: list[ContextPacket] = []
+        for packet in packets:
+            (role if self.config.section_for(packet.type) == "role" else rest).append(packet)
+        return role, rest
+
+    def _packet_budget(self, query: str, role: list[ContextPacket], max_tokens: int) -> int:
+        config = self.config
+        skeleton = structure_context(
+            role, query, config=config, wrap_untrusted=self.wrap_untrusted, hardening=self.hardening
+        )
+        role_text = skeleton.section("role").render() if skeleton.section("role").entries else ""
+        # Count every header as if its section were present: a safe upper bound.
+        headers = "\n\n".join(
+            config.section_titles[name] for name in ("state", "evidence", "context")
+        )
+        fixed = self.counter(skeleton.text) + self.counter(headers) + 6
+        role_tokens = self.counter(role_text)
+        reserve = int(max_tokens * config.reserve_ratio)
+        summary = self.summary_tokens + 8 if self.summarizer is not None else 0
+        return max(0, max_tokens - fixed - summary - max(0, reserve - role_tokens))
+
+    def _costed(self, packets: list[ContextPacket]) -> list[ContextPacket]:
+        costed = []
+        for packet in packets:
+            section = self.config.section_for(packet.type)
+            text = render_packet(packet, section, wrap_untrusted=self.wrap_untrusted)
+            costed.append(replace(packet, token_count=self.counter(text) + 1))
+        return costed
+
+    # -- pipeline ----------------------------------------------------------------
+
+    def _prepare(
+        self, query: str, gathered: GatherResult, max_tokens: int | None
+    ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[ContextPacket], int]:
+        limit = self.config.max_tokens if max_tokens is None else max_tokens
+        if limit < 1:
+            msg = f"max_tokens must be >= 1, got {limit}"
+            raise ValueError(msg)
+        role, rest = self._split(gathered.packets)
+        rest = [p.with_token_count(self.counter) for p in rest]
+        return limit, role, rest, self._costed(rest), self._packet_budget(query, role, limit)
+
+    def _left_out(self, selection: Selection) -> tuple[str, list[str], set[int]]:
+        """The over-budget packets of the first trimmable section, for the summarizer."""
+        if self.summarizer is None or not self.config.compress_order:
+            return "", [], set()
+        section = self.config.compress_order[0]
+        left = [
+            d.packet
+            for d in selection.dropped
+            if d.reason == "over_budget" and self.config.section_for(d.packet.type) == section
+        ]
+        return section, [p.content for p in left], {id(p) for p in left}
+
+    def _structure(self, query: str, role: list[ContextPacket], selection: Selection) -> Any:
+        items: list[ScoredPacket | ContextPacket] = [*role, *selection.selected]
+        return structure_context(
+            items,
+            query,
+            config=self.config,
+            wrap_untrusted=self.wrap_untrusted,
+            hardening=self.hardening,
+        )
+
+    def _result(
+        self,
+        gathered: GatherResult,
+        rest: list[ContextPacket],
+        costed: list[ContextPacket],
+        selection: Selection,
+        compressed: Compressed,
+        started: float,
+        max_tokens: int,
+        summarized: set[int],
+    ) -> ContextResult:
+        original = {id(c): o for c, o in zip(costed, rest, strict=True)}
+        removed = {id(d.packet) for d in compressed.dropped}
+        selected = tuple(
+            original[id(s.packet)] for s in selection.selected if id(s.packet) not in removed
+        )
+        dropped = tuple(
+            Drop(
+                original.get(id(d.packet), d.packet),
+                "summarized" if id(d.packet) in summarized else d.reason,
+            )
+            for d in (*selection.dropped, *compressed.dropped)
+        )
+        section_tokens = {
+            s.name: self.counter(s.render()) for s in compressed.context.sections if s.entries
+        }
+        result = ContextResult(
+            text=compressed.text,
+            tokens=compressed.tokens,
+            max_tokens=max_tokens,
+            section_tokens=section_tokens,
+            selected=selected,
+            dropped=dropped,
+            failures=gathered.failures,
+            gathered=len(gathered.packets),
+            truncated=compressed.truncated,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
+        logger.info("context built: %s", result.stats)
+        return result
+
+    def build_result(
+        self,
+        user_query: str,
+        conversation_history: Sequence[Any] | None = None,
+        system_instructions: str | None = None,
+        custom_packets: Iterable[ContextPacket] | None = None,
+        *,
+        state: Any = None,
+        max_tokens: int | None = None,
+    ) -> ContextResult:
+        """Build the context and return it with its statistics.
+
+        Args:
+            user_query: What the next model call must answer.
+            conversation_history: Messages or OpenAI-style dicts.
+            system_instructions: Rendered in [Role & Policies]; never trimmed.
+            custom_packets: Extra candidate packets.
+            state: Graph state read by the state sources.
+            max_tokens: Overrides `config.max_tokens` for this build.
+
+        Returns:
+            The text (at most `max_tokens` tokens) with per-section tokens and drops.
+
+        Raises:
+            ValueError: If `max_tokens` is below 1.
+        """
+        started = time.perf_counter()
+        gathered = gather_packets(
+            user_query,
+            state=state,
+            conversation_history=conversation_history,
+            system_instructions=system_instructions,
+            custom_packets=custom_packets,
+            sources=self.sources,
+            state_sources=self.state_sources,
+        )
+        limit, role, rest, costed, budget = self._prepare(user_query, gathered, max_tokens)
+        relevance = relevance_scores(
+            rest, user_query, config=self.config, embeddings=self.embeddings
+        )
+        selection = pack_packets(costed, relevance, budget, self.config)
+        structured = self._structure(user_query, role, selection)
+        section, lines, left = self._left_out(selection)
+        if lines and self.summarizer is not None:
+            summary = summarize_lines(
+                lines,
+                model=self.summarizer,
+                section=section,
+                max_tokens=self.summary_tokens,
+                token_counter=self.counter,
+            )
+            structured = insert_summary(structured, section, summary) if summary else structured
+            left = left if summary else set()
+        compressed = compress_context(
+            structured, max_tokens=limit, token_counter=self.counter, config=self.config
+        )
+        return self._result(gathered, rest, costed, selection, compressed, started, limit, left)
+
+    async def abuild_result(
+        self,
+        user_query: str,
+        conversation_history: Sequence[Any] | None = None,
+        system_instructions: str | None = None,
+        custom_packets: Iterable[ContextPacket] | None = None,
+        *,
+        state: Any = None,
+        max_tokens: int | None = None,
+    ) -> ContextResult:
+        """Async twin of `build_result` (sources, embeddings and summarizer awaited).
+
+        Args:
+            user_query: What the next model call must answer.
+            conversation_history: Messages or OpenAI-style dicts.
+            system_instructions: Rendered in [Role & Policies]; never trimmed.
+            custom_packets: Extra candidate packets.
+            state: Graph state read by the state sources.
+            max_tokens: Overrides `config.max_tokens` for this build.
+
+        Returns:
+            The text with per-section tokens and drops.
+
+        Raises:
+            ValueError: If `max_tokens` is below 1.
+        """
+        started = time.perf_counter()
+        gathered = await agather_packets(
+            user_query,
+            state=state,
+            conversation_history=conversation_history,
+            system_instructions=system_instructions,
+            custom_packets=custom_packets,
+            sources=self.sources,
+            state_sources=self.state_sources,
+        )
+        limit, role, rest, costed, budget = self._prepare(user_query, gathered, max_tokens)
+        relevance = await arelevance_scores(
+            rest, user_query, config=self.config, embeddings=self.embeddings
+        )
+        selection = pack_packets(costed, relevance, budget, self.config)
+        structured = self._structure(user_query, role, selection)
+        section, lines, left = self._left_out(selection)
+        if lines and self.summarizer is not None:
+            summary = await asummarize_lines(
+                lines,
+                model=self.summarizer,
+                section=section,
+                max_tokens=self.summary_tokens,
+                token_counter=self.counter,
+            )
+            structured = insert_summary(structured, section, summary) if summary else structured
+            left = left if summary else set()
+        compressed = await acompress_context(
+            structured, max_tokens=limit, token_counter=self.counter, config=self.config
+        )
+        return self._result(gathered, rest, costed, selection, compressed, started, limit, left)
+
+    def build(
+        self,
+        user_query: str,
+        conversation_history: Sequence[Any] | None = None,
+        system_instructions: str | None = None,
+        custom_packets: Iterable[ContextPacket] | None = None,
+    ) -> str:
+        """Build the context text (see `build_result` for the statistics).
+
+        Args:
+            user_query: What the next model call must answer.
+            conversation_history: Messages or OpenAI-style dicts.
+            system_instructions: Rendered in [Role & Policies]; never trimmed.
+            custom_packets: Extra candidate packets.
+
+        Returns:
+            The assembled text, at most `config.max_tokens` tokens.
+        """
+        return self.build_result(
+            user_query, conversation_history, system_instructions, custom_packets
+        ).text
+
+    async def abuild(
+        self,
+        user_query: str,
+        conversation_history: Sequence[Any] | None = None,
+        system_instructions: str | None = None,
+        custom_packets: Iterable[ContextPacket] | None = None,
+    ) -> str:
+        """Async twin of `build`.
+
+        Args:
+            user_query: What the next model call must answer.
+            conversation_history: Messages or OpenAI-style dicts.
+            system_instructions: Rendered in [Role & Policies]; never trimmed.
+            custom_packets: Extra candidate packets.
+
+        Returns:
+            The assembled text, at most `config.max_tokens` tokens.
+        """
+        result = await self.abuild_result(
+            user_query, conversation_history, system_instructions, custom_packets
+        )
+        return result.text

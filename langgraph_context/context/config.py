@@ -1,0 +1,243 @@
+"""`ContextConfig`: the budget, scoring weights and section template of a context build."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, get_args
+
+__all__ = [
+    "DEFAULT_COMPRESS_ORDER",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MIN_RELEVANCE",
+    "DEFAULT_NEIGHBOR_WEIGHT",
+    "DEFAULT_NEIGHBOR_WINDOW",
+    "DEFAULT_OUTPUT_INSTRUCTIONS",
+    "DEFAULT_RECENCY_WEIGHT",
+    "DEFAULT_RELEVANCE_WEIGHT",
+    "DEFAULT_RESERVE_RATIO",
+    "DEFAULT_SECTION_ORDER",
+    "DEFAULT_SECTION_TITLES",
+    "DEFAULT_SPEAKER_BOOST",
+    "DEFAULT_TYPE_SECTIONS",
+    "DEFAULT_TYPE_WEIGHTS",
+    "DUPLICATE_THRESHOLD",
+    "PROTECTED_SECTIONS",
+    "SECTION_NAMES",
+    "SEED_SECTION_ORDER",
+    "ContextConfig",
+    "SectionName",
+]
+
+SectionName = Literal["role", "task", "state", "evidence", "context", "output"]
+SECTION_NAMES: tuple[SectionName, ...] = get_args(SectionName)
+
+DEFAULT_MAX_TOKENS = 3000
+DEFAULT_RESERVE_RATIO = 0.1
+DEFAULT_MIN_RELEVANCE = 0.0
+DEFAULT_RELEVANCE_WEIGHT = 0.95
+DEFAULT_RECENCY_WEIGHT = 0.05
+# Measured on LoCoMo (benchmarks/locomo): a turn next to a strongly matching turn often
+# holds the answer (question in one turn, answer in the next), and a question naming a
+# speaker is usually about that speaker's own turns.
+DEFAULT_NEIGHBOR_WEIGHT = 0.7
+DEFAULT_NEIGHBOR_WINDOW = 2
+DEFAULT_SPEAKER_BOOST = 0.5
+DUPLICATE_THRESHOLD = 0.9
+
+# Sections are laid out most-stable first so provider prompt caches keep hitting: the
+# role and output rules never change between calls, state changes slowly, selected
+# history and evidence change per query, and the task changes every turn.
+DEFAULT_SECTION_ORDER: tuple[SectionName, ...] = (
+    "role",
+    "output",
+    "state",
+    "context",
+    "evidence",
+    "task",
+)
+# The order of the book's template, for callers who prefer it over cache-friendliness.
+SEED_SECTION_ORDER: tuple[SectionName, ...] = (
+    "role",
+    "task",
+    "state",
+    "evidence",
+    "context",
+    "output",
+)
+DEFAULT_SECTION_TITLES: Mapping[str, str] = MappingProxyType(
+    {
+        "role": "[Role & Policies]",
+        "task": "[Task]",
+        "state": "[State]",
+        "evidence": "[Evidence]",
+        "context": "[Context]",
+        "output": "[Output]",
+    }
+)
+# Where each packet type is rendered; any type not listed goes to `evidence`.
+DEFAULT_TYPE_SECTIONS: Mapping[str, SectionName] = MappingProxyType(
+    {
+        "system": "role",
+        "instructions": "role",
+        "task": "task",
+        "constraint": "state",
+        "hot_issue": "state",
+        "plan": "state",
+        "note": "state",
+        "memory": "state",
+        "message": "context",
+        "tool": "context",
+        "retrieved": "evidence",
+        "document": "evidence",
+    }
+)
+# Multipliers applied to a packet's score before packing (type priority).
+DEFAULT_TYPE_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"plan": 1.5, "note": 1.2, "memory": 1.2, "retrieved": 1.0, "message": 1.0, "tool": 0.8}
+)
+# Sections trimmed first when the text is over budget; the others are never trimmed.
+DEFAULT_COMPRESS_ORDER: tuple[SectionName, ...] = ("context", "evidence", "state")
+PROTECTED_SECTIONS: frozenset[SectionName] = frozenset({"role", "task", "output"})
+DEFAULT_OUTPUT_INSTRUCTIONS = (
+    "Answer the task using the sections above. Prefer [State] and [Evidence] over "
+    "assumptions, cite evidence by its [source] tag, and say so when the context does "
+    "not contain the answer."
+)
+
+
+def _check_unit(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
+        msg = f"ContextConfig.{name} must be a number within [0, 1], got {value!r}"
+        raise ValueError(msg)
+
+
+def _check_section(name: str, value: object) -> None:
+    if value not in SECTION_NAMES:
+        msg = f"ContextConfig.{name} has {value!r}; valid sections: {', '.join(SECTION_NAMES)}"
+        raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    """How a context is assembled: budget, selection weights and the section template.
+
+    Attributes:
+        max_tokens: Hard ceiling of the assembled text, by the configured counter.
+        reserve_ratio: Share of `max_tokens` held for system instructions: packets may
+            use at most `max_tokens * (1 - reserve_ratio)` minus the task, output and
+            headers, and more only if the instructions are longer than the reserve.
+        min_relevance: Packets whose relevance (in [0, 1]) is below this are dropped;
+            pinned packets are exempt.
+        relevance_weight: Weight of relevance in a packet's score.
+        recency_weight: Weight of recency in a packet's score.
+        neighbor_weight: Share of a neighbouring turn's relevance a turn inherits.
+        neighbor_window: How many turns away a neighbour may be (0 disables).
+        speaker_boost: Extra relevance (as a fraction) for turns by a speaker the
+            query names (metadata key `speaker`).
+        duplicate_threshold: Term-set overlap (Jaccard) at which two packets count as
+            duplicates and only the better one is kept; 1.0 removes exact duplicates only.
+        type_weights: Score multipliers by packet type (1.0 when absent).
+        type_sections: Section each packet type is rendered in (unlisted: `evidence`).
+        section_order: Order of the sections in the text; must list all six.
+        section_titles: Header of each section.
+        compress_order: Sections trimmed first, in order, when the text is over budget;
+            `role`, `task` and `output` may not appear.
+        output_instructions: Text of the [Output] section (empty omits the section).
+
+    Raises:
+        ValueError: On any out-of-range or unknown value, naming the field.
+
+    Example:
+        >>> ContextConfig(max_tokens=1000).max_tokens
+        1000
+    """
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    reserve_ratio: float = DEFAULT_RESERVE_RATIO
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
+    relevance_weight: float = DEFAULT_RELEVANCE_WEIGHT
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT
+    neighbor_weight: float = DEFAULT_NEIGHBOR_WEIGHT
+    neighbor_window: int = DEFAULT_NEIGHBOR_WINDOW
+    speaker_boost: float = DEFAULT_SPEAKER_BOOST
+    duplicate_threshold: float = DUPLICATE_THRESHOLD
+    type_weights: Mapping[str, float] = field(default_factory=lambda: DEFAULT_TYPE_WEIGHTS)
+    type_sections: Mapping[str, str] = field(default_factory=lambda: DEFAULT_TYPE_SECTIONS)
+    section_order: tuple[str, ...] = DEFAULT_SECTION_ORDER
+    section_titles: Mapping[str, str] = field(default_factory=lambda: DEFAULT_SECTION_TITLES)
+    compress_order: tuple[str, ...] = DEFAULT_COMPRESS_ORDER
+    output_instructions: str = DEFAULT_OUTPUT_INSTRUCTIONS
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):
+            msg = f"ContextConfig.max_tokens must be an int, got {self.max_tokens!r}"
+            raise ValueError(msg)
+        if self.max_tokens <= 0:
+            msg = f"ContextConfig.max_tokens must be > 0, got {self.max_tokens}"
+            raise ValueError(msg)
+        for name in (
+            "reserve_ratio",
+            "min_relevance",
+            "relevance_weight",
+            "recency_weight",
+            "neighbor_weight",
+            "duplicate_threshold",
+        ):
+            _check_unit(name, getattr(self, name))
+        if self.reserve_ratio == 1.0:
+            msg = "ContextConfig.reserve_ratio must be < 1 so packets have room, got 1.0"
+            raise ValueError(msg)
+        if self.relevance_weight + self.recency_weight <= 0.0:
+            msg = "ContextConfig.relevance_weight + recency_weight must be > 0, got 0"
+            raise ValueError(msg)
+        if not isinstance(self.neighbor_window, int) or self.neighbor_window < 0:
+            msg = f"ContextConfig.neighbor_window must be an int >= 0, got {self.neighbor_window!r}"
+            raise ValueError(msg)
+        if not math.isfinite(self.speaker_boost) or self.speaker_boost < 0.0:
+            msg = f"ContextConfig.speaker_boost must be >= 0, got {self.speaker_boost!r}"
+            raise ValueError(msg)
+        for type_name, weight in self.type_weights.items():
+            if not math.isfinite(weight) or weight < 0.0:
+                msg = f"ContextConfig.type_weights[{type_name!r}] must be >= 0, got {weight!r}"
+                raise ValueError(msg)
+        for type_name, section in self.type_sections.items():
+            _check_section(f"type_sections[{type_name!r}]", section)
+        for section in self.section_order:
+            _check_section("section_order", section)
+        if sorted(self.section_order) != sorted(SECTION_NAMES):
+            msg = (
+                "ContextConfig.section_order must list each of "
+                f"{', '.join(SECTION_NAMES)} once, got {self.section_order!r}"
+            )
+            raise ValueError(msg)
+        missing = [s for s in SECTION_NAMES if s not in self.section_titles]
+        if missing:
+            msg = f"ContextConfig.section_titles lacks a title for {', '.join(missing)}"
+            raise ValueError(msg)
+        for section in self.compress_order:
+            _check_section("compress_order", section)
+            if section in PROTECTED_SECTIONS:
+                msg = (
+                    f"ContextConfig.compress_order may not contain {section!r}: the role, "
+                    "task and output sections are never trimmed"
+                )
+                raise ValueError(msg)
+
+    @property
+    def reserve_tokens(self) -> int:
+        """Tokens held back for system instructions."""
+        return int(self.max_tokens * self.reserve_ratio)
+
+    def section_for(self, packet_type: str) -> str:
+        """Return the section a packet of `packet_type` is rendered in.
+
+        Args:
+            packet_type: A `ContextPacket.type`.
+
+        Returns:
+            The configured section, `evidence` for unknown types.
+        """
+        return self.type_sections.get(packet_type, "evidence")

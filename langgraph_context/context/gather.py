@@ -1,0 +1,369 @@
+"""Gather: turn graph state, history, instructions and external sources into packets.
+
+Two kinds of source feed a build:
+
+* **state sources**, `(state) -> Iterable[ContextPacket]`, read graph state. The
+  defaults (`DEFAULT_STATE_SOURCES`) read `messages`, `plan` and `note`; add your own
+  (memory, files, anything in state) by passing a longer sequence.
+* **query sources** are searched with the user's query: a LangChain `BaseRetriever`, a
+  LangGraph `BaseStore` (searched under a namespace prefix), or a callable
+  `(query) -> Iterable[ContextPacket | Document | str]`.
+
+A source that raises is logged and skipped: one broken retriever never fails a build.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.retrievers import BaseRetriever
+from langgraph.store.base import BaseStore, Item
+
+from langgraph_context._messages import as_messages, content_text
+from langgraph_context._state import get_state_value
+from langgraph_context.context.packet import ContextPacket
+from langgraph_context.tools.plan import render_plan
+
+__all__ = [
+    "DEFAULT_STATE_SOURCES",
+    "DEFAULT_STORE_LIMIT",
+    "GatherResult",
+    "QuerySource",
+    "SourceFailure",
+    "StateSource",
+    "StoreSource",
+    "agather_packets",
+    "gather_packets",
+    "message_packets",
+    "messages_to_packets",
+    "note_packets",
+    "plan_packets",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STORE_LIMIT = 10
+
+StateSource = Callable[[Any], Iterable[ContextPacket]]
+QuerySource = Any  # BaseRetriever | BaseStore | StoreSource | Callable[[str], Iterable[...]]
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+@dataclass(frozen=True)
+class StoreSource:
+    """Search a LangGraph `BaseStore` under `namespace` with the user's query.
+
+    Attributes:
+        store: The store.
+        namespace: Namespace prefix to search (`()` searches everything).
+        limit: Maximum items returned.
+    """
+
+    store: BaseStore
+    namespace: tuple[str, ...] = ()
+    limit: int = DEFAULT_STORE_LIMIT
+
+
+@dataclass(frozen=True)
+class SourceFailure:
+    """A source that raised during gathering (it was skipped).
+
+    Attributes:
+        source: A readable name of the source.
+        error: The exception's text.
+    """
+
+    source: str
+    error: str
+
+
+@dataclass(frozen=True)
+class GatherResult:
+    """What gathering produced.
+
+    Attributes:
+        packets: Every candidate packet, in gather order.
+        failures: Sources that raised and were skipped.
+    """
+
+    packets: tuple[ContextPacket, ...]
+    failures: tuple[SourceFailure, ...] = field(default_factory=tuple)
+
+
+def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
+    role = _ROLES.get(message.type, message.type)
+    text = content_text(message.content)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = ", ".join(f"{tc['name']}({tc['args']})" for tc in message.tool_calls)
+        text = f"{text}\n[calls {calls}]" if text else f"[calls {calls}]"
+    speaker = message.name or role
+    if isinstance(message, SystemMessage):
+        packet_type, trusted = "system", True
+    elif message.type == "tool":
+        packet_type, trusted = "tool", False
+    else:
+        # The user's and the model's own turns are conversation, trusted as such.
+        packet_type, trusted = "message", isinstance(message, (HumanMessage, AIMessage))
+    return ContextPacket(
+        text if packet_type == "system" else f"{speaker}: {text}",
+        type=packet_type,
+        source=message.id or f"message-{position}",
+        timestamp=None,
+        trusted=trusted,
+        metadata={"role": role, "speaker": speaker, "position": position, "thread": "messages"},
+    )
+
+
+def messages_to_packets(messages: Sequence[Any]) -> list[ContextPacket]:
+    """Convert a history (LangChain messages or OpenAI-style dicts) into packets.
+
+    System messages become `system` packets, tool results `tool` packets (untrusted),
+    everything else `message` packets whose content is `"<speaker>: <text>"`, where the
+    speaker is the message's `name` or its role.
+
+    Args:
+        messages: The history, oldest first.
+
+    Returns:
+        One packet per message, in order, with `position` and `speaker` metadata.
+
+    Example:
+        >>> [p.content for p in messages_to_packets([{"role": "user", "content": "hi"}])]
+        ['user: hi']
+    """
+    return [_message_packet(m, i) for i, m in enumerate(as_messages(messages))]
+
+
+def message_packets(state: Any) -> list[ContextPacket]:
+    """State source: the `messages` of `state` as packets (see `messages_to_packets`).
+
+    Args:
+        state: Graph state (dict or object).
+
+    Returns:
+        The packets, oldest first.
+    """
+    return messages_to_packets(get_state_value(state, "messages", []))
+
+
+def plan_packets(state: Any) -> list[ContextPacket]:
+    """State source: the `plan` of `state` as one pinned packet (empty plan: none).
+
+    Args:
+        state: Graph state (dict or object).
+
+    Returns:
+        Zero or one `plan` packet.
+    """
+    plan = get_state_value(state, "plan", [])
+    if not plan:
+        return []
+    return [
+        ContextPacket("Plan:\n" + render_plan(list(plan)), type="plan", source="plan", pinned=True)
+    ]
+
+
+def note_packets(state: Any) -> list[ContextPacket]:
+    """State source: each entry of the `note` mapping of `state` as a `note` packet.
+
+    Args:
+        state: Graph state (dict or object).
+
+    Returns:
+        One packet per note, sorted by name, sourced `note:<name>`.
+    """
+    notes: Mapping[str, str] = get_state_value(state, "note", {})
+    return [
+        ContextPacket(f"Note {name}:\n{text}", type="note", source=f"note:{name}")
+        for name, text in sorted(notes.items())
+    ]
+
+
+DEFAULT_STATE_SOURCES: tuple[StateSource, ...] = (message_packets, plan_packets, note_packets)
+
+
+def _as_packet(item: Any, origin: str) -> ContextPacket:
+    if isinstance(item, ContextPacket):
+        return item
+    if isinstance(item, Document):
+        metadata = dict(item.metadata)
+        source = item.id or metadata.get("source") or metadata.get("id")
+        return ContextPacket(
+            item.page_content,
+            type="retrieved",
+            source=str(source) if source is not None else origin,
+            metadata=metadata,
+        )
+    if isinstance(item, Item):
+        value = item.value
+        text = value.get("content") or value.get("text") if isinstance(value, dict) else None
+        return ContextPacket(
+            str(text) if text is not None else str(value),
+            type="memory",
+            source="/".join((*item.namespace, item.key)),
+            metadata={"namespace": item.namespace, "key": item.key},
+        )
+    if isinstance(item, str):
+        return ContextPacket(item, type="retrieved", source=origin)
+    msg = f"source {origin} returned {type(item).__name__}; expected ContextPacket, Document or str"
+    raise TypeError(msg)
+
+
+def _source_name(source: Any) -> str:
+    if isinstance(source, StoreSource):
+        return f"store{source.namespace!r}"
+    return getattr(source, "__name__", None) or type(source).__name__
+
+
+def _query_sync(source: Any, query: str) -> Iterable[Any]:
+    if isinstance(source, BaseRetriever):
+        return source.invoke(query)
+    if isinstance(source, StoreSource):
+        return source.store.search(source.namespace, query=query, limit=source.limit)
+    if isinstance(source, BaseStore):
+        return source.search((), query=query, limit=DEFAULT_STORE_LIMIT)
+    result = source(query)
+    if inspect.isawaitable(result):
+        _close(result)
+        msg = "async source used in a sync build; call the async twin (abuild/agather_packets)"
+        raise TypeError(msg)
+    return result  # type: ignore[no-any-return]
+
+
+def _close(awaitable: Awaitable[Any]) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()
+
+
+async def _query_async(source: Any, query: str) -> Iterable[Any]:
+    if isinstance(source, BaseRetriever):
+        return await source.ainvoke(query)
+    if isinstance(source, StoreSource):
+        return await source.store.asearch(source.namespace, query=query, limit=source.limit)
+    if isinstance(source, BaseStore):
+        return await source.asearch((), query=query, limit=DEFAULT_STORE_LIMIT)
+    result = source(query)
+    if inspect.isawaitable(result):
+        result = await result
+    return result  # type: ignore[no-any-return]
+
+
+def _base_packets(
+    state: Any,
+    conversation_history: Sequence[Any] | None,
+    system_instructions: str | None,
+    custom_packets: Iterable[ContextPacket] | None,
+    state_sources: Sequence[StateSource],
+    failures: list[SourceFailure],
+) -> list[ContextPacket]:
+    packets: list[ContextPacket] = []
+    if system_instructions:
+        packets.append(
+            ContextPacket(system_instructions, type="system", source="system", pinned=True)
+        )
+    if state is not None:
+        for source in state_sources:
+            try:
+                packets.extend(source(state))
+            except Exception as exc:
+                _record(failures, _source_name(source), exc)
+    if conversation_history:
+        packets.extend(messages_to_packets(conversation_history))
+    packets.extend(custom_packets or ())
+    return packets
+
+
+def _record(failures: list[SourceFailure], name: str, exc: BaseException) -> None:
+    logger.warning("context source %s failed and was skipped: %r", name, exc)
+    failures.append(SourceFailure(name, repr(exc)))
+
+
+def gather_packets(
+    query: str,
+    *,
+    state: Any = None,
+    conversation_history: Sequence[Any] | None = None,
+    system_instructions: str | None = None,
+    custom_packets: Iterable[ContextPacket] | None = None,
+    sources: Sequence[QuerySource] = (),
+    state_sources: Sequence[StateSource] = DEFAULT_STATE_SOURCES,
+) -> GatherResult:
+    """Collect candidate packets from every input and source.
+
+    Order: system instructions, state sources (in order), the conversation history,
+    custom packets, then each query source's results.
+
+    Args:
+        query: The user's query, passed to query sources.
+        state: Graph state read by `state_sources` (skipped when `None`).
+        conversation_history: Messages or OpenAI-style dicts.
+        system_instructions: Becomes a pinned `system` packet.
+        custom_packets: Added as they are.
+        sources: Query sources: `BaseRetriever`, `BaseStore`, `StoreSource`, or a
+            callable `(query) -> Iterable[ContextPacket | Document | str]`.
+        state_sources: Callables `(state) -> Iterable[ContextPacket]`.
+
+    Returns:
+        The packets and the sources that failed (logged and skipped).
+
+    Example:
+        >>> result = gather_packets("q", custom_packets=[ContextPacket("fact")])
+        >>> [p.content for p in result.packets]
+        ['fact']
+    """
+    failures: list[SourceFailure] = []
+    packets = _base_packets(
+        state, conversation_history, system_instructions, custom_packets, state_sources, failures
+    )
+    for source in sources:
+        name = _source_name(source)
+        try:
+            packets.extend(_as_packet(item, name) for item in _query_sync(source, query))
+        except Exception as exc:
+            _record(failures, name, exc)
+    return GatherResult(tuple(packets), tuple(failures))
+
+
+async def agather_packets(
+    query: str,
+    *,
+    state: Any = None,
+    conversation_history: Sequence[Any] | None = None,
+    system_instructions: str | None = None,
+    custom_packets: Iterable[ContextPacket] | None = None,
+    sources: Sequence[QuerySource] = (),
+    state_sources: Sequence[StateSource] = DEFAULT_STATE_SOURCES,
+) -> GatherResult:
+    """Async twin of `gather_packets`: query sources are awaited (`ainvoke`, `asearch`).
+
+    Args:
+        query: The user's query, passed to query sources.
+        state: Graph state read by `state_sources` (skipped when `None`).
+        conversation_history: Messages or OpenAI-style dicts.
+        system_instructions: Becomes a pinned `system` packet.
+        custom_packets: Added as they are.
+        sources: Query sources; callables may be sync or async.
+        state_sources: Callables `(state) -> Iterable[ContextPacket]`.
+
+    Returns:
+        The packets and the sources that failed (logged and skipped).
+    """
+    failures: list[SourceFailure] = []
+    packets = _base_packets(
+        state, conversation_history, system_instructions, custom_packets, state_sources, failures
+    )
+    for source in sources:
+        name = _source_name(source)
+        try:
+            packets.extend(_as_packet(item, name) for item in await _query_async(source, query))
+        except Exception as exc:
+            _record(failures, name, exc)
+    return GatherResult(tuple(packets), tuple(failures))

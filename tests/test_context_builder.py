@@ -1,0 +1,222 @@
+"""Tests for `ContextBuilder`: the full pipeline, budget invariants and statistics."""
+
+from __future__ import annotations
+
+import doctest
+import logging
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langgraph_context.context import (
+    DEFAULT_STATE_SOURCES,
+    ContextBuilder,
+    ContextConfig,
+    ContextPacket,
+    builder,
+    compress,
+    config,
+    gather,
+    node,
+    select,
+    structure,
+)
+
+
+def memory_like(state: Any) -> list[ContextPacket]:
+    """Stand-in for memory.memory_packets: constraints and hot issues, pinned."""
+    return [
+        *(ContextPacket(c, type="constraint", pinned=True) for c in state.get("constraints", [])),
+        *(ContextPacket(h, type="hot_issue", pinned=True) for h in state.get("hot_issues", [])),
+    ]
+
+
+def test_build_assembles_all_sections() -> None:
+    """History, instructions and custom packets land in their sections; stats add up."""
+    b = ContextBuilder(config=ContextConfig(max_tokens=400))
+    result = b.build_result(
+        "Which agency did Ann research?",
+        [
+            {"role": "user", "content": "Ann researched adoption agencies"},
+            {"role": "assistant", "content": "Noted."},
+        ],
+        "You answer questions about Ann.",
+        [ContextPacket("Agency list: Hope, Bright", type="retrieved", source="doc-7")],
+    )
+    assert result.text.startswith("[Role & Policies]\nYou answer questions about Ann.")
+    assert "[Context]\nuser: Ann researched adoption agencies\nassistant: Noted." in result.text
+    assert "[Evidence]\n[doc-7] Agency list: Hope, Bright" in result.text
+    assert result.text.endswith("[Task]\nWhich agency did Ann research?")
+    assert result.tokens == b.counter(result.text) <= 400
+    stats = result.stats
+    assert stats["gathered"] == 4
+    assert stats["selected"] == 3
+    assert set(stats["section_tokens"]) == {"role", "output", "context", "evidence", "task"}
+    assert stats["budget_use"] == pytest.approx(result.tokens / 400, abs=1e-4)
+    assert b.build(
+        "Which agency did Ann research?", system_instructions="You answer questions about Ann."
+    ).startswith("[Role & Policies]")
+
+
+def test_memory_packets_render_in_state_and_outlast_evidence() -> None:
+    """Constraints and hot issues are kept in [State] while evidence is dropped."""
+    b = ContextBuilder(
+        config=ContextConfig(max_tokens=120, reserve_ratio=0.0, output_instructions=""),
+        state_sources=(*DEFAULT_STATE_SOURCES, memory_like),
+    )
+    docs = [
+        ContextPacket(f"deploy doc {i} " + "details " * 10, type="retrieved", source=f"d{i}")
+        for i in range(6)
+    ]
+    result = b.build_result(
+        "how do I deploy",
+        custom_packets=docs,
+        state={"constraints": ["Never deploy on Friday"], "hot_issues": ["CI is red"]},
+    )
+    assert "[State]\nNever deploy on Friday\nCI is red" in result.text
+    assert result.tokens <= 120
+    reasons = {d.packet.source: d.reason for d in result.dropped}
+    assert reasons
+    assert set(reasons.values()) <= {"over_budget", "trimmed"}
+
+
+def test_reserve_is_held_for_system_instructions() -> None:
+    """A larger reserve leaves fewer tokens for packets; instructions always fit."""
+    packets = [ContextPacket(f"fact number {i} about apples", source=str(i)) for i in range(60)]
+
+    def build(reserve: float) -> Any:
+        return ContextBuilder(
+            config=ContextConfig(max_tokens=300, reserve_ratio=reserve)
+        ).build_result("apples", custom_packets=packets, system_instructions="Be brief.")
+
+    loose, tight = build(0.0), build(0.5)
+    assert len(tight.selected) < len(loose.selected)
+    assert tight.tokens <= 300 - (150 - tight.section_tokens["role"])
+    assert "Be brief." in tight.text
+
+
+def test_failing_source_is_reported_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+    """A broken retriever shows in failures and stats; the build still succeeds."""
+
+    def broken(query: str) -> list[str]:
+        raise ConnectionError("vector db down")
+
+    b = ContextBuilder(sources=[broken, lambda q: ["fallback fact"]])
+    with caplog.at_level(logging.INFO):
+        result = b.build_result("anything")
+    assert "[retrieved] fallback fact" not in result.text
+    assert "[<lambda>] fallback fact" in result.text
+    assert result.stats["failed_sources"] == ["broken"]
+    assert "context built" in caplog.text
+
+
+def test_cjk_query_end_to_end() -> None:
+    """A Chinese query pulls the Chinese packet that answers it into a tight budget."""
+    packets = [
+        ContextPacket(f"无关的内容第{i}条,今天吃了面条", source=f"n{i}") for i in range(20)
+    ] + [ContextPacket("项目截止日期是五月三十日", source="deadline")]
+    b = ContextBuilder(
+        config=ContextConfig(max_tokens=130, reserve_ratio=0.0, output_instructions="")
+    )
+    result = b.build_result("项目的截止日期是哪天?", custom_packets=packets)
+    assert "[deadline] 项目截止日期是五月三十日" in result.text
+    assert result.tokens <= 130
+
+
+async def test_async_build_matches_sync() -> None:
+    """The async twin produces the same text as the sync build."""
+
+    async def remote(query: str) -> list[str]:
+        return ["remote fact about " + query]
+
+    def sync_remote(query: str) -> list[str]:
+        return ["remote fact about " + query]
+
+    sync_remote.__name__ = "remote"
+    b = ContextBuilder(sources=[sync_remote])
+    ab = ContextBuilder(sources=[remote])
+    history = [{"role": "user", "content": "hello"}]
+    assert await ab.abuild("topic", history, "Rules.") == b.build("topic", history, "Rules.")
+
+
+def test_builder_rejects_bad_arguments() -> None:
+    """Wrong config types, bad hooks and budgets raise at construction or call time."""
+    with pytest.raises(TypeError, match="config must be a ContextConfig, got dict"):
+        ContextBuilder(config={"max_tokens": 5})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="wrap_untrusted must be callable, got str"):
+        ContextBuilder(wrap_untrusted="fence")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="summarizer must be a chat model"):
+        ContextBuilder(summarizer=lambda text: text)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="summary_tokens must be >= 1, got 0"):
+        ContextBuilder(summary_tokens=0)
+    with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
+        ContextBuilder().build_result("q", max_tokens=0)
+
+
+packets_strategy = st.lists(
+    st.builds(
+        ContextPacket,
+        st.text(alphabet="abc xy数\n", max_size=40),
+        type=st.sampled_from(["message", "retrieved", "note", "constraint", "hot_issue", "tool"]),
+        pinned=st.booleans(),
+        source=st.none() | st.sampled_from(["s1", "s2"]),
+    ),
+    max_size=20,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    packets_strategy,
+    st.integers(1, 400),
+    st.text(alphabet="abc ", max_size=12),
+    st.none() | st.text(alphabet="rules ", min_size=1, max_size=30),
+)
+def test_built_context_never_exceeds_max_tokens(
+    packets: list[ContextPacket], max_tokens: int, query: str, instructions: str | None
+) -> None:
+    """For any packets and budget the text fits; pinned and system text appear when they fit."""
+    b = ContextBuilder(config=ContextConfig(max_tokens=max_tokens), token_counter=len)
+    result = b.build_result(query, system_instructions=instructions, custom_packets=packets)
+    assert len(result.text) == result.tokens <= max_tokens
+    if instructions and not result.truncated:
+        assert instructions in result.text
+    fixed = len(structure.structure_context([], query).text) + len(instructions or "") + 80
+    pinned = [p for p in packets if p.pinned]
+    if sum(len(p.content) + 6 for p in pinned) + fixed <= max_tokens * (1 - 0.1) - 60:
+        for packet in pinned:
+            assert packet.content in result.text
+
+
+@pytest.mark.parametrize("module", [builder, compress, config, gather, node, select, structure])
+def test_docstring_examples_run(module: Any) -> None:
+    """Every Example block of the context modules runs as written."""
+    assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_builder_summarizer_condenses_trimmed_history(scripted: type) -> None:
+    """With a summarizer, history that does not fit is summarised inside the budget."""
+    from langchain_core.messages import AIMessage
+
+    model = scripted(responses=[AIMessage("Earlier: they planned a trip to Oslo.")])
+    history = [{"role": "user", "content": f"long message number {i} " * 5} for i in range(40)]
+    b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
+    result = b.build_result("trip", history)
+    assert result.tokens <= 300
+    assert "(summary of earlier items) Earlier: they planned a trip to Oslo." in result.text
+    assert result.stats["dropped"].get("summarized", 0) >= 1
+
+
+async def test_async_builder_summarizer(scripted: type) -> None:
+    """The async build awaits the summarizer and keeps within the budget."""
+    from langchain_core.messages import AIMessage
+
+    model = scripted(responses=[AIMessage("Summary: greetings only.")])
+    history = [{"role": "user", "content": f"hello there number {i} " * 5} for i in range(40)]
+    b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
+    result = await b.abuild_result("hello", history)
+    assert result.tokens <= 300
+    assert "(summary of earlier items) Summary: greetings only." in result.text
+    assert "hello there number 0" in model.seen[0][1].content

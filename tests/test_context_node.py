@@ -1,0 +1,193 @@
+"""Tests for `create_context_node` inside compiled graphs (plain node and pre_model_hook)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from langgraph_context.context import (
+    ContextBuilder,
+    ContextConfig,
+    ContextPacket,
+    ContextStateMixin,
+    create_context_node,
+)
+from langgraph_context.state import NoteStateMixin, PlanStateMixin
+
+
+class AgentState(MessagesState, PlanStateMixin, NoteStateMixin, ContextStateMixin):
+    """Messages, plan, notes and the assembled model input."""
+
+
+def history(n: int) -> list[Any]:
+    """A long chat whose early turns mention a deadline."""
+    turns: list[Any] = [HumanMessage("The launch deadline is March 3rd."), AIMessage("Noted.")]
+    for i in range(n):
+        turns += [HumanMessage(f"Chit-chat number {i} about lunch"), AIMessage(f"Reply {i}")]
+    return turns
+
+
+def graph_with(node: Any, model: Any) -> Any:
+    """A hand-built graph: context node, then a model node reading llm_input_messages."""
+
+    def agent(state: AgentState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["llm_input_messages"])]}
+
+    builder = StateGraph(AgentState)
+    builder.add_node("context", node)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "context")
+    builder.add_edge("context", "agent")
+    builder.add_edge("agent", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def test_plain_node_in_state_graph_keeps_history(scripted: type) -> None:
+    """The model sees one context message plus recent turns; `messages` keeps everything."""
+    model = scripted(responses=[AIMessage("March 3rd")])
+    node = create_context_node(
+        ContextBuilder(config=ContextConfig(max_tokens=400)),
+        system_instructions="You are a project assistant.",
+        keep_last=2,
+    )
+    graph = graph_with(node, model)
+    messages = [*history(30), HumanMessage("When is the launch deadline?")]
+    out = graph.invoke(
+        {"messages": messages, "plan": [{"content": "ship", "status": "in_progress"}]},
+        {"configurable": {"thread_id": "t1"}},
+    )
+    seen = model.seen[0]
+    assert isinstance(seen[0], SystemMessage)
+    assert [m.content for m in seen[1:]] == ["Reply 29", "When is the launch deadline?"]
+    context = seen[0].content
+    assert context.startswith("[Role & Policies]\nYou are a project assistant.")
+    assert "user: The launch deadline is March 3rd." in context
+    assert "[State]\nPlan:\n1. [in_progress] ship" in context
+    assert context.endswith("[Task]\nWhen is the launch deadline?")
+    assert len(out["messages"]) == len(messages) + 1
+    assert out["messages"][-1].content == "March 3rd"
+    counter = ContextBuilder().counter
+    assert counter(context) + counter(seen[1:]) <= 400
+
+
+async def test_plain_node_async(scripted: type) -> None:
+    """The same node runs on the async path inside a compiled graph."""
+    model = scripted(responses=[AIMessage("ok")])
+    graph = graph_with(create_context_node(keep_last=1), model)
+    out = await graph.ainvoke(
+        {
+            "messages": [HumanMessage("hello"), AIMessage("hi"), HumanMessage("what now?")],
+            "note": {"todo": "write docs"},
+        },
+        {"configurable": {"thread_id": "a"}},
+    )
+    context = out["llm_input_messages"][0].content
+    assert "Note todo:\nwrite docs" in context
+    assert "user: hello" in context
+    assert [m.content for m in out["llm_input_messages"][1:]] == ["what now?"]
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look up a city's weather."""
+    return f"Sunny in {city}"
+
+
+def test_pre_model_hook_of_create_react_agent(scripted: type) -> None:
+    """As pre_model_hook the node feeds llm_input_messages; tool pairs stay whole."""
+    from langgraph.prebuilt import create_react_agent
+
+    model = scripted(
+        responses=[
+            AIMessage("", tool_calls=[{"name": "lookup", "args": {"city": "Oslo"}, "id": "c1"}]),
+            AIMessage("It is sunny."),
+        ]
+    )
+    node = create_context_node(
+        ContextBuilder(
+            config=ContextConfig(max_tokens=600),
+            state_sources=(
+                lambda s: [ContextPacket("Answer in one line", type="constraint", pinned=True)],
+            ),
+        ),
+        keep_last=1,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(
+            model, [lookup], pre_model_hook=node, checkpointer=InMemorySaver()
+        )
+    out = agent.invoke(
+        {"messages": [*history(3), HumanMessage("Weather in Oslo?")]},
+        {"configurable": {"thread_id": "r"}},
+    )
+    assert out["messages"][-1].content == "It is sunny."
+    second = model.seen[1]
+    assert isinstance(second[0], SystemMessage)
+    assert "[State]\nAnswer in one line" in second[0].content
+    # keep_last=1 would split the tool round: the call and its result are kept together.
+    assert [type(m) for m in second[1:]] == [AIMessage, ToolMessage]
+    assert second[0].content.endswith("[Task]\nWeather in Oslo?")
+    assert len(out["messages"]) == len(history(3)) + 4
+
+
+def test_recent_messages_over_budget_move_into_context() -> None:
+    """When recent turns alone exceed the budget, older ones go to the context pool."""
+
+    def chars(value: Any) -> int:
+        if isinstance(value, str):
+            return len(value)
+        return sum(len(m.content) for m in value)
+
+    node = create_context_node(
+        ContextBuilder(config=ContextConfig(max_tokens=50), token_counter=chars), keep_last=3
+    )
+    out = node.invoke(
+        {"messages": [HumanMessage("a" * 30), AIMessage("b" * 30), HumanMessage("q?")]}
+    )
+    msgs = out["llm_input_messages"]
+    assert [m.content for m in msgs[1:]] == ["b" * 30, "q?"]
+    assert chars(msgs) <= 50
+
+
+def test_query_key_and_custom_keys() -> None:
+    """query_key, messages_key and output_key redirect what the node reads and writes."""
+    node = create_context_node(
+        messages_key="chat", query_key="question", output_key="model_input", keep_last=0
+    )
+    out = node.invoke(
+        {"chat": [HumanMessage("old fact: the code is 42")], "question": "What is the code?"}
+    )
+    context = out["model_input"][0].content
+    assert "user: old fact: the code is 42" in context
+    assert context.endswith("[Task]\nWhat is the code?")
+    assert len(out["model_input"]) == 1
+
+
+def test_leading_system_messages_join_instructions() -> None:
+    """System messages at the head of history become role text, not conversation."""
+    node = create_context_node(system_instructions="Extra rule.", keep_last=1)
+    out = node.invoke({"messages": [SystemMessage("Base rule."), HumanMessage("hi")]})
+    assert out["llm_input_messages"][0].content.startswith(
+        "[Role & Policies]\nBase rule.\n\nExtra rule."
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"keep_last": -1}, "keep_last must be >= 0, got -1"),
+        ({"messages_key": ""}, "messages_key must be a non-empty string"),
+        ({"output_key": ""}, "output_key must be a non-empty string"),
+    ],
+)
+def test_node_rejects_bad_arguments(kwargs: dict[str, Any], match: str) -> None:
+    """Invalid node options raise at construction."""
+    with pytest.raises(ValueError, match=match):
+        create_context_node(**kwargs)

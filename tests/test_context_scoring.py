@@ -1,0 +1,73 @@
+"""Tests for the tokenizer and BM25 scorer in `context.scoring`."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from langgraph_context.context import scoring
+from langgraph_context.context.scoring import rank_texts, score_texts, tokenize
+
+
+def test_tokenize_stems_and_drops_stop_words() -> None:
+    """Inflected forms share a stem and function words disappear."""
+    assert tokenize("She painted the sunrise") == ["paint", "sunris"]
+    assert tokenize("painting paints") == ["paint", "paint"]
+
+
+def test_tokenize_splits_cjk_into_characters_and_bigrams() -> None:
+    """A CJK run yields its characters and overlapping bigrams; a lone character itself."""
+    assert tokenize("東京") == ["東", "京", "東京"]
+    assert tokenize("猫") == ["猫"]
+
+
+def test_tokenize_keeps_digits_and_mixed_scripts() -> None:
+    """Digits stay as they are and Latin words inside CJK text are still found."""
+    assert tokenize("2023年 Python学习") == ["2023", "年", "python", "学", "习", "学习"]
+
+
+def test_score_texts_is_zero_without_shared_terms() -> None:
+    """A text sharing no term with the query scores exactly 0."""
+    scores = score_texts("adoption agency", ["We baked bread", "An adoption agency"])
+    assert scores[0] == 0.0
+    assert isinstance(scores[0], float)
+    assert scores[1] > 0.0
+
+
+def test_score_texts_positive_on_tiny_candidate_sets() -> None:
+    """A term present in half of two texts still scores (Lucene IDF, not Okapi's)."""
+    scores = score_texts("dog", ["I adopted a dog", "Nice weather"])
+    assert scores[0] > 0.0
+    assert scores[1] == 0.0
+
+
+def test_score_texts_matches_chinese_query() -> None:
+    """A Chinese query ranks the Chinese text that contains its words first."""
+    texts = ["今天天气很好", "我们讨论了数据分析的方法", "The meeting is at noon"]
+    ranked = rank_texts("数据分析", texts)
+    assert [i for i, _ in ranked] == [1]
+
+
+def test_score_texts_empty_inputs() -> None:
+    """No texts gives no scores; a query of stop words scores everything 0."""
+    assert score_texts("dog", []) == []
+    assert score_texts("the of and", ["a dog", "a cat"]) == [0.0, 0.0]
+
+
+def test_rank_texts_orders_and_limits() -> None:
+    """Results come best first, omit non-matches and honour the limit."""
+    texts = ["lunch", "camping trip in june", "a camping trip to the camping site"]
+    assert [i for i, _ in rank_texts("camping", texts)] == [2, 1]
+    assert len(rank_texts("camping", texts, limit=1)) == 1
+
+
+def test_rank_texts_rejects_negative_limit() -> None:
+    """A negative limit is a programmer error."""
+    with pytest.raises(ValueError, match="limit must be >= 0"):
+        rank_texts("x", ["x"], limit=-1)
+
+
+def test_scoring_docstring_examples() -> None:
+    """The module's docstring examples run as written."""
+    assert doctest.testmod(scoring, optionflags=doctest.ELLIPSIS).failed == 0

@@ -1,0 +1,193 @@
+"""Tests for the Select stage: relevance, pinning, duplicates, packing under budget."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.embeddings import Embeddings
+
+from langgraph_context.context import (
+    ContextConfig,
+    ContextPacket,
+    aselect_packets,
+    relevance_scores,
+    select_packets,
+)
+
+
+def turn(text: str, speaker: str = "A", **kwargs: object) -> ContextPacket:
+    """A conversation turn packet."""
+    return ContextPacket(
+        f"{speaker}: {text}", type="message", metadata={"speaker": speaker, "thread": "t"}, **kwargs
+    )
+
+
+def test_caller_set_relevance_is_respected() -> None:
+    """A packet's own relevance is used as is, overriding the scorer."""
+    packets = [
+        ContextPacket("exact match words", relevance=0.0),
+        ContextPacket("other", relevance=1.0),
+    ]
+    assert relevance_scores(packets, "exact match words") == [0.0, 1.0]
+    chosen = select_packets(packets, "exact match words", budget=5, token_counter=lambda s: 5)
+    assert [p.content for p in chosen.packets] == ["other"]
+
+
+def test_neighbouring_turns_inherit_relevance() -> None:
+    """The answer after a matching question scores above unrelated turns."""
+    packets = [
+        turn("Nice weather today", "Ann"),
+        turn("What have you been researching lately?", "Ann"),
+        turn("Mostly adoption agencies, actually.", "Bob"),
+        turn("Cool, see you", "Ann"),
+        turn("Bye", "Bob"),
+    ]
+    scores = relevance_scores(
+        packets, "What did B research?", config=ContextConfig(speaker_boost=0)
+    )
+    assert scores[1] == 1.0
+    assert scores[2] == pytest.approx(0.7)
+    assert scores[3] == pytest.approx(0.35)
+    assert scores[0] == pytest.approx(0.7)
+    assert scores[4] == 0.0
+    flat = relevance_scores(
+        packets, "What did B research?", config=ContextConfig(neighbor_window=0, speaker_boost=0)
+    )
+    assert flat == [0.0, 1.0, 0.0, 0.0, 0.0]
+
+
+def test_named_speaker_is_boosted() -> None:
+    """Turns by a speaker named in the query outrank equal turns by others."""
+    packets = [turn("I love hiking", "Ann"), turn("I love hiking", "Bob")]
+    config = ContextConfig(neighbor_window=0, speaker_boost=0.0)
+    plain = relevance_scores(packets, "Does Bob love hiking?", config=config)
+    boosted = relevance_scores(
+        packets, "Does Bob love hiking?", config=ContextConfig(neighbor_window=0, speaker_boost=0.5)
+    )
+    assert boosted[1] == plain[1] == 1.0
+    assert boosted[0] == pytest.approx(plain[0] / 1.5)
+
+
+def test_cjk_query_selects_matching_packet() -> None:
+    """A Japanese query picks the Japanese packet that answers it."""
+    packets = [
+        ContextPacket("会議は明日の十時です", source="a"),
+        ContextPacket("昼ご飯はカレーでした", source="b"),
+    ]
+    chosen = select_packets(packets, "会議はいつですか", budget=1, token_counter=lambda s: 1)
+    assert [p.source for p in chosen.packets] == ["a"]
+
+
+def test_pinned_first_then_score_and_drop_reasons() -> None:
+    """Pinned packets are kept first; others by score; drops carry reasons."""
+    packets = [
+        ContextPacket("unrelated chatter here", source="u"),
+        ContextPacket("the deploy failed on friday", source="d"),
+        ContextPacket("the deploy failed on friday", source="dup"),
+        ContextPacket("Never deploy on weekends", type="constraint", pinned=True, source="c"),
+        ContextPacket("zzz", source="low", relevance=0.05),
+    ]
+    config = ContextConfig(min_relevance=0.1, recency_weight=0.0, relevance_weight=1.0)
+    chosen = select_packets(
+        packets, "why did the deploy fail", budget=30, config=config, token_counter=lambda s: 10
+    )
+    assert [p.source for p in chosen.packets] == ["dup", "c"]  # the newer copy wins a tie
+    assert {d.packet.source: d.reason for d in chosen.dropped} == {
+        "u": "below_min_relevance",
+        "d": "duplicate",
+        "low": "below_min_relevance",
+    }
+    assert chosen.tokens == 20
+
+
+def test_near_duplicates_removed_by_threshold() -> None:
+    """Texts with the same terms in another order are near-duplicates at 0.9."""
+    packets = [ContextPacket("alpha beta gamma delta"), ContextPacket("delta gamma beta alpha!")]
+    kept = select_packets(packets, "alpha", budget=100, token_counter=len)
+    assert len(kept.packets) == 1
+    assert Counter(d.reason for d in kept.dropped) == {"duplicate": 1}
+
+
+def test_recency_breaks_ties_between_irrelevant_packets() -> None:
+    """With no matching text, the newest packets are kept (a sliding window)."""
+    packets = [ContextPacket(f"turn {i}", source=str(i)) for i in range(5)]
+    kept = select_packets(packets, "zebra", budget=2, token_counter=lambda s: 1)
+    assert [p.source for p in kept.packets] == ["3", "4"]
+
+
+def test_select_rejects_negative_budget() -> None:
+    """A negative budget is a programmer error."""
+    with pytest.raises(ValueError, match="budget must be >= 0, got -1"):
+        select_packets([], "q", budget=-1)
+
+
+class KeywordEmbeddings(Embeddings):
+    """Two-dimensional embeddings: does the text mention animals or vehicles?"""
+
+    def _vec(self, text: str) -> list[float]:
+        lowered = text.lower()
+        return [float(any(w in lowered for w in ("dog", "pet", "puppy"))), float("car" in lowered)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+async def test_hybrid_embeddings_find_paraphrases_sync_and_async() -> None:
+    """Embeddings surface a paraphrase BM25 cannot match, in both twins."""
+    packets = [
+        ContextPacket("We got a puppy", source="p"),
+        ContextPacket("My car broke", source="c"),
+    ]
+    plain = select_packets(packets, "tell me about the pet", budget=1, token_counter=lambda s: 1)
+    hybrid = select_packets(
+        packets,
+        "tell me about the pet",
+        budget=1,
+        token_counter=lambda s: 1,
+        embeddings=KeywordEmbeddings(),
+    )
+    ahybrid = await aselect_packets(
+        packets,
+        "tell me about the pet",
+        budget=1,
+        token_counter=lambda s: 1,
+        embeddings=KeywordEmbeddings(),
+    )
+    assert [p.source for p in plain.packets] == ["c"]  # no term overlap: recency decides
+    assert [p.source for p in hybrid.packets] == ["p"]
+    assert [p.source for p in ahybrid.packets] == ["p"]
+
+
+packet_strategy = st.builds(
+    ContextPacket,
+    st.text(alphabet="abc xyz数据", max_size=30),
+    type=st.sampled_from(["message", "note", "retrieved", "constraint"]),
+    pinned=st.booleans(),
+    relevance=st.none() | st.floats(0, 1),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(packet_strategy, max_size=25),
+    st.integers(0, 200),
+    st.text(alphabet="abc xyz数", max_size=10),
+)
+def test_selection_never_exceeds_budget_and_keeps_fitting_pinned(
+    packets: list[ContextPacket], budget: int, query: str
+) -> None:
+    """Selected tokens never exceed the budget; pinned packets are kept while they fit."""
+    chosen = select_packets(packets, query, budget=budget, token_counter=len)
+    assert chosen.tokens == sum(len(p.content) for p in chosen.packets) <= budget
+    assert len(chosen.packets) + len(chosen.dropped) == len(packets)
+    room = budget
+    for packet in packets:
+        if packet.pinned and len(packet.content) <= room:
+            assert packet.with_token_count(len) in chosen.packets
+            room -= len(packet.content)
