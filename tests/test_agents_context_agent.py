@@ -329,3 +329,54 @@ def test_many_turns_with_the_real_compaction_node() -> None:
     # Every model call after the first saw at most the budget (system message aside).
     assert max(count_tokens(seen[1:]) for seen in model.seen) <= budget
     assert "1. [in_progress] read files" in model.seen[-1][0].content
+
+
+def test_real_compaction_and_context_nodes_together() -> None:
+    """Compaction rewrites history, the context node assembles a budgeted view each call."""
+    from langgraph_context import count_tokens, validate_history
+    from langgraph_context.compaction import create_compaction_node
+    from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+
+    turns = 10
+    responses: list[AIMessage] = [
+        ai_calls(call("write_plan", {"plan": ["read files", "summarize"]}, "p")),
+    ]
+    for i in range(turns):
+        responses += [
+            ai_calls(call("read_file", {"path": f"f{i}.py"}, f"r{i}")),
+            AIMessage(f"f{i}.py read"),
+        ]
+    model = ScriptedChatModel(responses=responses)
+    view_budget = 700
+    graph = create_context_agent(
+        model,
+        [read_file],
+        system_prompt="You read files.",
+        compaction=create_compaction_node(max_tokens=1200, mode="replace"),
+        context=create_context_node(
+            ContextBuilder(config=ContextConfig(max_tokens=view_budget)), keep_last=4
+        ),
+    ).compile(checkpointer=InMemorySaver())
+    cfg = _thread("both")
+    for i in range(turns):
+        out = graph.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, cfg)
+        assert validate_history(out["messages"]) == []
+    assert {"compaction", "context"} <= set(graph.get_graph().nodes)
+    assert out["compaction"]["count"] >= 1
+    prompt_tokens = count_tokens("You read files.\n\n")
+    for seen in model.seen:
+        assert seen[0].content.startswith("You read files.\n\n")
+        assert count_tokens(seen) <= view_budget + prompt_tokens + 10
+    assert "[State]\nPlan:\n1. [in_progress] read files" in model.seen[-1][0].content
+    assert model.seen[-1][-1].content.startswith("f9.py: line0")
+    assert out[LLM_INPUT_KEY] == []
+
+
+def test_context_true_uses_the_default_context_node() -> None:
+    """context=True wires create_context_node() with its defaults."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_context_agent(model, context=True).compile()
+    graph.invoke({"messages": [HumanMessage("hello")]})
+    assert "[Task]\nhello" in model.seen[0][0].content
+    with pytest.raises(ValueError, match="pre_model step name 'context' is taken"):
+        create_context_agent(model, context=True, pre_model={"context": lambda s: {}})

@@ -16,6 +16,7 @@ The graph::
 * `post_tools` steps run after each tool round (for example a watcher that opens a
   hot issue when a check tool fails).
 * Plan tools and note tools are on by default and each can be switched off.
+* With a view, the system prompt goes first in the view's system message.
 * Without any step writing a view, the model sees the system prompt, a short
   `[State]` block with the plan and the note names (`state_in_prompt`), and the
   messages.
@@ -33,9 +34,11 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
+from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.compaction import CompactionStateMixin
+from langgraph_context.context import create_context_node
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tools import (
     create_ls_tool,
@@ -146,10 +149,16 @@ def _model_input(state: Any, prompt: PromptLike, state_in_prompt: bool) -> list[
     view = get_state_value(state, LLM_INPUT_KEY, None)
     if view:
         messages = list(view)
-        if isinstance(prompt, str) or callable(prompt):
-            text = prompt if isinstance(prompt, str) else prompt(state)
-            if text and not (messages and isinstance(messages[0], SystemMessage)):
-                messages.insert(0, SystemMessage(text))
+        text = "" if prompt is None else prompt if isinstance(prompt, str) else prompt(state)
+        if not text:
+            return messages
+        if messages and isinstance(messages[0], SystemMessage):
+            # One system message: the agent's instructions first (a stable, cacheable
+            # prefix), then the assembled context.
+            assembled = content_text(messages[0].content)
+            messages[0] = SystemMessage(f"{text}\n\n{assembled}" if assembled else text)
+        else:
+            messages.insert(0, SystemMessage(text))
         return messages
     parts: list[str] = []
     if prompt is not None:
@@ -169,7 +178,7 @@ def create_context_agent(
     plan_tools: bool = True,
     note_tools: bool = True,
     compaction: Any | None = None,
-    context: Any | None = None,
+    context: Any = None,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
@@ -186,8 +195,10 @@ def create_context_agent(
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
         compaction: A compaction node (`create_compaction_node(...)`), run first
             before every model call; `None` for none.
-        context: A context node (`create_context_node(...)`), run last before every
-            model call, so it assembles the view from the compacted history.
+        context: A context node (`create_context_node(...)`), or `True` for
+            `create_context_node()` with its defaults; run last before every model
+            call, so it assembles the view from the compacted history. The system
+            prompt is put before the assembled context in one system message.
         pre_model: Further nodes, run in order between `compaction` and `context`.
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
@@ -221,6 +232,10 @@ def create_context_agent(
         msg = f"tools must have distinct names; repeated: {duplicates}"
         raise ValueError(msg)
     before = _named_steps(pre_model, "pre_model")
+    if context is True:
+        context = create_context_node()
+    elif context is False:
+        context = None
     for step_name, step in (("compaction", compaction), ("context", context)):
         if step is None:
             continue
