@@ -116,6 +116,9 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
         {"content": "map layout", "status": "in_progress"},
         {"content": "find problems", "status": "pending"},
     ]
+    assembled = model.seen[1][0].content
+    assert "[State]\nPlan:\n1. [in_progress] map layout" in assembled
+    assert "[Evidence]\n[briefing] [Workspace briefing]" in assembled
 
     out = graph.invoke({"messages": [HumanMessage("Any problems?")], "mode": "analyze"}, cfg)
     assert "./app/views.py:5:    # TODO: escape the name" in out["briefing"]
@@ -350,3 +353,17 @@ def test_compaction_can_be_switched_off_or_replaced(tmp_path: Path) -> None:
     ).compile()
     graph.invoke({"messages": [HumanMessage("hi")]})
     assert calls == [1]
+
+
+def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) -> None:
+    """context=False: no context node; instructions, state block and briefing lead."""
+    workspace = make_codebase(tmp_path / "repo")
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "n", context=False
+    )
+    assert "context" not in graph.nodes
+    graph.compile().invoke({"messages": [HumanMessage("look")], "mode": "explore"})
+    system = model.seen[0][0].content
+    assert "as `reference` notes.\n\n[Workspace briefing]" in system
+    assert "[Task]" not in system

@@ -3,8 +3,9 @@
 One graph combines the read-only sandboxed terminal (just-in-time file access),
 persistent structured notes (Markdown files or a LangGraph store), the plan tools and
 compaction of the history (on by default: rule-based, plus a summarizer model when
-given) and the pre-model steps of `create_context_agent` (where the context node
-plugs in). Compile it with a persistent checkpointer (SQLite, Postgres) and a thread
+given) and GSSC context assembly before each model call (on by default: a budgeted
+system message with the plan, the briefing and older history, then the recent
+messages). Compile it with a persistent checkpointer (SQLite, Postgres) and a thread
 can be continued days later in another process: messages, plan and mode come back
 from the checkpoint, notes from their store.
 
@@ -50,6 +51,13 @@ from langgraph_context.agents.context_agent import (
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.agents.subagent import truncate_to_tokens
 from langgraph_context.compaction import create_compaction_node
+from langgraph_context.context import (
+    DEFAULT_STATE_SOURCES,
+    ContextBuilder,
+    ContextConfig,
+    ContextPacket,
+    create_context_node,
+)
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import (
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -65,18 +73,24 @@ from langgraph_context.tools import (
 )
 
 __all__ = [
+    "BRIEFING_PACKET_TYPE",
     "DEFAULT_BRIEFING_TOKENS",
+    "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_HISTORY_TOKENS",
     "DEFAULT_MAINTAINER_TIMEOUT",
     "MAINTAINER_MODES",
     "MaintainerMode",
     "MaintainerState",
+    "briefing_packets",
     "build_briefing",
     "create_codebase_maintainer_graph",
 ]
 
 DEFAULT_BRIEFING_TOKENS = 1000
 DEFAULT_HISTORY_TOKENS = 12_000
+DEFAULT_CONTEXT_TOKENS = 6000
+DEFAULT_KEEP_LAST = 6
+BRIEFING_PACKET_TYPE = "workspace"
 DEFAULT_MAINTAINER_TIMEOUT = 30.0
 _BLOCKERS = 3
 _RELEVANT = 3
@@ -173,6 +187,25 @@ def build_briefing(
     return head + body if body else ""
 
 
+def briefing_packets(state: Any) -> list[ContextPacket]:
+    """Context-builder state source: the turn's briefing as one pinned, untrusted packet.
+
+    Args:
+        state: Graph state with an optional `briefing`.
+
+    Returns:
+        Zero or one packet of type `workspace` (rendered in [Evidence]).
+    """
+    briefing = get_state_value(state, "briefing", "")
+    if not briefing:
+        return []
+    return [
+        ContextPacket(
+            briefing, type=BRIEFING_PACKET_TYPE, source="briefing", pinned=True, relevance=1.0
+        )
+    ]
+
+
 def _last_request(state: Any) -> str | None:
     messages = get_state_value(state, "messages", [])
     if messages and isinstance(messages[-1], HumanMessage):
@@ -192,7 +225,9 @@ def create_codebase_maintainer_graph(
     compaction: Any = True,
     history_tokens: int = DEFAULT_HISTORY_TOKENS,
     summarizer: BaseChatModel | None = None,
-    context: Any | None = None,
+    context: Any = True,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    keep_last: int = DEFAULT_KEEP_LAST,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     briefing_tokens: int = DEFAULT_BRIEFING_TOKENS,
@@ -220,8 +255,12 @@ def create_codebase_maintainer_graph(
             compaction node.
         summarizer: Chat model the default compaction node summarizes with when
             rule-based compaction is not enough (`None`: rules only).
-        context: A context node run last before each model call (it sees the
-            turn's `briefing` in state).
+        context: `True` for the default context node (a `ContextBuilder` of
+            `context_tokens` whose sources include the turn's briefing), `False` for
+            none (the briefing then goes into the system prompt), or your own node.
+            It runs last before each model call.
+        context_tokens: Budget of the default context node's model input.
+        keep_last: Recent messages the default context node passes on verbatim.
         pre_model: Extra steps run after the briefing, before `context`.
         post_tools: Steps run after each tool round.
         briefing_tokens: Cap on each turn's briefing.
@@ -246,6 +285,15 @@ def create_codebase_maintainer_graph(
         )
     elif compaction is False:
         compaction = None
+    if context is True:
+        builder = ContextBuilder(
+            config=ContextConfig(max_tokens=context_tokens),
+            token_counter=resolve_counter(token_counter),
+            state_sources=(*DEFAULT_STATE_SOURCES, briefing_packets),
+        )
+        context = create_context_node(builder, keep_last=keep_last)
+    elif context is False:
+        context = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):
         msg = f"briefing_tokens must be a positive int, got {briefing_tokens!r}"
         raise ValueError(msg)
@@ -291,7 +339,7 @@ def create_codebase_maintainer_graph(
         current = _check_mode(get_state_value(state, "mode", mode), "state['mode']")
         parts = [BASE_INSTRUCTIONS.format(project=project), MODE_INSTRUCTIONS[current]]
         briefing = get_state_value(state, "briefing", "")
-        if briefing:
+        if briefing and context is None:  # a context node renders it as a packet
             parts.append(briefing)
         return "\n\n".join(parts)
 
