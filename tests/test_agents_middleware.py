@@ -249,3 +249,43 @@ def test_compaction_middleware_rejects_bad_options() -> None:
     """Invalid compaction options raise at construction."""
     with pytest.raises(ValueError, match="mode"):
         create_compaction_middleware(max_tokens=100, mode="shrink")
+
+
+def test_real_context_middleware_with_state_tools_over_turns() -> None:
+    """create_agent + state tools + compaction + context: same engine as the graph API."""
+    from langgraph_context import count_tokens, validate_history
+    from langgraph_context.agents import create_context_middleware
+    from langgraph_context.context import ContextBuilder, ContextConfig
+
+    turns = 6
+    responses: list[AIMessage] = [ai_calls(call("write_plan", {"plan": ["read", "report"]}, "p"))]
+    for i in range(turns):
+        responses += [
+            ai_calls(call("read_file", {"path": f"f{i}.py"}, f"r{i}")),
+            AIMessage(f"f{i}.py read"),
+        ]
+    model = ScriptedChatModel(responses=responses)
+    agent = create_agent(
+        model,
+        [read_file],
+        system_prompt="You read files.",
+        middleware=[
+            create_state_tools_middleware(),
+            create_compaction_middleware(max_tokens=1500),
+            create_context_middleware(
+                ContextBuilder(config=ContextConfig(max_tokens=600)), keep_last=4
+            ),
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    for i in range(turns):
+        out = agent.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, _cfg("ctx"))
+        assert validate_history(out["messages"]) == []
+    assert out["plan"] == [
+        {"content": "read", "status": "in_progress"},
+        {"content": "report", "status": "pending"},
+    ]
+    for seen in model.seen:
+        assert seen[0].content.startswith("You read files.\n\n")
+        assert count_tokens(seen) <= 600 + count_tokens("You read files.\n\n") + 10
+    assert "[State]\nPlan:\n1. [in_progress] read" in model.seen[-1][0].content

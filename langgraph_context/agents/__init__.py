@@ -18,6 +18,7 @@ from langgraph_context.agents.middleware import (
     PreModelNodeMiddleware,
     StateToolsMiddleware,
     create_compaction_middleware,
+    create_context_middleware,
     create_pre_model_middleware,
     create_state_tools_middleware,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "create_codebase_maintainer_graph",
     "create_compaction_middleware",
     "create_context_agent",
+    "create_context_middleware",
     "create_load_notes_node",
     "create_openai_model",
     "create_pre_model_middleware",

@@ -11,7 +11,9 @@ nodes. `PreModelNodeMiddleware` runs any such node inside `create_agent` instead
   agent's prompt first, so the stable prefix stays cacheable).
 * `after_model` clears the view, so it is never reused by a later call.
 
-`create_state_tools_middleware` adds the plan and note tools with their state keys.
+`create_compaction_middleware` and `create_context_middleware` build the package's
+real nodes; `create_state_tools_middleware` adds the plan and note tools with their
+state keys.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from langgraph.runtime import Runtime
 from langgraph_context._messages import content_text
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
+from langgraph_context.context import ContextBuilder, create_context_node
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tools import (
     create_ls_tool,
@@ -50,6 +53,7 @@ __all__ = [
     "StateToolsMiddleware",
     "StateToolsState",
     "create_compaction_middleware",
+    "create_context_middleware",
     "create_pre_model_middleware",
     "create_state_tools_middleware",
 ]
@@ -250,6 +254,29 @@ def create_compaction_middleware(
     """
     node = create_compaction_node(max_tokens=max_tokens, **options)
     return CompactionMiddleware(node, name=name)
+
+
+def create_context_middleware(
+    builder: ContextBuilder | None = None, *, name: str = "context", **options: Any
+) -> PreModelNodeMiddleware:
+    """Assemble the model's context with `create_context_node` inside `create_agent`.
+
+    The agent's history stays whole in state; each model call gets the assembled
+    system message (after the agent's own system prompt) and the recent messages.
+
+    Args:
+        builder: The `ContextBuilder` (default: `ContextBuilder()`).
+        name: Middleware name, unique per agent.
+        **options: Any other `create_context_node` option (`keep_last`,
+            `system_instructions`, `query_key`, ...).
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_context_node`).
+    """
+    return PreModelNodeMiddleware(create_context_node(builder, **options), name=name)
 
 
 class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
