@@ -1,0 +1,1 @@
+"""Prompt-injection defense: corpus detection and false-positive rates, real-output scan."""

@@ -1,0 +1,78 @@
+"""Pinned memory: the user's standing constraints and open hot issues (failing checks).
+
+Both live in graph state (`MemoryStateMixin`), survive any compaction of the message
+history, and are surfaced on every turn through `memory_packets` (for the context
+builder) or `render_memory` (for a hand-written prompt).
+"""
+
+from langgraph_context.memory.extract import (
+    DEFAULT_EXTRACTION_PROMPT,
+    DEFAULT_MAX_EXTRACTED,
+    aextract_constraints,
+    create_constraint_extractor_node,
+    extract_constraints,
+    parse_constraints,
+)
+from langgraph_context.memory.packets import hot_issue_text, memory_packets, render_memory
+from langgraph_context.memory.state import (
+    MEMORY_STATUSES,
+    Constraint,
+    HotIssue,
+    MemoryStateMixin,
+    MemoryStatus,
+    constraint_id,
+    constraint_reducer,
+    hot_issue_id,
+    hot_issue_reducer,
+    normalize_constraint,
+)
+from langgraph_context.memory.tools import (
+    DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
+    DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
+    MAX_CONSTRAINT_CHARS,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+    render_constraints,
+)
+from langgraph_context.memory.watch import (
+    DEFAULT_MAX_ERROR_LINES,
+    DEFAULT_MAX_LINE_CHARS,
+    create_hot_issue_node,
+    extract_error_lines,
+    is_failed_check,
+    track_hot_issues,
+)
+
+__all__ = [
+    "DEFAULT_EXTRACTION_PROMPT",
+    "DEFAULT_MAX_ERROR_LINES",
+    "DEFAULT_MAX_EXTRACTED",
+    "DEFAULT_MAX_LINE_CHARS",
+    "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
+    "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
+    "MAX_CONSTRAINT_CHARS",
+    "MEMORY_STATUSES",
+    "Constraint",
+    "HotIssue",
+    "MemoryStateMixin",
+    "MemoryStatus",
+    "aextract_constraints",
+    "constraint_id",
+    "constraint_reducer",
+    "create_constraint_extractor_node",
+    "create_hot_issue_node",
+    "create_record_constraint_tool",
+    "create_resolve_constraint_tool",
+    "extract_constraints",
+    "extract_error_lines",
+    "hot_issue_id",
+    "hot_issue_reducer",
+    "hot_issue_text",
+    "is_failed_check",
+    "memory_packets",
+    "normalize_constraint",
+    "parse_constraints",
+    "render_constraints",
+    "render_memory",
+    "track_hot_issues",
+]

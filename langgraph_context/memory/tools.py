@@ -1,0 +1,193 @@
+"""Tools for the model to record and resolve the user's standing constraints.
+
+Rules the model can rely on:
+
+* `record_constraint(text)` stores a rule that will be shown on every later turn.
+  Recording a rule that is already active (same text up to case, spacing and final
+  punctuation) changes nothing and says which id it already has.
+* `resolve_constraint(constraint)` removes an active rule named by its id (`c-...`) or
+  its text. An unknown rule is refused with the list of active ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.prebuilt import InjectedState
+from langgraph.types import Command
+
+from langgraph_context._state import get_state_value
+from langgraph_context.memory.state import (
+    Constraint,
+    constraint_id,
+    normalize_constraint,
+)
+from langgraph_context.tools._common import (
+    check_description,
+    check_message_key,
+    check_tool_name,
+    command_result,
+    error_result,
+)
+
+__all__ = [
+    "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
+    "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
+    "MAX_CONSTRAINT_CHARS",
+    "create_record_constraint_tool",
+    "create_resolve_constraint_tool",
+    "render_constraints",
+]
+
+MAX_CONSTRAINT_CHARS = 500
+
+DEFAULT_RECORD_CONSTRAINT_DESCRIPTION = (
+    "Record a standing rule the user gave (for example 'use pyproject.toml, never "
+    "requirements.txt'). Recorded rules are shown to you on every later turn until "
+    "resolved. Pass one short, self-contained rule per call."
+)
+DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION = (
+    "Remove a standing rule that no longer applies (the user withdrew it). Name it by its "
+    "id (c-...) or its exact text."
+)
+
+
+def _active(state: Any) -> list[Constraint]:
+    value = get_state_value(state, "constraints", [])
+    return [c for c in value if c.get("status", "active") == "active"]
+
+
+def render_constraints(constraints: Sequence[Constraint]) -> str:
+    """Return active constraints as `- [id] text` lines, or `(none)`.
+
+    Args:
+        constraints: The constraints to list.
+
+    Returns:
+        One line per constraint.
+
+    Example:
+        >>> print(render_constraints([{"id": "c-1", "text": "Use uv", "status": "active"}]))
+        - [c-1] Use uv
+    """
+    if not constraints:
+        return "(none)"
+    return "\n".join(f"- [{c['id']}] {c['text']}" for c in constraints)
+
+
+def create_record_constraint_tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    message_key: str | None = None,
+) -> BaseTool:
+    """Create the `record_constraint(text)` tool writing to `MemoryStateMixin.constraints`.
+
+    Args:
+        name: Tool name (default `record_constraint`).
+        description: Tool description shown to the model.
+        message_key: State key of the messages list (default `messages`).
+
+    Returns:
+        A tool returning a `Command` that adds the constraint and its `ToolMessage`, or an
+        error `ToolMessage` (empty or over-long text) leaving the state unchanged.
+
+    Raises:
+        ValueError: If `name`, `description` or `message_key` is invalid.
+    """
+    tool_name = check_tool_name(name, "record_constraint")
+    key = check_message_key(message_key)
+
+    def record_constraint(
+        text: str,
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        state: Annotated[Any, InjectedState],
+    ) -> Command[Any] | ToolMessage:
+        clean = " ".join(text.split()) if isinstance(text, str) else ""
+        if not clean:
+            return error_result(
+                "Error: text is empty; pass the rule as one short sentence.", tool_call_id
+            )
+        if len(clean) > MAX_CONSTRAINT_CHARS:
+            return error_result(
+                f"Error: the rule is {len(clean)} characters; keep it under "
+                f"{MAX_CONSTRAINT_CHARS} by stating only the rule itself.",
+                tool_call_id,
+            )
+        wanted = normalize_constraint(clean)
+        for existing in _active(state):
+            if normalize_constraint(existing["text"]) == wanted:
+                return ToolMessage(
+                    f"Already recorded as [{existing['id']}]; nothing changed.",
+                    tool_call_id=tool_call_id,
+                )
+        entry = Constraint(id=constraint_id(clean), text=clean, status="active", source="model")
+        return command_result(
+            {"constraints": [entry]},
+            f"Recorded constraint [{entry['id']}]: {clean}",
+            tool_call_id,
+            key,
+        )
+
+    return StructuredTool.from_function(
+        func=record_constraint,
+        name=tool_name,
+        description=check_description(description, DEFAULT_RECORD_CONSTRAINT_DESCRIPTION),
+    )
+
+
+def create_resolve_constraint_tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    message_key: str | None = None,
+) -> BaseTool:
+    """Create the `resolve_constraint(constraint)` tool removing an active constraint.
+
+    Args:
+        name: Tool name (default `resolve_constraint`).
+        description: Tool description shown to the model.
+        message_key: State key of the messages list (default `messages`).
+
+    Returns:
+        A tool returning a `Command` that removes the constraint, or an error
+        `ToolMessage` listing the active constraints when none matches.
+
+    Raises:
+        ValueError: If `name`, `description` or `message_key` is invalid.
+    """
+    tool_name = check_tool_name(name, "resolve_constraint")
+    key = check_message_key(message_key)
+
+    def resolve_constraint(
+        constraint: str,
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        state: Annotated[Any, InjectedState],
+    ) -> Command[Any] | ToolMessage:
+        active = _active(state)
+        wanted = constraint.strip() if isinstance(constraint, str) else ""
+        match = next((c for c in active if c["id"] == wanted), None)
+        if match is None and wanted:
+            norm = normalize_constraint(wanted)
+            match = next((c for c in active if normalize_constraint(c["text"]) == norm), None)
+        if match is None:
+            return error_result(
+                f"Error: no active constraint matches {wanted!r}; nothing changed. "
+                f"Active constraints:\n{render_constraints(active)}",
+                tool_call_id,
+            )
+        return command_result(
+            {"constraints": [{**match, "status": "resolved"}]},
+            f"Resolved constraint [{match['id']}]: {match['text']}",
+            tool_call_id,
+            key,
+        )
+
+    return StructuredTool.from_function(
+        func=resolve_constraint,
+        name=tool_name,
+        description=check_description(description, DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION),
+    )

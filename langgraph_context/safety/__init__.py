@@ -1,0 +1,69 @@
+"""Prompt-injection defense for untrusted text entering context, in three layers.
+
+1. Input: `sanitize_untrusted` defuses role markers, override phrases and forged
+   boundaries; `wrap_untrusted` / `protect_packet` put untrusted packets inside
+   per-build random boundary tags (`new_boundary`).
+2. Prompt: `HARDENING_INSTRUCTION` in the role section ("data is not instruction").
+3. Output: `check_output` and `create_output_guard_node` catch replies that show
+   the model obeyed injected instructions.
+"""
+
+from langgraph_context.safety.boundary import (
+    BOUNDARY_NOTICE,
+    DEFAULT_BOUNDARY_BYTES,
+    HARDENING_INSTRUCTION,
+    MIN_BOUNDARY_BYTES,
+    new_boundary,
+    protect_packet,
+    wrap_untrusted,
+)
+from langgraph_context.safety.guard import (
+    DEFAULT_GUARD_REPLACEMENT,
+    GUARD_ACTIONS,
+    GuardAction,
+    InjectionFlag,
+    OutputVerdict,
+    PromptInjectionError,
+    SafetyStateMixin,
+    append_flags,
+    check_output,
+    create_output_guard_node,
+)
+from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
+from langgraph_context.safety.sanitize import (
+    DATA_PREFIX,
+    FILTERED_NOTICES,
+    INJECTION_KINDS,
+    InjectionFinding,
+    InjectionKind,
+    find_injections,
+    sanitize_untrusted,
+)
+
+__all__ = [
+    "BOUNDARY_NOTICE",
+    "BOUNDARY_TAG_PREFIX",
+    "DATA_PREFIX",
+    "DEFAULT_BOUNDARY_BYTES",
+    "DEFAULT_GUARD_REPLACEMENT",
+    "FILTERED_NOTICES",
+    "GUARD_ACTIONS",
+    "HARDENING_INSTRUCTION",
+    "INJECTION_KINDS",
+    "MIN_BOUNDARY_BYTES",
+    "GuardAction",
+    "InjectionFinding",
+    "InjectionFlag",
+    "InjectionKind",
+    "OutputVerdict",
+    "PromptInjectionError",
+    "SafetyStateMixin",
+    "append_flags",
+    "check_output",
+    "create_output_guard_node",
+    "find_injections",
+    "new_boundary",
+    "protect_packet",
+    "sanitize_untrusted",
+    "wrap_untrusted",
+]

@@ -1,0 +1,80 @@
+"""Pinned memory as context packets and as a prompt block."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_context import ContextPacket, memory_packets, render_memory
+from langgraph_context.memory import hot_issue_text, render_constraints
+
+STATE: dict[str, Any] = {
+    "constraints": [
+        {"id": "c-1", "text": "Use uv", "status": "active", "source": "user"},
+        {"id": "c-2", "text": "Old rule", "status": "resolved"},
+    ],
+    "hot_issues": [
+        {
+            "id": "check:tests",
+            "check": "tests",
+            "summary": "FAILED a\n1 failed",
+            "status": "active",
+            "failures": 3,
+        }
+    ],
+}
+
+
+def test_packets_are_pinned_trusted_and_typed() -> None:
+    """Active constraints then hot issues become pinned, trusted packets; resolved ones do not."""
+    assert memory_packets(STATE) == [
+        ContextPacket(
+            "Use uv",
+            type="constraint",
+            source="c-1",
+            pinned=True,
+            trusted=True,
+            metadata={"id": "c-1", "origin": "user"},
+        ),
+        ContextPacket(
+            "`tests` is failing (3 runs in a row); fix it before moving on:\nFAILED a\n1 failed",
+            type="hot_issue",
+            source="check:tests",
+            pinned=True,
+            trusted=True,
+            metadata={"id": "check:tests", "check": "tests", "failures": 3},
+        ),
+    ]
+
+
+def test_packets_from_object_state_and_custom_keys() -> None:
+    """State may be an object, and keys are configurable."""
+
+    @dataclass
+    class Obj:
+        rules: list[Any] = field(default_factory=lambda: STATE["constraints"])
+
+    packets = memory_packets(Obj(), constraints_key="rules", hot_issues_key="none")
+    assert [p.content for p in packets] == ["Use uv"]
+
+
+def test_empty_state_gives_nothing() -> None:
+    """No memory, no packets and an empty block."""
+    assert memory_packets({}) == []
+    assert render_memory({"constraints": None}) == ""
+
+
+def test_render_memory_block() -> None:
+    """The prompt block lists rules and indents hot issue details."""
+    assert render_memory(STATE) == (
+        "Constraints (always follow):\n- Use uv\n\n"
+        "Hot issues (open blockers):\n"
+        "- `tests` is failing (3 runs in a row); fix it before moving on:\n  FAILED a\n  1 failed"
+    )
+
+
+def test_text_helpers() -> None:
+    """Hot issue text defaults to one run; an empty rule list renders as (none)."""
+    issue = {"id": "check:x", "check": "x", "summary": "boom", "status": "active"}
+    assert hot_issue_text(issue) == "`x` is failing (1 run); fix it before moving on:\nboom"  # type: ignore[arg-type]
+    assert render_constraints([]) == "(none)"

@@ -1,0 +1,71 @@
+"""Public names of the memory and safety packages, and their executable docstring examples."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+import langgraph_context
+from langgraph_context import memory, safety
+
+MODULES = [
+    "langgraph_context.memory.state",
+    "langgraph_context.memory.tools",
+    "langgraph_context.memory.watch",
+    "langgraph_context.memory.extract",
+    "langgraph_context.memory.packets",
+    "langgraph_context.safety.sanitize",
+    "langgraph_context.safety.boundary",
+    "langgraph_context.safety.guard",
+]
+TOP_LEVEL = {
+    "Constraint",
+    "HotIssue",
+    "MemoryStateMixin",
+    "aextract_constraints",
+    "constraint_reducer",
+    "create_constraint_extractor_node",
+    "create_hot_issue_node",
+    "create_record_constraint_tool",
+    "create_resolve_constraint_tool",
+    "extract_constraints",
+    "hot_issue_reducer",
+    "memory_packets",
+    "render_memory",
+    "HARDENING_INSTRUCTION",
+    "InjectionFinding",
+    "OutputVerdict",
+    "PromptInjectionError",
+    "SafetyStateMixin",
+    "check_output",
+    "create_output_guard_node",
+    "find_injections",
+    "new_boundary",
+    "protect_packet",
+    "sanitize_untrusted",
+    "wrap_untrusted",
+}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    """Every `Example:` block in the memory and safety modules passes as a doctest."""
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
+
+
+def test_top_level_reexports() -> None:
+    """The main memory and safety names are importable from the package root."""
+    assert set(langgraph_context.__all__) >= TOP_LEVEL
+    assert all(getattr(langgraph_context, n) is not None for n in TOP_LEVEL)
+
+
+@pytest.mark.parametrize("package", [memory, safety])
+def test_subpackage_all_resolves(package: object) -> None:
+    """Each subpackage exports exactly the names it defines, all resolvable."""
+    names = package.__all__  # type: ignore[attr-defined]
+    assert len(names) == len(set(names))
+    assert all(hasattr(package, n) for n in names)
