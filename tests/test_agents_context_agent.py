@@ -212,7 +212,9 @@ async def test_async_run_matches_sync() -> None:
 def test_tools_off_means_model_then_end() -> None:
     """With no tools at all the graph is model -> END and the state block is absent."""
     model = ScriptedChatModel(responses=[AIMessage("plain")])
-    graph = create_context_agent(model, plan_tools=False, note_tools=False).compile()
+    graph = create_context_agent(
+        model, plan_tools=False, note_tools=False, memory_tools=False
+    ).compile()
     out = graph.invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == "plain"
     assert set(graph.get_graph().nodes) == {"__start__", "model", "__end__"}
@@ -235,6 +237,10 @@ def test_render_state_block_limits_note_names() -> None:
         "[State]\nNotes (read with query_note): n0, n1 (+3 more)"
     )
     assert render_state_block({}) == ""
+    rule = {"id": "c-1", "text": "Use uv", "status": "active"}
+    assert render_state_block({"constraints": [rule]}) == (
+        "[State]\nConstraints (always follow):\n- Use uv"
+    )
 
 
 def test_construction_errors() -> None:
@@ -250,6 +256,8 @@ def test_construction_errors() -> None:
         create_context_agent(model, pre_model="step")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="post_tools step 'post_tools_1' must be a node"):
         create_context_agent(model, post_tools=[42])
+    with pytest.raises(ValueError, match="'watch_checks' is taken by the checks argument"):
+        create_context_agent(model, checks="t", post_tools={"watch_checks": lambda s: {}})
     with pytest.raises(ValueError, match="must differ; both use \\['x'\\]"):
         create_context_agent(model, pre_model={"x": lambda s: {}}, post_tools={"x": lambda s: {}})
 
@@ -380,3 +388,55 @@ def test_context_true_uses_the_default_context_node() -> None:
     assert "[Task]\nhello" in model.seen[0][0].content
     with pytest.raises(ValueError, match="pre_model step name 'context' is taken"):
         create_context_agent(model, context=True, pre_model={"context": lambda s: {}})
+
+
+def test_pinned_memory_survives_compaction_and_hot_issues_open_and_close() -> None:
+    """A recorded constraint and a failing check stay in every context until resolved."""
+    from langgraph_context.compaction import create_compaction_node
+
+    runs = iter(["FAILED tests/test_a.py::test_x - AssertionError", "4 passed in 0.1s"])
+
+    @tool
+    def run_tests() -> str:
+        """Run the test suite (scripted results)."""
+        return next(runs)
+
+    filler = [
+        item
+        for i in range(6)
+        for item in (ai_calls(call("read_file", {"path": f"f{i}.py"}, f"r{i}")), AIMessage(f"{i}"))
+    ]
+    responses = [
+        ai_calls(call("record_constraint", {"text": "Use pyproject.toml, never setup.py"}, "c")),
+        AIMessage("Noted."),
+        ai_calls(call("run_tests", {}, "t1")),
+        AIMessage("Tests fail."),
+        *filler,
+        ai_calls(call("run_tests", {}, "t2")),
+        AIMessage("Tests pass."),
+        AIMessage("Done."),
+    ]
+    model = ScriptedChatModel(responses=responses)
+    graph = create_context_agent(
+        model,
+        [read_file, run_tests],
+        checks="run_tests",
+        compaction=create_compaction_node(max_tokens=700, mode="replace"),
+        context=True,
+    ).compile(checkpointer=InMemorySaver())
+    cfg = _thread("mem")
+    graph.invoke({"messages": [HumanMessage("Always use pyproject.toml")]}, cfg)
+    out = graph.invoke({"messages": [HumanMessage("run the tests")]}, cfg)
+    assert [i["check"] for i in out["hot_issues"] if i["status"] == "active"] == ["run_tests"]
+    for i in range(6):
+        out = graph.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, cfg)
+        system = model.seen[-1][0].content
+        assert "Use pyproject.toml, never setup.py" in system
+        assert "`run_tests` is failing" in system
+    assert out["compaction"]["count"] >= 2
+    out = graph.invoke({"messages": [HumanMessage("run them again")]}, cfg)
+    assert [i for i in out["hot_issues"] if i["status"] == "active"] == []
+    graph.invoke({"messages": [HumanMessage("status?")]}, cfg)
+    system = model.seen[-1][0].content
+    assert "Use pyproject.toml, never setup.py" in system
+    assert "is failing" not in system

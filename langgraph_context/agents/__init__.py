@@ -4,6 +4,7 @@ from langgraph_context.agents.context_agent import (
     LLM_INPUT_KEY,
     ContextAgentState,
     create_context_agent,
+    default_context_node,
     render_state_block,
 )
 from langgraph_context.agents.maintainer import (
@@ -72,6 +73,7 @@ __all__ = [
     "create_save_notes_node",
     "create_state_tools_middleware",
     "create_subagent_tool",
+    "default_context_node",
     "load_store_notes",
     "model_factory_names",
     "register_model_factory",

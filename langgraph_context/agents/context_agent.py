@@ -38,7 +38,16 @@ from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.compaction import CompactionStateMixin
-from langgraph_context.context import create_context_node
+from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder, create_context_node
+from langgraph_context.memory import (
+    MemoryStateMixin,
+    create_hot_issue_node,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+    memory_packets,
+    render_memory,
+)
+from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tools import (
     create_ls_tool,
@@ -57,6 +66,7 @@ __all__ = [
     "PromptLike",
     "StepsLike",
     "create_context_agent",
+    "default_context_node",
     "render_state_block",
 ]
 
@@ -71,8 +81,10 @@ StepsLike = Mapping[str, Any] | Sequence[Any]
 """Graph nodes to run in order: a name -> node mapping, or a sequence (auto-named)."""
 
 
-class ContextAgentState(MessagesState, PlanStateMixin, NoteStateMixin, CompactionStateMixin):
-    """State of `create_context_agent`: messages, plan, notes, compaction record, view.
+class ContextAgentState(
+    MessagesState, PlanStateMixin, NoteStateMixin, MemoryStateMixin, CompactionStateMixin
+):
+    """State of `create_context_agent`: messages, plan, notes, pinned memory, view.
 
     `llm_input_messages` holds what the next model call sees when a pre-model step
     prepared it; the model node clears it after use. `compaction` and
@@ -83,14 +95,15 @@ class ContextAgentState(MessagesState, PlanStateMixin, NoteStateMixin, Compactio
 
 
 def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES) -> str:
-    """Render the plan and the note names as a short `[State]` block.
+    """Render pinned memory, the plan and the note names as a short `[State]` block.
 
     Args:
-        state: Graph state (dict or object) with optional `plan` and `note`.
+        state: Graph state (dict or object) with optional `constraints`,
+            `hot_issues`, `plan` and `note`.
         max_note_names: At most this many note names are listed (the rest counted).
 
     Returns:
-        The block, or `""` when there is neither a plan nor a note.
+        The block, or `""` when all of them are empty.
 
     Example:
         >>> print(render_state_block({"plan": [{"content": "read", "status": "done"}]}))
@@ -101,6 +114,9 @@ def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAM
     plan = get_state_value(state, "plan", [])
     notes = get_state_value(state, "note", {})
     lines: list[str] = []
+    memory = render_memory(state)
+    if memory:
+        lines.append(memory)
     if plan:
         lines += ["Plan:", render_plan(list(plan))]
     if notes:
@@ -131,8 +147,20 @@ def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
     return named
 
 
-def _state_tools(plan_tools: bool, note_tools: bool) -> list[BaseTool]:
+def default_context_node() -> Any:
+    """Return `create_context_node` over a `ContextBuilder` that also reads pinned memory.
+
+    Returns:
+        The node: messages, plan, notes, constraints and hot issues are its sources.
+    """
+    builder = ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
+    return create_context_node(builder)
+
+
+def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
     tools: list[BaseTool] = []
+    if memory_tools:
+        tools += [create_record_constraint_tool(), create_resolve_constraint_tool()]
     if plan_tools:
         tools += [create_write_plan_tool(), create_update_plan_tool()]
     if note_tools:
@@ -177,6 +205,8 @@ def create_context_agent(
     system_prompt: PromptLike = None,
     plan_tools: bool = True,
     note_tools: bool = True,
+    memory_tools: bool = True,
+    checks: CheckSelector | None = None,
     compaction: Any | None = None,
     context: Any = None,
     pre_model: StepsLike | None = None,
@@ -193,12 +223,18 @@ def create_context_agent(
         system_prompt: Instructions, or a function of the state returning them.
         plan_tools: Include `write_plan` and `update_plan`.
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
+        memory_tools: Include `record_constraint` and `resolve_constraint` (pinned
+            user rules, shown on every call until resolved).
+        checks: Tools whose results are checks (a name, names, or a predicate): a
+            failing check opens a hot issue, a passing one resolves it (a
+            `watch_checks` step after each tool round).
         compaction: A compaction node (`create_compaction_node(...)`), run first
             before every model call; `None` for none.
         context: A context node (`create_context_node(...)`), or `True` for
-            `create_context_node()` with its defaults; run last before every model
-            call, so it assembles the view from the compacted history. The system
-            prompt is put before the assembled context in one system message.
+            `default_context_node()` (default builder plus pinned memory). It runs
+            last before every model call, so it assembles the view from the
+            compacted history. The system prompt is put before the assembled
+            context in one system message.
         pre_model: Further nodes, run in order between `compaction` and `context`.
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
@@ -218,14 +254,16 @@ def create_context_agent(
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
         >>> chat = FakeListChatModel(responses=["hello"])
-        >>> graph = create_context_agent(chat, plan_tools=False, note_tools=False).compile()
+        >>> graph = create_context_agent(
+        ...     chat, plan_tools=False, note_tools=False, memory_tools=False
+        ... ).compile()
         >>> graph.invoke({"messages": [("user", "hi")]})["messages"][-1].content
         'hello'
     """
     if not isinstance(model, BaseChatModel) and not callable(model):
         msg = f"model must be a chat model or a factory taking a config, got {model!r}"
         raise TypeError(msg)
-    all_tools = [*tools, *_state_tools(plan_tools, note_tools)]
+    all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
     names = [t.name for t in all_tools]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -233,7 +271,7 @@ def create_context_agent(
         raise ValueError(msg)
     before = _named_steps(pre_model, "pre_model")
     if context is True:
-        context = create_context_node()
+        context = default_context_node()
     elif context is False:
         context = None
     for step_name, step in (("compaction", compaction), ("context", context)):
@@ -245,6 +283,11 @@ def create_context_agent(
         (checked,) = _named_steps({step_name: step}, step_name)
         before = [checked, *before] if step_name == "compaction" else [*before, checked]
     after = _named_steps(post_tools, "post_tools")
+    if checks is not None:
+        if "watch_checks" in {n for n, _ in after}:
+            msg = "post_tools step name 'watch_checks' is taken by the checks argument"
+            raise ValueError(msg)
+        after = [("watch_checks", create_hot_issue_node(checks)), *after]
     clash = {n for n, _ in before} & {n for n, _ in after}
     if clash:
         msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"

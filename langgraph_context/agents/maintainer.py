@@ -58,6 +58,7 @@ from langgraph_context.context import (
     ContextPacket,
     create_context_node,
 )
+from langgraph_context.memory import memory_packets
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import (
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -289,7 +290,7 @@ def create_codebase_maintainer_graph(
         builder = ContextBuilder(
             config=ContextConfig(max_tokens=context_tokens),
             token_counter=resolve_counter(token_counter),
-            state_sources=(*DEFAULT_STATE_SOURCES, briefing_packets),
+            state_sources=(*DEFAULT_STATE_SOURCES, memory_packets, briefing_packets),
         )
         context = create_context_node(builder, keep_last=keep_last)
     elif context is False:

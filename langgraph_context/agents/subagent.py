@@ -296,6 +296,7 @@ def create_subagent_tool(
             system_prompt=system_prompt,
             plan_tools=False,
             note_tools=share_notes,
+            memory_tools=False,
         ).compile()
     elif isinstance(agent, Runnable):
         if tools or system_prompt is not None:
