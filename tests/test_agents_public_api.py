@@ -11,6 +11,7 @@ from langgraph_context.agents import (
     maintainer,
     middleware,
     models,
+    safe_context,
     store_notes,
     subagent,
 )
@@ -36,6 +37,14 @@ def test_agents_public_names_resolve() -> None:
 
 def test_docstring_examples_run() -> None:
     """Every Example block in the agents modules executes as written."""
-    for module in (context_agent, maintainer, middleware, models, store_notes, subagent):
+    for module in (
+        context_agent,
+        maintainer,
+        middleware,
+        models,
+        safe_context,
+        store_notes,
+        subagent,
+    ):
         result = doctest.testmod(module)
         assert result.failed == 0, module.__name__

@@ -37,8 +37,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.compaction import CompactionStateMixin
-from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder, create_context_node
+from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
@@ -148,13 +149,16 @@ def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
 
 
 def default_context_node() -> Any:
-    """Return `create_context_node` over a `ContextBuilder` that also reads pinned memory.
+    """Return the context node `context=True` uses.
+
+    A `ContextBuilder` with default settings that also reads pinned memory, run by
+    `create_safe_context_node` (untrusted packets wrapped in per-build boundaries).
 
     Returns:
         The node: messages, plan, notes, constraints and hot issues are its sources.
     """
     builder = ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
-    return create_context_node(builder)
+    return create_safe_context_node(builder)
 
 
 def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:

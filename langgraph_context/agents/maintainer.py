@@ -49,6 +49,7 @@ from langgraph_context.agents.context_agent import (
     create_context_agent,
 )
 from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.agents.subagent import truncate_to_tokens
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.context import (
@@ -56,7 +57,6 @@ from langgraph_context.context import (
     ContextBuilder,
     ContextConfig,
     ContextPacket,
-    create_context_node,
 )
 from langgraph_context.memory import memory_packets
 from langgraph_context.tokens import TokenCounter, resolve_counter
@@ -257,7 +257,8 @@ def create_codebase_maintainer_graph(
         summarizer: Chat model the default compaction node summarizes with when
             rule-based compaction is not enough (`None`: rules only).
         context: `True` for the default context node (a `ContextBuilder` of
-            `context_tokens` whose sources include the turn's briefing), `False` for
+            `context_tokens` whose sources include pinned memory and the turn's
+            briefing, untrusted packets wrapped in per-build boundaries), `False` for
             none (the briefing then goes into the system prompt), or your own node.
             It runs last before each model call.
         context_tokens: Budget of the default context node's model input.
@@ -292,7 +293,7 @@ def create_codebase_maintainer_graph(
             token_counter=resolve_counter(token_counter),
             state_sources=(*DEFAULT_STATE_SOURCES, memory_packets, briefing_packets),
         )
-        context = create_context_node(builder, keep_last=keep_last)
+        context = create_safe_context_node(builder, keep_last=keep_last)
     elif context is False:
         context = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):
