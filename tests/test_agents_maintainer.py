@@ -118,7 +118,8 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
     ]
     assembled = model.seen[1][0].content
     assert "[State]\nPlan:\n1. [in_progress] map layout" in assembled
-    assert "[Evidence]\n[briefing] [Workspace briefing]" in assembled
+    assert "[Evidence]\n[briefing] <untrusted-data-" in assembled
+    assert 'type="workspace" source="briefing">\n[Workspace briefing]' in assembled
 
     out = graph.invoke({"messages": [HumanMessage("Any problems?")], "mode": "analyze"}, cfg)
     assert "./app/views.py:5:    # TODO: escape the name" in out["briefing"]
