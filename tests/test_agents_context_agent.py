@@ -277,13 +277,15 @@ def _worker(db: Path, turn: int) -> dict[str, Any]:
 @pytest.mark.slow
 def test_resume_in_a_new_process_with_sqlite(tmp_path: Path) -> None:
     """A thread written by one process is continued by another through SqliteSaver."""
+    from tests._resume_worker import run_context
+
     db = tmp_path / "agent.sqlite"
-    first = _worker(db, 1)
+    first = run_context(str(db), 1)  # this process writes the thread ...
     assert first["plan"] == [
         {"content": "explore", "status": "in_progress"},
         {"content": "report", "status": "pending"},
     ]
-    second = _worker(db, 2)
+    second = _worker(db, 2)  # ... and a new process continues it
     assert second["note"] == {"layout": "src/ and tests/"}
     assert second["plan"][0] == {"content": "explore", "status": "done"}
     assert second["first_system"].endswith(

@@ -276,13 +276,15 @@ def test_resume_tomorrow_in_a_new_process(tmp_path: Path) -> None:
     workspace = make_codebase(tmp_path / "repo")
     notes = tmp_path / "notes"
     db = tmp_path / "maintainer.sqlite"
-    first = _worker(workspace, notes, db, 1)
+    from tests._resume_worker import run_maintainer
+
+    first = run_maintainer(str(db), 1, str(workspace), str(notes))  # this process ...
     assert first["plan"] == [
         {"content": "read views", "status": "in_progress"},
         {"content": "fix escaping", "status": "pending"},
     ]
     assert first["notes"] == [["blocker", "Unescaped name"]]
-    second = _worker(workspace, notes, db, 2)
+    second = _worker(workspace, notes, db, 2)  # ... then a new one continues
     assert second["mode"] == "analyze"
     assert second["plan"] == [
         {"content": "read views", "status": "done"},
