@@ -7,6 +7,7 @@ from langgraph_context.agents.context_agent import (
     default_context_node,
     render_state_block,
 )
+from langgraph_context.agents.demo import MaintainerDemo, run_maintainer_demo
 from langgraph_context.agents.maintainer import (
     MAINTAINER_MODES,
     MaintainerMode,
@@ -56,6 +57,7 @@ __all__ = [
     "MODEL_FACTORIES_ENV_VAR",
     "CompactionMiddleware",
     "ContextAgentState",
+    "MaintainerDemo",
     "MaintainerMode",
     "MaintainerState",
     "ModelFactory",
@@ -81,5 +83,6 @@ __all__ = [
     "register_model_factory",
     "render_state_block",
     "resolve_chat_model",
+    "run_maintainer_demo",
     "truncate_to_tokens",
 ]

@@ -11,7 +11,8 @@ from the checkpoint, notes from their store.
 
 Each user turn starts with a briefing step: by mode it lists the Python files
 (`explore`, `auto`), greps TODO/FIXME markers (`analyze`) or lists task-state notes
-(`plan`), and always adds the open blockers and the notes most relevant to the request.
+and the latest notes (`plan`), and always adds the open blockers and the notes most
+relevant to the request.
 The briefing is capped in tokens and marked as data, not instructions. The model, not
 keyword matching, decides what becomes a note: it has the note tools and instructions
 on note types.
@@ -167,6 +168,8 @@ def build_briefing(
             chosen.setdefault(note.id, note)
         if mode == "plan":
             for note in notes.list(note_type="task_state", limit=_TASKS):
+                chosen.setdefault(note.id, note)
+            for note in notes.list(limit=_TASKS):  # the latest work, whatever its type
                 chosen.setdefault(note.id, note)
         if request.strip():
             for note, _score in notes.search(request, limit=_RELEVANT):
