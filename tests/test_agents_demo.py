@@ -29,11 +29,11 @@ def test_demo_runs_two_sessions_and_records_real_findings(tmp_path: Path) -> Non
     assert any(line.startswith("== session 2: a new graph on") for line in lines)
     assert demo.messages == 19
     notes_dir = tmp_path / "state" / "notes"
-    layout = next(p for p in notes_dir.glob("*.md") if "Layout" in p.read_text())
+    layout = next(p for p in notes_dir.glob("*.md") if "title: Layout\n" in p.read_text())
     assert "- app/: 3 Python file(s)" in layout.read_text()
     assert "- tests/: 1 Python file(s)" in layout.read_text()
     # The plan-mode briefing of session 2 listed the latest notes, which it read back.
-    nxt = next(p for p in notes_dir.glob("*.md") if "Next steps" in p.read_text())
+    nxt = next(p for p in notes_dir.glob("*.md") if "title: Next steps\n" in p.read_text())
     assert "Notes on record: Open TODO/FIXME comments; Layout." in nxt.read_text()
 
 

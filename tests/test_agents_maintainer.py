@@ -219,6 +219,8 @@ def test_errors(tmp_path: Path) -> None:
         create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=1.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_tokens must be a positive int, got 0"):
         create_codebase_maintainer_graph(model, workspace=workspace, history_tokens=0)
+    with pytest.raises(ValueError, match="context_tokens must exceed the instructions'"):
+        create_codebase_maintainer_graph(model, workspace=workspace, context_tokens=100)
     with pytest.raises(ValueError, match="'brief' is reserved"):
         create_codebase_maintainer_graph(
             model, workspace=workspace, pre_model={"brief": lambda s: {}}

@@ -62,7 +62,6 @@ from langgraph_context.context import (
 from langgraph_context.memory import memory_packets
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import (
-    DEFAULT_MAX_OUTPUT_CHARS,
     DEFAULT_NOTE_NAMESPACE,
     FileNoteStore,
     LangGraphNoteStore,
@@ -79,6 +78,7 @@ __all__ = [
     "DEFAULT_BRIEFING_TOKENS",
     "DEFAULT_CONTEXT_TOKENS",
     "DEFAULT_HISTORY_TOKENS",
+    "DEFAULT_MAINTAINER_OUTPUT_CHARS",
     "DEFAULT_MAINTAINER_TIMEOUT",
     "MAINTAINER_MODES",
     "MaintainerMode",
@@ -90,7 +90,8 @@ __all__ = [
 
 DEFAULT_BRIEFING_TOKENS = 1000
 DEFAULT_HISTORY_TOKENS = 12_000
-DEFAULT_CONTEXT_TOKENS = 6000
+DEFAULT_CONTEXT_TOKENS = 8000
+DEFAULT_MAINTAINER_OUTPUT_CHARS = 12_000
 DEFAULT_KEEP_LAST = 6
 BRIEFING_PACKET_TYPE = "workspace"
 DEFAULT_MAINTAINER_TIMEOUT = 30.0
@@ -237,7 +238,7 @@ def create_codebase_maintainer_graph(
     briefing_tokens: int = DEFAULT_BRIEFING_TOKENS,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     terminal_timeout: float = DEFAULT_MAINTAINER_TIMEOUT,
-    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    max_output_chars: int = DEFAULT_MAINTAINER_OUTPUT_CHARS,
     state_schema: type[Any] = MaintainerState,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Build (uncompiled) the long-horizon codebase maintainer.
@@ -264,14 +265,16 @@ def create_codebase_maintainer_graph(
             briefing, untrusted packets wrapped in per-build boundaries), `False` for
             none (the briefing then goes into the system prompt), or your own node.
             It runs last before each model call.
-        context_tokens: Budget of the default context node's model input.
+        context_tokens: Budget of the whole model input with the default context node
+            (the mode instructions are counted in it).
         keep_last: Recent messages the default context node passes on verbatim.
         pre_model: Extra steps run after the briefing, before `context`.
         post_tools: Steps run after each tool round.
         briefing_tokens: Cap on each turn's briefing.
         token_counter: Counter for the briefing cap (`None` = offline tiktoken).
         terminal_timeout: Seconds a terminal command may run.
-        max_output_chars: Cap on one terminal command's output.
+        max_output_chars: Cap on one terminal command's output (kept well below
+            `context_tokens`, so one file read leaves room for the context).
         state_schema: The graph state (extend `MaintainerState` to add keys).
 
     Returns:
@@ -290,9 +293,21 @@ def create_codebase_maintainer_graph(
         )
     elif compaction is False:
         compaction = None
+    project = project_name or Path(workspace).resolve().name
     if context is True:
+        count = resolve_counter(token_counter)
+        prompt_cost = max(
+            count(f"{BASE_INSTRUCTIONS.format(project=project)}\n\n{text}\n\n")
+            for text in MODE_INSTRUCTIONS.values()
+        )
+        if context_tokens <= prompt_cost:
+            msg = (
+                f"context_tokens must exceed the instructions' {prompt_cost} tokens, "
+                f"got {context_tokens!r}"
+            )
+            raise ValueError(msg)
         builder = ContextBuilder(
-            config=ContextConfig(max_tokens=context_tokens),
+            config=ContextConfig(max_tokens=context_tokens - prompt_cost),
             token_counter=resolve_counter(token_counter),
             state_sources=(*DEFAULT_STATE_SOURCES, memory_packets, briefing_packets),
         )
@@ -315,7 +330,6 @@ def create_codebase_maintainer_graph(
         notes = FileNoteStore(Path(notes))
     namespace = tuple(note_namespace)
     note_tools = create_note_tools(notes, namespace=namespace)
-    project = project_name or root.resolve().name
 
     def note_store(config: RunnableConfig, store: BaseStore | None) -> NoteStore | None:
         if isinstance(notes, NoteStore):
