@@ -1,23 +1,38 @@
-"""The note model, the `NoteStore` interface and `BaseNoteStore`, shared by backends.
+"""`BaseNoteStore`: validation, filters, ranking and summaries shared by every backend.
 
-`BaseNoteStore` owns validation, filters, ranking and summaries; a backend only says
-how a note is loaded, saved and removed, and how writers are serialized.
+A backend only says how a note is loaded, saved and removed, and how writers are
+serialized. The model types live in `_note_model`.
 """
 
 from __future__ import annotations
 
 import builtins
-import re
-import secrets
+import heapq
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, get_args, runtime_checkable
+from typing import Any
 
+import numpy as np
+
+from langgraph_context.tools._note_model import (
+    DEFAULT_LIST_LIMIT,
+    DEFAULT_NOTE_TYPE,
+    DEFAULT_SEARCH_LIMIT,
+    MAX_NOTE_ID_CHARS,
+    NOTE_TYPES,
+    Note,
+    NoteError,
+    NoteScorer,
+    NoteStore,
+    NoteType,
+    new_note_id,
+    utc_now,
+    validate_note_id,
+)
 from langgraph_context.tools._note_search import bm25_scores
 
 __all__ = [
@@ -37,181 +52,7 @@ __all__ = [
     "validate_note_id",
 ]
 
-NoteType = Literal["task_state", "conclusion", "blocker", "action", "reference", "general"]
-NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
-DEFAULT_NOTE_TYPE: NoteType = "general"
-DEFAULT_SEARCH_LIMIT = 10
-DEFAULT_LIST_LIMIT = 20
-MAX_NOTE_ID_CHARS = 128
 _RECENT_IN_SUMMARY = 5
-
-NoteScorer = Callable[[str, Sequence[str]], Sequence[float]]
-"""Score candidate texts against a query: one non-negative float per text, 0 = no match."""
-
-# Letters, digits, `_` and `-` only: no dots, slashes or other path syntax, so an id can
-# never name anything but a file directly inside the workspace.
-_NOTE_ID = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NOTE_ID_CHARS - 1}}}$")
-
-
-class NoteError(ValueError):
-    """A request the note store refuses (unknown note, bad id, bad field).
-
-    The message is written for the model: it says what was wrong and what to do.
-    """
-
-
-@dataclass(frozen=True)
-class Note:
-    """One structured note.
-
-    Attributes:
-        id: Unique id (letters, digits, `_`, `-`), also the file stem on disk.
-        title: One-line title.
-        content: Markdown body.
-        type: One of `NOTE_TYPES`.
-        tags: Tags, in the order given, without duplicates.
-        created_at: ISO-8601 UTC creation time.
-        updated_at: ISO-8601 UTC time of the last change.
-    """
-
-    id: str
-    title: str
-    content: str
-    type: str = DEFAULT_NOTE_TYPE
-    tags: tuple[str, ...] = ()
-    created_at: str = ""
-    updated_at: str = ""
-
-    def metadata(self) -> dict[str, Any]:
-        """Return the front-matter fields (everything but the content) as a dict."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "type": self.type,
-            "tags": list(self.tags),
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return all fields, content included, as a JSON-ready dict."""
-        return {**self.metadata(), "content": self.content}
-
-    def search_text(self) -> str:
-        """Return the text search ranks: title (weighted twice), tags, then content."""
-        return "\n".join([self.title, self.title, " ".join(self.tags), self.content])
-
-
-@runtime_checkable
-class NoteStore(Protocol):
-    """What every note backend offers (the book's seven operations)."""
-
-    def create(
-        self,
-        title: str,
-        content: str,
-        *,
-        note_type: str = DEFAULT_NOTE_TYPE,
-        tags: Sequence[str] | None = None,
-    ) -> Note:
-        """Create a note with a fresh unique id and return it."""
-        ...
-
-    def read(self, note_id: str) -> Note:
-        """Return the note `note_id`."""
-        ...
-
-    def update(
-        self,
-        note_id: str,
-        *,
-        title: str | None = None,
-        content: str | None = None,
-        note_type: str | None = None,
-        tags: Sequence[str] | None = None,
-    ) -> Note:
-        """Change the given fields of a note and return the new version."""
-        ...
-
-    def delete(self, note_id: str) -> Note:
-        """Remove a note and return what it was."""
-        ...
-
-    def list(
-        self,
-        *,
-        note_type: str | None = None,
-        tags: Sequence[str] | None = None,
-        limit: int | None = DEFAULT_LIST_LIMIT,
-    ) -> builtins.list[Note]:
-        """Return notes, most recently updated first."""
-        ...
-
-    def search(
-        self,
-        query: str,
-        *,
-        note_type: str | None = None,
-        tags: Sequence[str] | None = None,
-        limit: int | None = DEFAULT_SEARCH_LIMIT,
-    ) -> builtins.list[tuple[Note, float]]:
-        """Return `(note, score)` pairs, most relevant first."""
-        ...
-
-    def summary(self) -> dict[str, Any]:
-        """Return counts by type and tag and the most recent notes."""
-        ...
-
-
-def validate_note_id(note_id: Any) -> str:
-    """Return `note_id` if it is a safe id, else raise.
-
-    Args:
-        note_id: The id to check.
-
-    Returns:
-        The id unchanged.
-
-    Raises:
-        NoteError: If it is not 1-128 letters, digits, `_` or `-` starting with a letter
-            or digit (so `../x`, `a/b`, `x.md` and empty ids are all refused).
-
-    Example:
-        >>> validate_note_id("note_20250119_153000_0a1b2c3d4e5f")
-        'note_20250119_153000_0a1b2c3d4e5f'
-    """
-    if not isinstance(note_id, str) or not _NOTE_ID.match(note_id):
-        msg = (
-            f"Invalid note id {note_id!r}: ids are 1-{MAX_NOTE_ID_CHARS} letters, digits, "
-            "'_' or '-' (as returned by create, list or search)."
-        )
-        raise NoteError(msg)
-    return note_id
-
-
-def new_note_id(now: datetime | None = None) -> str:
-    """Return a fresh id: `note_<UTC date>_<UTC time>_<12 random hex digits>`.
-
-    The 48 random bits make ids unique across processes and machines without
-    coordination; backends additionally check for an existing note before saving.
-
-    Args:
-        now: The time to stamp (default: now, UTC).
-
-    Returns:
-        The new id.
-
-    Example:
-        >>> new_note_id(datetime(2025, 1, 19, 15, 30, tzinfo=UTC))[:21]
-        'note_20250119_153000_'
-    """
-    moment = now or datetime.now(UTC)
-    return f"note_{moment:%Y%m%d_%H%M%S}_{secrets.token_hex(6)}"
-
-
-def utc_now() -> str:
-    """Return the current UTC time in ISO-8601 with microseconds."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _check_title(title: Any) -> str:
@@ -262,6 +103,10 @@ def _check_limit(limit: Any) -> int | None:
 
 def _recency_key(note: Note) -> tuple[str, str]:
     return (note.updated_at, note.id)
+
+
+def _rank_key(pair: tuple[Note, float]) -> tuple[float, str, str]:
+    return (pair[1], pair[0].updated_at, pair[0].id)
 
 
 @dataclass
@@ -482,10 +327,20 @@ class BaseNoteStore(ABC):
                 (n, 0.0) for n in sorted(notes, key=_recency_key, reverse=True)
             ]
             return ranked if size is None else ranked[:size]
-        scores = list((self.scorer or bm25_scores)(query, [n.search_text() for n in notes]))
-        pairs = [(n, float(s)) for n, s in zip(notes, scores, strict=True) if s > 0]
-        pairs.sort(key=lambda pair: (pair[1], *_recency_key(pair[0])), reverse=True)
-        return pairs if size is None else pairs[:size]
+        scores = (self.scorer or bm25_scores)(query, [n.search_text for n in notes])
+        values = np.asarray(scores, dtype=float)
+        if values.shape != (len(notes),):
+            msg = f"scorer returned {values.shape} scores for {len(notes)} notes"
+            raise ValueError(msg)
+        hits = np.flatnonzero(values > 0)
+        if size is not None and len(hits) > size:
+            # Keep every note scoring at least the size-th best, so ties still go by recency.
+            kth = np.partition(values[hits], -size)[-size]
+            hits = hits[values[hits] >= kth]
+        pairs = [(notes[i], float(values[i])) for i in hits]
+        if size is None:
+            return sorted(pairs, key=_rank_key, reverse=True)
+        return heapq.nlargest(size, pairs, key=_rank_key)
 
     def summary(self) -> dict[str, Any]:
         """Return `total_notes`, `type_distribution`, `tag_counts` and `recent_notes`.

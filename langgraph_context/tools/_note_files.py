@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ LOCK_FILE_NAME = ".notes.lock"
 _INDEX_VERSION = 1
 _TEMP_MARK = ".tmp-"
 _Signature = tuple[int, int]  # (mtime_ns, size)
+_FileId = tuple[int, int, int]  # (inode, mtime_ns, size)
+# How long a directory listing may be trusted while neither the index file nor the
+# directory changed. Writers through this class always replace the index (a new
+# inode), so their changes show at once; in-place hand edits show within this delay.
+RESCAN_SECONDS = 1.0
 
 
 def _valid_stem(name: str) -> str | None:
@@ -108,7 +114,10 @@ class FileNoteStore(BaseNoteStore):
     root: Path = field(init=False)
     _cache: dict[str, tuple[_Signature, Note]] = field(default_factory=dict, init=False)
     _known_scan: dict[str, _Signature] | None = field(default=None, init=False)
-    _known_index: _Signature | None = field(default=None, init=False)
+    _known_index: _FileId | None = field(default=None, init=False)
+    _known_dir: _FileId | None = field(default=None, init=False)
+    _scanned_at: float = field(default=0.0, init=False)
+    _index_entries: dict[str, dict[str, Any]] | None = field(default=None, init=False)
     _lock_depth: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -159,7 +168,10 @@ class FileNoteStore(BaseNoteStore):
                 stem = _valid_stem(entry.name)
                 if stem is None or not entry.is_file(follow_symlinks=False):
                     continue
-                info = entry.stat(follow_symlinks=False)
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:  # deleted by another process meanwhile
+                    continue
                 found[stem] = (info.st_mtime_ns, info.st_size)
         return found
 
@@ -199,9 +211,28 @@ class FileNoteStore(BaseNoteStore):
             self._cache[note_id] = loaded
             return loaded[1]
 
+    def _dir_signature(self) -> _FileId:
+        info = os.stat(self.root)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+    def _current_scan(self) -> dict[str, _Signature]:
+        """The directory listing, re-read only when something may have changed."""
+        now = time.monotonic()
+        directory = self._dir_signature()
+        if (
+            self._known_scan is not None
+            and now - self._scanned_at < RESCAN_SECONDS
+            and directory == self._known_dir
+            and self._index_signature() == self._known_index
+        ):
+            return self._known_scan
+        scan = self._scan()
+        self._known_dir, self._scanned_at = directory, now
+        return scan
+
     def _load_all(self) -> list[Note]:
         with self._mutex:
-            scan = self._scan()
+            scan = self._current_scan()
             notes = [n for i, s in sorted(scan.items()) if (n := self._cached(i, s)) is not None]
             for stale in set(self._cache) - set(scan):
                 del self._cache[stale]
@@ -209,12 +240,12 @@ class FileNoteStore(BaseNoteStore):
             return notes
 
     # -- the index ----------------------------------------------------------------------
-    def _index_signature(self) -> _Signature | None:
+    def _index_signature(self) -> _FileId | None:
         try:
             info = os.stat(self.index_path, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        return (info.st_mtime_ns, info.st_size)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
 
     def read_index(self) -> dict[str, dict[str, Any]] | None:
         """Return the index entries, or None if the index is missing or corrupt."""
@@ -254,10 +285,18 @@ class FileNoteStore(BaseNoteStore):
         if scan == self._known_scan and index_sig is not None and index_sig == self._known_index:
             return
         index = self.read_index()
-        if index is None or not self._consistent(index, scan):
-            self.rebuild_index()
+        if index is not None and self._consistent(index, scan):
+            self._known_scan, self._known_index = scan, index_sig
             return
-        self._known_scan, self._known_index = scan, index_sig
+        with self._write_lock():
+            # A writer may have been between its note file and its index update: look
+            # again under the lock before deciding the index is really stale.
+            scan = self._scan()
+            index = self.read_index()
+            if index is not None and self._consistent(index, scan):
+                self._known_scan, self._known_index = scan, self._index_signature()
+                return
+            self.rebuild_index()
 
     def rebuild_index(self) -> int:
         """Rewrite the index from the note files and drop leftover temp files.
@@ -273,8 +312,10 @@ class FileNoteStore(BaseNoteStore):
                     leftover.unlink()
             scan = self._scan()
             entries: dict[str, dict[str, Any]] = {}
-            for note_id in sorted(scan):
-                loaded = self._read_file(note_id)
+            for note_id, signature in sorted(scan.items()):
+                hit = self._cache.get(note_id)
+                loaded = hit if hit is not None and hit[0] == signature else None
+                loaded = loaded or self._read_file(note_id)
                 if loaded is not None:
                     self._cache[note_id] = loaded
                     entries[note_id] = self._entry(loaded[1], loaded[0])
@@ -283,13 +324,21 @@ class FileNoteStore(BaseNoteStore):
             return len(entries)
 
     def _write_index(self, entries: dict[str, dict[str, Any]]) -> None:
-        payload = {"version": _INDEX_VERSION, "notes": entries}
-        text = json.dumps(payload, ensure_ascii=False, indent=1, sort_keys=True)
+        # One line per note: readable and diff-friendly, and fast (json's C encoder only
+        # runs without `indent`).
+        lines = ",\n".join(
+            f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+            for k, v in sorted(entries.items())
+        )
+        text = f'{{"version": {_INDEX_VERSION}, "notes": {{\n{lines}\n}}}}\n'
         atomic_write(self.index_path, text, durable=self.durable)
         self._known_index = self._index_signature()
+        self._index_entries = entries
 
     def _update_index(self, note_id: str, note: Note | None) -> None:
-        index = self.read_index()
+        # Under the lock: if the index is still the one this instance wrote, reuse it.
+        same = self._index_entries is not None and self._index_signature() == self._known_index
+        index = self._index_entries if same else self.read_index()
         if index is None:
             self.rebuild_index()
             return
@@ -307,6 +356,7 @@ class FileNoteStore(BaseNoteStore):
         with self._write_lock():
             atomic_write(self.note_path(note.id), render_note(note), durable=self.durable)
             self._update_index(note.id, note)
+            self._known_scan = None  # others may have written since our last scan
 
     def _remove(self, note_id: str) -> None:
         with self._write_lock():
@@ -316,3 +366,4 @@ class FileNoteStore(BaseNoteStore):
             if self.durable:
                 _fsync_dir(self.root)
             self._update_index(note_id, None)
+            self._known_scan = None

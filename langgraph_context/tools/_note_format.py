@@ -22,7 +22,11 @@ _LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-class _NoteDumper(yaml.SafeDumper):
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _NoteDumper(_BaseDumper):  # type: ignore[valid-type,misc]
     """A safe dumper that never emits a multi-line string block."""
 
 
@@ -56,7 +60,7 @@ def _split(text: str) -> tuple[dict[str, Any] | None, str]:
             header = "\n".join(lines[1:index])
             body = "\n".join(lines[index + 1 :])
             try:
-                meta = yaml.safe_load(header)
+                meta = yaml.load(header, Loader=_Loader)
             except yaml.YAMLError:
                 return None, text
             if meta is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -29,7 +29,7 @@ from langgraph_context.tools._note_base import (
 __all__ = ["DEFAULT_NOTE_NAMESPACE", "LangGraphNoteStore", "resolve_note_namespace"]
 
 DEFAULT_NOTE_NAMESPACE: tuple[str, ...] = ("notes",)
-_PAGE = 500
+_PAGE = 5_000
 
 
 def _check_namespace(namespace: Any) -> tuple[str, ...]:
@@ -126,6 +126,7 @@ class LangGraphNoteStore(BaseNoteStore):
 
     store: BaseStore
     namespace: tuple[str, ...] = DEFAULT_NOTE_NAMESPACE
+    _notes: dict[str, tuple[Any, Note]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.store, BaseStore):
@@ -142,12 +143,19 @@ class LangGraphNoteStore(BaseNoteStore):
         offset = 0
         while True:
             page = self.store.search(self.namespace, limit=_PAGE, offset=offset)
-            notes.extend(
-                _note_from_value(item.key, item.value)
-                for item in page
-                if tuple(item.namespace) == self.namespace
-            )
+            for item in page:
+                if tuple(item.namespace) != self.namespace:
+                    continue
+                # Reuse the parsed note while the item is unchanged (keeps ranking caches warm).
+                hit = self._notes.get(item.key)
+                if hit is None or hit[0] != item.updated_at:
+                    hit = (item.updated_at, _note_from_value(item.key, item.value))
+                    self._notes[item.key] = hit
+                notes.append(hit[1])
             if len(page) < _PAGE:
+                if len(self._notes) > 2 * len(notes):
+                    live = {n.id for n in notes}
+                    self._notes = {k: v for k, v in self._notes.items() if k in live}
                 return notes
             offset += _PAGE
 

@@ -11,6 +11,7 @@ import re
 import threading
 from collections.abc import Sequence
 
+import numpy as np
 from rank_bm25 import BM25Plus
 
 __all__ = ["bm25_scores", "tokenize"]
@@ -21,7 +22,7 @@ _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+", re.UNICODE)
 _CJK_CHAR = re.compile(rf"^[{_CJK}]$")
 
 _cache_lock = threading.Lock()
-_cache: dict[int, tuple[tuple[str, ...], BM25Plus, list[set[str]]]] = {}
+_cache: dict[int, tuple[tuple[str, ...], BM25Plus, dict[str, np.ndarray]]] = {}
 _CACHE_SIZE = 4
 
 
@@ -49,7 +50,7 @@ def tokenize(text: str) -> list[str]:
     return terms + bigrams
 
 
-def _model(documents: Sequence[str]) -> tuple[BM25Plus, list[set[str]]]:
+def _model(documents: Sequence[str]) -> tuple[BM25Plus, dict[str, np.ndarray]]:
     key = hash(tuple(documents))
     docs = tuple(documents)
     with _cache_lock:
@@ -58,12 +59,16 @@ def _model(documents: Sequence[str]) -> tuple[BM25Plus, list[set[str]]]:
             return hit[1], hit[2]
     tokens = [tokenize(d) for d in docs]
     model = BM25Plus(tokens)
-    vocab = [set(t) for t in tokens]
+    lists: dict[str, list[int]] = {}
+    for index, terms in enumerate(tokens):
+        for term in set(terms):
+            lists.setdefault(term, []).append(index)
+    postings = {term: np.asarray(ids, dtype=np.intp) for term, ids in lists.items()}
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
-        _cache[key] = (docs, model, vocab)
-    return model, vocab
+        _cache[key] = (docs, model, postings)
+    return model, postings
 
 
 def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
@@ -86,9 +91,12 @@ def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     terms = list(dict.fromkeys(tokenize(query)))
     if not documents or not terms:
         return [0.0] * len(documents)
-    model, vocab = _model(documents)
-    if not any(vocab):
+    model, postings = _model(documents)
+    if not postings:
         return [0.0] * len(documents)
-    raw = model.get_scores(terms)
-    wanted = set(terms)
-    return [float(s) if wanted & v else 0.0 for s, v in zip(raw, vocab, strict=True)]
+    matched = np.zeros(len(documents), dtype=bool)
+    for term in terms:
+        if term in postings:
+            matched[postings[term]] = True
+    raw = np.asarray(model.get_scores(terms), dtype=float)
+    return np.where(matched, raw, 0.0).tolist()  # type: ignore[no-any-return]

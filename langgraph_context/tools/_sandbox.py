@@ -20,19 +20,19 @@ process. The rules:
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from langgraph_context.tools._sandbox_checks import check_awk_program, find_primary_arity
 from langgraph_context.tools._sandbox_policies import (
     BUILTINS,
     POLICIES,
     CommandPolicy,
     CommandRefused,
-    check_awk_program,
-    find_primary_arity,
 )
 
 __all__ = ["MAX_GLOB_MATCHES", "CommandRefused", "Stage", "confine", "plan_command", "split_words"]
@@ -178,7 +178,12 @@ def _expand(words: list[_Word], cwd: Path, root: Path) -> list[str]:
             else:
                 raise CommandRefused("'~user' paths are not allowed; use paths in the workspace")
         if word.globbing:
-            matches = sorted(glob.glob(word.pattern, root_dir=cwd))
+            # Refuse before expanding when the fixed part already leaves the workspace, so
+            # `/*/*/*` never walks the whole file system.
+            fixed = re.split(r"(?<!\[)[*?\[]", word.pattern, maxsplit=1)[0]
+            confine(os.path.dirname(fixed) or ".", cwd, root)
+            found = itertools.islice(glob.iglob(word.pattern, root_dir=cwd), MAX_GLOB_MATCHES + 1)
+            matches = sorted(found)
             if len(matches) > MAX_GLOB_MATCHES:
                 msg = f"glob {word.text!r} matches more than {MAX_GLOB_MATCHES} paths; narrow it"
                 raise CommandRefused(msg)

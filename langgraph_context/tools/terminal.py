@@ -43,6 +43,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph_context.tools._common import check_description, check_tool_name
 from langgraph_context.tools._sandbox import CommandRefused, Stage, confine, plan_command
 from langgraph_context.tools._sandbox_policies import BUILTINS, POLICIES
+from langgraph_context.tools._sandbox_tree import render_tree
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -241,7 +242,7 @@ class Terminal:
             if stage.args:
                 raise CommandRefused("pwd takes no arguments")
             return f"{self.cwd}\n".encode()
-        return _tree(stage.args, self.cwd, self.root).encode()
+        return render_tree(stage.args, self.cwd, self.root).encode()
 
     # -- processes --------------------------------------------------------------------------
     def _execute(self, command: str, stages: list[Stage]) -> TerminalResult:
@@ -376,58 +377,6 @@ def _collect(
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-
-
-def _tree(args: tuple[str, ...], cwd: Path, root: Path) -> str:
-    depth: int | None = None
-    show_all = dirs_only = False
-    paths: list[str] = []
-    items = list(args)
-    while items:
-        arg = items.pop(0)
-        if arg == "-L":
-            if not items or not items[0].isdigit() or int(items[0]) < 1:
-                raise CommandRefused("tree -L needs a positive depth")
-            depth = int(items.pop(0))
-        elif arg in {"-a", "-d", "-ad", "-da"}:
-            show_all = show_all or "a" in arg
-            dirs_only = dirs_only or "d" in arg
-        elif arg.startswith("-"):
-            raise CommandRefused("tree supports -L DEPTH, -a and -d")
-        else:
-            paths.append(arg)
-    lines: list[str] = []
-    counts = [0, 0]
-
-    def walk(directory: Path, prefix: str, level: int) -> None:
-        if depth is not None and level > depth:
-            return
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as error:
-            lines.append(f"{prefix}[error opening dir: {error.strerror}]")
-            return
-        entries = [e for e in entries if show_all or not e.name.startswith(".")]
-        if dirs_only:
-            entries = [e for e in entries if e.is_dir(follow_symlinks=False)]
-        for index, entry in enumerate(entries):
-            last = index == len(entries) - 1
-            is_link = entry.is_symlink()
-            is_dir = entry.is_dir(follow_symlinks=False)
-            suffix = " -> [symlink]" if is_link else ""
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{entry.name}{suffix}")
-            counts[0 if is_dir else 1] += 1
-            if is_dir and not is_link:
-                walk(Path(entry.path), prefix + ("    " if last else "│   "), level + 1)
-
-    for path in paths or ["."]:
-        target = confine(path, cwd, root)
-        if not target.is_dir():
-            raise CommandRefused(f"tree: {path!r} is not a directory in the workspace")
-        lines.append(path)
-        walk(target, "", 1)
-    lines.append(f"\n{counts[0]} directories" + ("" if dirs_only else f", {counts[1]} files"))
-    return "\n".join(lines) + "\n"
 
 
 def create_terminal_tool(

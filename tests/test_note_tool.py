@@ -1,0 +1,203 @@
+"""The book-style NoteTool facade, the note tools in a real graph, and note packets."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.store.memory import InMemoryStore
+
+from langgraph_context.tools.note_packets import notes_to_packets
+from langgraph_context.tools.note_store import FileNoteStore, LangGraphNoteStore, Note, NoteError
+from langgraph_context.tools.note_tool import NOTE_ACTIONS, NoteTool, create_note_tools
+from tests.conftest import ScriptedChatModel, ai_calls, call
+
+
+def test_book_style_run_returns_ids_dicts_and_lists(tmp_path: Path) -> None:
+    """`run({"action": ...})` answers like the book: id, dicts, lists and messages."""
+    notes = NoteTool(workspace=tmp_path)
+    note_id = notes.run(
+        {
+            "action": "create",
+            "title": "Refactor - Phase 1",
+            "content": "## Status\nmodels done",
+            "note_type": "task_state",
+            "tags": ["refactoring", "phase1"],
+        }
+    )
+    assert isinstance(note_id, str)
+    assert note_id.startswith("note_")
+    read = notes.run({"action": "read", "note_id": note_id})
+    assert read["content"] == "## Status\nmodels done"
+    assert read["metadata"]["tags"] == ["refactoring", "phase1"]
+    assert notes.run({"action": "update", "note_id": note_id, "title": "Phase 1 (done)"}) == (
+        "Note updated: Phase 1 (done)"
+    )
+    hits = notes.run({"action": "search", "query": "models", "limit": 3})
+    assert [h["note_id"] for h in hits] == [note_id]
+    assert hits[0]["score"] > 0
+    assert set(hits[0]) == {"note_id", "title", "type", "tags", "content", "updated_at", "score"}
+    listed = notes.run({"action": "list", "note_type": "task_state"})
+    assert [m["id"] for m in listed] == [note_id]
+    assert notes.run({"action": "summary"})["total_notes"] == 1
+    assert notes.run({"action": "delete", "note_id": note_id}) == "Note deleted: Phase 1 (done)"
+    assert notes.run({"action": "list"}) == []
+
+
+def test_book_style_errors_raise(tmp_path: Path) -> None:
+    """Unknown actions and refused requests raise NoteError; bad construction raises."""
+    notes = NoteTool(workspace=tmp_path)
+    with pytest.raises(NoteError, match="Unknown action 'rename'; use one of: create"):
+        notes.run({"action": "rename"})
+    with pytest.raises(NoteError, match="does not exist"):
+        notes.run({"action": "read", "note_id": "note_x"})
+    with pytest.raises(ValueError, match="exactly one of workspace="):
+        NoteTool()
+    with pytest.raises(ValueError, match="exactly one of workspace="):
+        NoteTool(workspace=tmp_path, store=FileNoteStore(tmp_path))
+
+
+def test_facade_accepts_any_note_store() -> None:
+    """NoteTool runs over a LangGraph-store backend just the same."""
+    notes = NoteTool(store=LangGraphNoteStore(InMemoryStore(), namespace=("n",)))
+    note_id = notes.run({"action": "create", "title": "t", "content": "c"})
+    assert notes.run({"action": "read", "note_id": note_id})["metadata"]["id"] == note_id
+
+
+def _app(tools: list[Any], responses: list[AIMessage]) -> Any:
+    model = ScriptedChatModel(responses=responses)
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+def test_note_tools_in_a_graph_on_a_workspace(tmp_path: Path) -> None:
+    """An agent creates, updates, lists, summarizes and deletes notes in a directory.
+
+    Calls in one AI turn run in parallel, so order-dependent calls get their own turn.
+    """
+    store = FileNoteStore(tmp_path)
+    existing = store.create("Old blocker", "db down", note_type="blocker", tags=["db"])
+    app = _app(
+        create_note_tools(tmp_path),
+        [
+            ai_calls(
+                call("note_create", {"title": "Plan", "content": "step 1", "tags": ["p"]}, "a"),
+                call("note_update", {"note_id": existing.id, "note_type": "conclusion"}, "b"),
+                call("note_update", {"note_id": existing.id}, "c"),
+                call("note_create", {"title": "x", "content": "y", "note_type": "todo"}, "d"),
+            ),
+            ai_calls(
+                call("note_list", {"note_type": "conclusion"}, "e"),
+                call("note_summary", {}, "f"),
+            ),
+            ai_calls(call("note_delete", {"note_id": existing.id}, "g")),
+            ai_calls(call("note_read", {"note_id": existing.id}, "h")),
+            AIMessage("done"),
+        ],
+    )
+    out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert results["a"].status == "success"
+    assert results["b"].content.startswith(f"Updated note [{existing.id}] Old blocker")
+    assert results["c"].status == "error"
+    assert "Nothing to update" in results["c"].content
+    assert results["d"].status == "error"
+    assert "Input should be 'task_state'" in results["d"].content
+    assert existing.id in results["e"].content
+    assert '"total_notes": 2' in results["f"].content
+    assert results["g"].content == f"Deleted note {existing.id}: Old blocker"
+    assert results["h"].status == "error"
+    assert [n.title for n in store.list()] == ["Plan"]
+
+
+def test_note_tool_factory_options_and_errors(tmp_path: Path) -> None:
+    """Prefix and action subsets shape the tools; bad arguments raise at construction."""
+    tools = create_note_tools(tmp_path, prefix="memo", actions=["search", "read"])
+    assert [t.name for t in tools] == ["memo_search", "memo_read"]
+    assert [t.name for t in create_note_tools(tmp_path)] == [f"note_{a}" for a in NOTE_ACTIONS]
+    with pytest.raises(ValueError, match="actions must be a non-empty subset"):
+        create_note_tools(tmp_path, actions=["rename"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="actions must be a non-empty subset"):
+        create_note_tools(tmp_path, actions=[])
+    with pytest.raises(ValueError, match="name must be 1-64 characters"):
+        create_note_tools(tmp_path, prefix="bad prefix")
+    with pytest.raises(ValueError, match="namespace must be a non-empty tuple"):
+        create_note_tools(namespace=())
+    with pytest.raises(TypeError, match="notes must be a directory path, a NoteStore"):
+        create_note_tools(42)  # type: ignore[arg-type]
+
+
+def test_store_tools_without_any_store_raise(tmp_path: Path) -> None:
+    """Store-backed tools in a graph compiled without a store fail loudly (setup error)."""
+    app = _app(create_note_tools(), [ai_calls(call("note_list", {}, "a")), AIMessage("x")])
+    with pytest.raises(ValueError, match="No LangGraph store available"):
+        app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+
+
+def test_explicit_base_store_is_used_with_config_namespace() -> None:
+    """A BaseStore passed to the factory is used even if the graph has none."""
+    store = InMemoryStore()
+    tools = create_note_tools(store, namespace=("notes", "{user_id}"))
+    app = _app(
+        tools,
+        [ai_calls(call("note_create", {"title": "t", "content": "c"}, "a")), AIMessage("x")],
+    )
+    config = {"configurable": {"thread_id": "1", "user_id": "u1"}}
+    app.invoke({"messages": [("user", "go")]}, config)
+    assert [n.title for n in LangGraphNoteStore(store, namespace=("notes", "u1")).list()] == ["t"]
+
+
+def _note(note_id: str, note_type: str, updated: str) -> Note:
+    return Note(note_id, f"title {note_id}", "body", note_type, ("t",), updated, updated)
+
+
+def test_packets_follow_type_priority_then_recency() -> None:
+    """blocker > action > task_state > conclusion, newest first within a type."""
+    notes = [
+        _note("c", "conclusion", "2025-01-03T00:00:00+00:00"),
+        _note("t", "task_state", "2025-01-02T00:00:00+00:00"),
+        _note("b_old", "blocker", "2025-01-01T00:00:00+00:00"),
+        _note("a", "action", "2025-01-01T00:00:00+00:00"),
+        _note("b_new", "blocker", "2025-01-05T00:00:00+00:00"),
+    ]
+    packets = notes_to_packets(notes, pinned_types=["blocker"])
+    assert [p.source for p in packets] == ["b_new", "b_old", "a", "t", "c"]
+    assert [p.relevance for p in packets] == [1.0, 1.0, 0.85, 0.7, 0.55]
+    assert [p.metadata["priority"] for p in packets] == [0, 0, 1, 2, 3]
+    assert [p.pinned for p in packets] == [True, True, False, False, False]
+    first = packets[0]
+    assert first.type == "note"
+    assert not first.is_trusted
+    assert first.content == "[blocker] title b_new [tags: t]\nbody"
+    assert first.timestamp == datetime.fromisoformat("2025-01-05T00:00:00+00:00")
+    assert first.metadata["tags"] == ["t"]
+
+
+def test_packets_blend_search_scores_with_type_weight() -> None:
+    """With scores, relevance mixes the normalized score and the type weight."""
+    hits = [
+        (_note("x", "conclusion", "2025-01-01T00:00:00+00:00"), 4.0),
+        (_note("y", "blocker", "2025-01-01T00:00:00+00:00"), 2.0),
+    ]
+    packets = notes_to_packets(hits, score_share=0.5)
+    assert [(p.source, p.relevance) for p in packets] == [("y", 0.75), ("x", 0.775)]
+    assert packets[1].metadata["score"] == 4.0
+    with pytest.raises(ValueError, match="pinned_types must be note types"):
+        notes_to_packets([], pinned_types=["urgent"])
+    with pytest.raises(ValueError, match=r"score_share must be within \[0, 1\]"):
+        notes_to_packets([], score_share=2.0)
