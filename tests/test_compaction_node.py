@@ -339,14 +339,55 @@ def test_archive_evicted_messages_to_notes() -> None:
     assert "defmodule" in state["note"][archived[0]]
 
 
-def test_pending_tool_call_at_the_end_is_kept_as_is() -> None:
-    """A final AI message awaiting its tool results is neither repaired nor dropped."""
-    node = create_compaction_node(max_tokens=300, mode="view")
+def test_archive_evicted_messages_to_store() -> None:
+    """With archive_namespace, evicted text goes to the graph's store, one item per run."""
+    from langgraph.store.memory import InMemoryStore
+
+    store = InMemoryStore()
+    graph = StateGraph(State)
+    graph.add_node("worker", worker)
+    graph.add_node(
+        "compaction", create_compaction_node(max_tokens=700, archive_namespace=("archive", "t"))
+    )
+    graph.add_edge(START, "worker")
+    graph.add_edge("worker", "compaction")
+    graph.add_edge("compaction", END)
+    app = graph.compile(checkpointer=InMemorySaver(), store=store)
+    config = {"configurable": {"thread_id": "st"}}
+    for turn in range(4):
+        state = app.invoke({"messages": [HumanMessage(f"t{turn}")]}, config)
+    items = store.search(("archive", "t"))
+    assert len(items) == state["compaction"]["count"] >= 1
+    assert "defmodule" in items[0].value["text"]
+    assert items[0].value["messages"] > 0
+
+
+def test_archive_to_store_without_store_raises() -> None:
+    """Archiving to a store in a graph compiled without one raises a clear error."""
+    app = build(create_compaction_node(max_tokens=300, archive_namespace=("archive",)))
+    config = {"configurable": {"thread_id": "nostore"}}
+    first = {"messages": [HumanMessage("read " * 300)], "compaction_requested": True}
+    with pytest.raises(ValueError, match="archive_namespace needs a store"):
+        app.invoke(first, config)
+
+
+def test_replace_mode_keeps_a_pending_tool_call_at_the_end() -> None:
+    """Between model and tools, the final AI call awaiting results is kept as is."""
+    node = create_compaction_node(max_tokens=300)
     pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
     history = [HumanMessage("x " * 400), AIMessage("y " * 400), HumanMessage("ok"), pending]
     out = node.invoke({"messages": history})
-    assert out["llm_input_messages"][-1] is pending
-    assert validate_history(out["llm_input_messages"], allow_pending_tool_calls=True) == []
+    assert out["messages"][-1] is pending
+    assert validate_history(out["messages"][1:], allow_pending_tool_calls=True) == []
+
+
+def test_view_mode_never_sends_an_unanswered_call() -> None:
+    """A view for the model is strictly valid: an unanswered call gets a cancelled result."""
+    node = create_compaction_node(max_tokens=300, mode="view")
+    pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
+    out = node.invoke({"messages": [HumanMessage("x " * 400), HumanMessage("ok"), pending]})
+    assert validate_history(out["llm_input_messages"]) == []
+    assert out["llm_input_messages"][-1].type == "tool"
 
 
 def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
@@ -369,6 +410,7 @@ def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
         ({"style": "poem"}, "style must be one of"),
         ({"prompt": "  "}, "prompt must be a non-empty string"),
         ({"input_key": ""}, "input_key must be a non-empty string"),
+        ({"archive_namespace": ()}, "archive_namespace must be a non-empty tuple"),
     ],
 )
 def test_bad_configuration_raises(kwargs: dict, match: str) -> None:

@@ -328,3 +328,21 @@ def test_empty_history() -> None:
     result = compact_messages([], max_tokens=10)
     assert result.messages == []
     assert result.stats.strategy == "none"
+
+
+def test_latest_request_is_dropped_only_when_nothing_else_fits() -> None:
+    """If only dropping the latest request can fit the budget, it is dropped and noted."""
+    history = [
+        SystemMessage("rules " * 50, id="sys"),
+        HumanMessage("please " * 300, id="req"),
+        *tool_round(0, "ok"),
+    ]
+    budget = count_tokens([history[0], *history[2:]]) + 5
+    result = compact_messages(history, max_tokens=budget)
+    assert result.stats.within_budget
+    assert [m.id for m in result.messages] == ["sys", "a0", "t0"]
+    assert "latest user request was dropped" in result.stats.note
+    assert validate_history(result.messages) == []
+    kept = compact_messages(history, max_tokens=budget, strategy="clear_tool_results")
+    assert not kept.stats.within_budget
+    assert "req" in [m.id for m in kept.messages]

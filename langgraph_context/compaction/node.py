@@ -21,39 +21,28 @@ plan, notes and other pinned state are never touched.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AnyMessage
 from langchain_core.runnables import Runnable, RunnableLambda
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from typing_extensions import TypedDict
 
-from langgraph_context._messages import as_messages
-from langgraph_context._state import get_state_value
+from langgraph_context.compaction._step import DEFAULT_ARCHIVE_PREFIX, Options, Step
 from langgraph_context.compaction.prompts import PROMPT_STYLES, PromptStyle, summary_instructions
 from langgraph_context.compaction.strategies import (
     DEFAULT_KEEP_TOOL_ROUNDS,
     STRATEGIES,
-    CompactionResult,
-    CompactionStats,
     Strategy,
-    compact_messages,
 )
 from langgraph_context.compaction.summarize import (
     DEFAULT_MAX_INPUT_TOKENS,
     DEFAULT_MAX_SUMMARY_TOKENS,
     DEFAULT_RETRIES,
-    RunningSummary,
-    SummarizationResult,
     asummarize_messages,
     summarize_messages,
 )
-from langgraph_context.compaction.summarize import _render as render_message
-from langgraph_context.history import repair_history
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
@@ -72,7 +61,6 @@ __all__ = [
     "create_compaction_node",
 ]
 
-logger = logging.getLogger(__name__)
 
 CompactionMode = Literal["replace", "view"]
 COMPACTION_MODES: tuple[CompactionMode, ...] = get_args(CompactionMode)
@@ -84,7 +72,6 @@ Keep = tuple[Literal["tokens", "messages"], int]
 DEFAULT_STATE_KEY = "compaction"
 DEFAULT_REQUEST_KEY = "compaction_requested"
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
-DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
 
 
 class CompactionRecord(TypedDict, total=False):
@@ -187,6 +174,7 @@ def create_compaction_node(
     state_key: str = DEFAULT_STATE_KEY,
     request_key: str = DEFAULT_REQUEST_KEY,
     archive_key: str | None = None,
+    archive_namespace: tuple[str, ...] | None = None,
     name: str = "compaction",
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create a node that compacts the conversation when a trigger fires.
@@ -222,6 +210,9 @@ def create_compaction_node(
         archive_key: In replace mode, a notes key (e.g. `"note"` of
             `NoteStateMixin`) to archive evicted messages to, one note per compaction
             named `compaction/evicted-<n>`; `None` disables archiving.
+        archive_namespace: In replace mode, a namespace of the graph's store (compile
+            with `store=...`) to archive evicted messages to, one item per compaction
+            keyed `evicted-<n>` with value `{"text": ..., "messages": <count>}`.
         name: The runnable's name.
 
     Returns:
@@ -230,7 +221,9 @@ def create_compaction_node(
     Raises:
         ValueError: If an option is invalid (unknown mode, strategy or style, a bad
             trigger or keep, a fraction trigger without `context_window`, a blank
-            key or prompt, a non-positive budget).
+            key or prompt, a non-positive budget, an empty `archive_namespace`).
+            At run time, archiving to a store raises `ValueError` if the graph has no
+            store.
 
     Example:
         >>> node = create_compaction_node(max_tokens=1000, mode="view")
@@ -261,8 +254,15 @@ def create_compaction_node(
             "archive_key": archive_key,
         },
     )
+    if archive_namespace is not None and not (
+        isinstance(archive_namespace, tuple)
+        and archive_namespace
+        and all(isinstance(part, str) and part for part in archive_namespace)
+    ):
+        msg = f"archive_namespace must be a non-empty tuple of strings, got {archive_namespace!r}"
+        raise ValueError(msg)
     counter = resolve_counter(token_counter)
-    options = _Options(
+    options = Options(
         max_tokens=max_tokens,
         mode=mode,
         triggers=triggers,
@@ -282,203 +282,19 @@ def create_compaction_node(
         state_key=state_key,
         request_key=request_key,
         archive_key=archive_key,
+        archive_namespace=archive_namespace,
     )
 
     def compaction(state: Any) -> dict[str, Any]:
-        step = _Step(options, state)
+        step = Step(options, state)
         if step.fired and model is not None and step.needs_model():
             step.summarized = summarize_messages(step.rule.messages, **step.summary_kwargs())
         return step.update()
 
     async def acompaction(state: Any) -> dict[str, Any]:
-        step = _Step(options, state)
+        step = Step(options, state)
         if step.fired and model is not None and step.needs_model():
             step.summarized = await asummarize_messages(step.rule.messages, **step.summary_kwargs())
         return step.update()
 
     return RunnableLambda(compaction, afunc=acompaction, name=name)
-
-
-@dataclass(frozen=True)
-class _Options:
-    max_tokens: int
-    mode: str
-    triggers: list[Trigger]
-    context_window: int | None
-    keep: Keep | None
-    model: Any
-    style: PromptStyle
-    prompt: str | None
-    strategy: Strategy
-    keep_tool_rounds: int
-    max_summary_tokens: int
-    max_input_tokens: int
-    retries: int
-    counter: TokenCounter
-    input_key: str
-    output_key: str
-    state_key: str
-    request_key: str
-    archive_key: str | None
-
-
-class _Step:
-    """One run of the node: trigger check, rule-based pass, optional summary, update."""
-
-    def __init__(self, options: _Options, state: Any) -> None:
-        self.o = options
-        raw = get_state_value(state, options.input_key, [])
-        messages = as_messages(raw)
-        self.pending: list[BaseMessage] = []
-        if messages and isinstance(messages[-1], AIMessage) and messages[-1].tool_calls:
-            self.pending = [messages[-1]]
-            messages = messages[:-1]
-        self.messages = messages
-        record = get_state_value(state, options.state_key, {})
-        self.record: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
-        self.requested = bool(get_state_value(state, options.request_key, False))
-        self.tokens = int(options.counter(messages)) if messages else 0
-        self.fired_by = self._fired()
-        self.fired = self.fired_by is not None
-        self.summarized: SummarizationResult | None = None
-        self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
-
-    def _fired(self) -> str | None:
-        if self.requested:
-            return "request"
-        o = self.o
-        for kind, value in o.triggers:
-            if kind == "tokens" and self.tokens >= value:
-                return f"tokens>={value:g}"
-            if kind == "fraction" and self.tokens >= value * (o.context_window or 0):
-                return f"fraction>={value:g}"
-            if kind == "messages" and len(self.messages) >= value:
-                return f"messages>={value:g}"
-            if kind == "tool_output" and any(
-                isinstance(m, ToolMessage) and int(o.counter([m])) >= value for m in self.messages
-            ):
-                return f"tool_output>={value:g}"
-        return None
-
-    def _keep_messages(self) -> int:
-        keep = self.o.keep
-        if keep is None:
-            return 0
-        if keep[0] == "messages":
-            return keep[1]
-        used, count = 0, 0
-        for message in reversed(self.messages):
-            used += int(self.o.counter([message]))
-            if used > keep[1]:
-                break
-            count += 1
-        return count
-
-    def _rule_pass(self) -> CompactionResult:
-        o = self.o
-        with_model = o.model is not None
-        return compact_messages(
-            self.messages,
-            max_tokens=o.max_tokens,
-            strategy="clear_tool_results" if with_model else o.strategy,
-            keep_tool_rounds=o.keep_tool_rounds,
-            keep_messages=self._keep_messages(),
-            token_counter=o.counter,
-        )
-
-    def needs_model(self) -> bool:
-        if self.o.mode == "view" and self.record.get("summary"):
-            return True  # the running summary must stand in for what it covers
-        return not self.rule.stats.within_budget
-
-    def summary_kwargs(self) -> dict[str, Any]:
-        o = self.o
-        saved = self.record.get("summary")
-        keep = o.keep
-        return {
-            "model": o.model,
-            "max_tokens": o.max_tokens,
-            "running_summary": RunningSummary.from_dict(saved) if saved else None,
-            "style": o.style,
-            "prompt": o.prompt,
-            "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
-            "keep_messages": keep[1] if keep and keep[0] == "messages" else None,
-            "max_summary_tokens": o.max_summary_tokens,
-            "max_input_tokens": o.max_input_tokens,
-            "retries": o.retries,
-            "token_counter": o.counter,
-        }
-
-    def _result(self) -> tuple[list[BaseMessage], dict[str, Any], list[BaseMessage]]:
-        """Return (messages, stats, evicted) of this step."""
-        rule = self.rule
-        stats = rule.stats.as_dict()
-        evicted = list(rule.evicted)
-        messages = rule.messages
-        done = self.summarized
-        if done is None:
-            return messages, stats, evicted
-        stats["summarizer_calls"] = done.model_calls
-        if done.error is None:
-            stats.update(
-                strategy="summary",
-                tokens_after=done.tokens_after,
-                messages_after=len(done.messages),
-                within_budget=done.within_budget,
-            )
-            return done.messages, stats, [*evicted, *done.summarized]
-        stats["error"] = done.error
-        if self.o.mode == "replace":
-            stats.update(strategy="none", tokens_after=self.tokens, within_budget=False)
-            return self.messages, stats, []
-        fallback = compact_messages(
-            self.messages,
-            max_tokens=self.o.max_tokens,
-            strategy=self.o.strategy,
-            keep_tool_rounds=self.o.keep_tool_rounds,
-            keep_messages=self._keep_messages(),
-            token_counter=self.o.counter,
-        )
-        stats.update(fallback.stats.as_dict(), error=done.error)
-        return fallback.messages, stats, list(fallback.evicted)
-
-    def update(self) -> dict[str, Any]:
-        o = self.o
-        if not self.fired:
-            if o.mode == "view":
-                return {o.output_key: [*self.rule.messages, *self.pending]}
-            return {}
-        messages, stats, evicted = self._result()
-        stats["trigger"] = self.fired_by
-        stats["mode"] = o.mode
-        count = int(self.record.get("count", 0)) + (1 if stats["strategy"] != "none" else 0)
-        summary = self.summarized.running_summary if self.summarized else None
-        record: dict[str, Any] = {
-            "count": count,
-            "summary": summary.to_dict() if summary else self.record.get("summary"),
-            "last": stats,
-            "error": stats.get("error"),
-        }
-        logger.info("compaction: %s", stats)
-        update: dict[str, Any] = {o.state_key: record}
-        if self.requested:
-            update[o.request_key] = False
-        final = [*messages, *self.pending]
-        if o.mode == "view":
-            update[o.output_key] = final
-            return update
-        if stats["strategy"] != "none" or stats.get("repairs"):
-            update[o.input_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
-            if o.archive_key and evicted:
-                text = "\n\n".join(render_message(m) for m in evicted)
-                update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
-        return update
-
-
-def _noop(messages: list[BaseMessage]) -> CompactionResult:
-    repair = repair_history(messages)
-    n = len(repair.messages)
-    repairs = tuple(str(v) for v in repair.changes)
-    return CompactionResult(
-        repair.messages, CompactionStats("none", 0, 0, 0, n, n, repairs=repairs)
-    )

@@ -46,7 +46,8 @@ ERROR_LINE_CHARS = 200
 """Longest excerpt kept of one error line."""
 COMMAND_CHARS = 200
 SCAN_CHARS = 20_000
-_MAX_ITEMS = 200
+_MAX_ITEMS = 500
+_IDS_PER_MESSAGE = 20
 
 _PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "filepath")
 _COMMAND_ARG_KEYS = ("command", "cmd")
@@ -358,6 +359,7 @@ def extract_snapshot(
     commands: list[str] = []
     errors: dict[str, str] = {}
     ids: list[str] = []
+    later_ids: list[str] = []  # from assistant text and tool results: lower priority
     open_items: list[str] = []
     pending_errors: list[str] = []
     counted = 0
@@ -374,6 +376,8 @@ def extract_snapshot(
             if text.strip():
                 requests.append(_clip(text, REQUEST_CHARS))
             ids.extend(_ID_RE.findall(text))
+        if isinstance(message, (AIMessage, ToolMessage)):
+            later_ids.extend(_text_ids(text))
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
                 if pending_errors:
@@ -405,7 +409,7 @@ def extract_snapshot(
         files=_render_files(_merge_uses((), files_uses)),
         commands=_dedup(commands),
         errors=tuple(f"{line} -> then {then}" if then else line for line, then in errors.items()),
-        identifiers=_dedup(ids),
+        identifiers=_dedup([*ids, *later_ids]),
         open_items=_dedup(open_items),
         message_count=counted,
         _file_uses=_merge_uses((), files_uses),
@@ -453,6 +457,13 @@ def _error_lines(text: str, *, force: bool) -> list[str]:
         first = next(line for line in text.splitlines() if line.strip())
         hits = [_clip(first, ERROR_LINE_CHARS)]
     return hits[:3]
+
+
+@lru_cache(maxsize=8192)
+def _text_ids(text: str) -> tuple[str, ...]:
+    """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text."""
+    found = dict.fromkeys(_ID_RE.findall(text[:SCAN_CHARS]))
+    return tuple(found)[:_IDS_PER_MESSAGE]
 
 
 @lru_cache(maxsize=8192)

@@ -23,13 +23,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context._messages import as_messages
+from langgraph_context.compaction._units import (
+    CLEARED_TOOL_ARG,
+    CLEARED_TOOL_RESULT,
+    Costs,
+    Work,
+    choose_drop,
+    clear_results,
+    drop_units,
+    efficiency_score,
+    is_round,
+    last_resort,
+    pin_units,
+)
 from langgraph_context.compaction.snapshot import (
     StateSnapshot,
     compaction_kind,
@@ -37,7 +50,7 @@ from langgraph_context.compaction.snapshot import (
     snapshot_message,
 )
 from langgraph_context.history import group_tool_rounds, repair_history
-from langgraph_context.tokens import TiktokenCounter, TokenCounter, resolve_counter
+from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -61,10 +74,6 @@ STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 DEFAULT_KEEP_TOOL_ROUNDS = 3
 DEFAULT_SNAPSHOT_FRACTION = 0.2
 DEFAULT_HEAD_FRACTION = 0.25
-CLEARED_TOOL_RESULT = (
-    "[Tool output cleared by compaction to save context. Call the tool again if you still need it.]"
-)
-CLEARED_TOOL_ARG = "[argument cleared by compaction]"
 
 
 @dataclass(frozen=True)
@@ -126,80 +135,6 @@ class CompactionResult:
     stats: CompactionStats
     evicted: tuple[BaseMessage, ...] = ()
     snapshot: StateSnapshot | None = None
-
-
-def efficiency_score(
-    *, tokens_before: int, tokens_after: int, messages_before: int, messages_after: int
-) -> float:
-    """Score a compaction: `0.6 * token reduction ratio + 0.4 * message retention ratio`.
-
-    Args:
-        tokens_before: Tokens before compaction.
-        tokens_after: Tokens after compaction.
-        messages_before: Messages before compaction.
-        messages_after: Messages after compaction.
-
-    Returns:
-        The score; higher is better.
-
-    Example:
-        >>> efficiency_score(tokens_before=100, tokens_after=50, messages_before=10,
-        ...                  messages_after=5)
-        0.5
-    """
-    reduction = (tokens_before - tokens_after) / tokens_before if tokens_before else 0.0
-    retention = messages_after / messages_before if messages_before else 1.0
-    return round(0.6 * reduction + 0.4 * retention, 6)
-
-
-class _Costs:
-    """Per-message token costs derived from any counter.
-
-    The package's tiktoken counter is additive (a list costs its messages plus a
-    fixed reply priming), so totals are sums of memoized per-message counts; other
-    counters are asked for totals directly.
-    """
-
-    def __init__(self, counter: TokenCounter, sample: BaseMessage) -> None:
-        self.counter = counter
-        self.additive = isinstance(counter, TiktokenCounter)
-        one = int(counter([sample]))
-        self.overhead = 2 * one - int(counter([sample, sample]))
-
-    def of(self, message: BaseMessage) -> int:
-        if isinstance(self.counter, TiktokenCounter):
-            return self.counter.count_message(message)
-        return int(self.counter([message])) - self.overhead
-
-    def total(self, messages: Sequence[BaseMessage], known: int | None = None) -> int:
-        """Return the tokens of `messages`; `known` is their summed per-message cost."""
-        if not messages:
-            return 0
-        if self.additive:
-            return self.overhead + (known if known is not None else sum(map(self.of, messages)))
-        return int(self.counter(list(messages)))
-
-
-@dataclass
-class _Work:
-    """Mutable working state of one compaction (private to this module)."""
-
-    items: list[BaseMessage]
-    units: list[tuple[int, int]]
-    costs: list[int]
-    current: list[BaseMessage]
-    pinned: set[int] = field(default_factory=set)
-    dropped: set[int] = field(default_factory=set)
-    tail: set[int] = field(default_factory=set)
-    cleared: dict[int, BaseMessage] = field(default_factory=dict)
-    args_cleared: int = 0
-
-    def unit_cost(self, u: int) -> int:
-        start, end = self.units[u]
-        return sum(self.costs[start:end])
-
-    def kept_cost(self) -> int:
-        return sum(self.unit_cost(u) for u in range(len(self.units)) if u not in self.dropped)
 
 
 def _check(
@@ -303,7 +238,7 @@ def compact_messages(
     if not items:
         stats = CompactionStats("none", max_tokens, 0, 0, 0, 0, repairs=repairs)
         return CompactionResult([], stats)
-    costs = _Costs(counter, items[0])
+    costs = Costs(counter, items[0])
     item_costs = [costs.of(m) for m in items]
     tokens_before = costs.total(items, sum(item_costs))
     if tokens_before <= max_tokens:
@@ -322,34 +257,29 @@ def compact_messages(
         else:
             body.append(message)
             body_costs.append(cost)
-    work = _Work(
+    work = Work(
         items=body,
         units=group_tool_rounds(body),
         costs=body_costs,
         current=list(body),
     )
-    _pin(work, keep_messages)
+    pin_units(work, keep_messages)
     reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
     target = max_tokens - reserve - costs.overhead
 
     applied: str = strategy
-    _clear(work, costs, target, keep_tool_rounds, clear_tool_args_over)
+    clear_results(work, costs, target, keep_tool_rounds, clear_tool_args_over)
     if work.kept_cost() > target and strategy != "clear_tool_results":
         if strategy == "auto":
-            applied = _choose(work, target, head_fraction, len(body))
+            applied = choose_drop(work, target, head_fraction, len(body))
             chosen = "drop_oldest" if applied == "drop_oldest" else "drop_middle"
         else:
             chosen = strategy
-        work.dropped = _drop(work, chosen, target, head_fraction)
+        work.dropped = drop_units(work, chosen, target, head_fraction)
     elif strategy == "auto":
         applied = "clear_tool_results"
     if work.kept_cost() > target:
-        trial = replace(
-            work, current=list(work.current), costs=list(work.costs), cleared=dict(work.cleared)
-        )
-        _clear(trial, costs, target, 0, clear_tool_args_over, everything=True)
-        if trial.kept_cost() <= max_tokens - costs.overhead:
-            work = trial  # clearing the protected outputs is the only way to fit
+        work = last_resort(work, costs, target, max_tokens, strategy, clear_tool_args_over)
 
     return _finish(
         work,
@@ -365,156 +295,9 @@ def compact_messages(
     )
 
 
-def _pin(work: _Work, keep_messages: int) -> None:
-    """Mark units that must never be dropped."""
-    items, units = work.items, work.units
-    last_human = None
-    for u, (start, _) in enumerate(units):
-        message = items[start]
-        if isinstance(message, SystemMessage) or compaction_kind(message) == "summary":
-            work.pinned.add(u)
-        elif isinstance(message, HumanMessage):
-            last_human = u
-    if last_human is not None:
-        work.pinned.add(last_human)
-    if units:
-        work.pinned.add(len(units) - 1)
-    if keep_messages:
-        first_kept = len(items) - keep_messages
-        work.tail = {u for u, (_, end) in enumerate(units) if end > first_kept}
-        work.pinned.update(work.tail)
-
-
-def _is_round(work: _Work, u: int) -> bool:
-    start, end = work.units[u]
-    return end - start > 1 or bool(
-        isinstance(work.items[start], AIMessage) and work.items[start].tool_calls  # type: ignore[attr-defined]
-    )
-
-
-def _clear(
-    work: _Work,
-    costs: _Costs,
-    target: int,
-    keep_tool_rounds: int,
-    clear_args_over: int | None,
-    *,
-    everything: bool = False,
-) -> None:
-    """Clear tool results (and large arguments) oldest first until under `target`."""
-    rounds = [u for u in range(len(work.units)) if _is_round(work, u) and u not in work.dropped]
-    candidates = rounds[: len(rounds) - keep_tool_rounds] if keep_tool_rounds else rounds
-    if not everything:
-        protected = work.tail | {len(work.units) - 1}
-        candidates = [u for u in candidates if u not in protected]
-    placeholder_cost: int | None = None
-    total = work.kept_cost()
-    for u in candidates:
-        if total <= target:
-            return
-        start, end = work.units[u]
-        for i in range(start, end):
-            message = work.current[i]
-            if isinstance(message, ToolMessage) and i not in work.cleared:
-                cleared = message.model_copy(update={"content": CLEARED_TOOL_RESULT})
-                if placeholder_cost is None:
-                    placeholder_cost = costs.of(cleared)
-                new_cost = costs.of(cleared)
-                if new_cost < work.costs[i]:
-                    total += new_cost - work.costs[i]
-                    work.cleared[i] = work.items[i]
-                    work.current[i] = cleared
-                    work.costs[i] = new_cost
-            elif isinstance(message, AIMessage) and clear_args_over is not None:
-                total += _clear_args(work, costs, i, clear_args_over)
-
-
-def _clear_args(work: _Work, costs: _Costs, i: int, limit: int) -> int:
-    message = work.current[i]
-    assert isinstance(message, AIMessage)
-    counter = costs.counter
-    changed = 0
-    calls = []
-    for call in message.tool_calls:
-        args = dict(call["args"])
-        for key, value in args.items():
-            if isinstance(value, str) and int(counter(value)) > limit:
-                args[key] = CLEARED_TOOL_ARG
-                changed += 1
-        calls.append({**call, "args": args})
-    if not changed:
-        return 0
-    new = message.model_copy(update={"tool_calls": calls})
-    new_cost = costs.of(new)
-    delta = new_cost - work.costs[i]
-    work.cleared.setdefault(i, work.items[i])
-    work.current[i] = new
-    work.costs[i] = new_cost
-    work.args_cleared += changed
-    return delta
-
-
-def _drop(work: _Work, strategy: str, target: int, head_fraction: float) -> set[int]:
-    """Return the units to drop so the kept cost fits `target` (when it can)."""
-    free = [u for u in range(len(work.units)) if u not in work.pinned]
-    pinned_cost = sum(work.unit_cost(u) for u in work.pinned)
-    dropped: set[int] = set()
-    if strategy == "drop_oldest":
-        total = work.kept_cost()
-        for u in free:
-            if total <= target:
-                break
-            dropped.add(u)
-            total -= work.unit_cost(u)
-        return dropped
-    room = target - pinned_cost
-    head_room = int(target * head_fraction)
-    kept: set[int] = set()
-    used = 0
-    for u in free:
-        cost = work.unit_cost(u)
-        if used + cost > min(head_room, room):
-            break
-        kept.add(u)
-        used += cost
-    for u in reversed(free):
-        if u in kept:
-            break
-        cost = work.unit_cost(u)
-        if used + cost > room:
-            break
-        kept.add(u)
-        used += cost
-    dropped = set(free) - kept
-    return dropped
-
-
-def _choose(work: _Work, target: int, head_fraction: float, messages_before: int) -> str:
-    """Pick `drop_oldest` or `drop_middle` by efficiency score (ties go to the middle)."""
-    before = work.kept_cost()
-    best, best_score = "drop_middle", -1.0
-    for name in ("drop_middle", "drop_oldest"):
-        dropped = _drop(work, name, target, head_fraction)
-        after = sum(work.unit_cost(u) for u in range(len(work.units)) if u not in dropped)
-        kept_messages = sum(
-            end - start for u, (start, end) in enumerate(work.units) if u not in dropped
-        )
-        if after > target:
-            continue
-        score = efficiency_score(
-            tokens_before=before,
-            tokens_after=after,
-            messages_before=messages_before,
-            messages_after=kept_messages,
-        )
-        if score > best_score:
-            best, best_score = name, score
-    return best
-
-
 def _finish(
-    work: _Work,
-    costs: _Costs,
+    work: Work,
+    costs: Costs,
     *,
     previous: StateSnapshot | None,
     snapshot: bool,
@@ -568,6 +351,11 @@ def _finish(
             f"over the budget of {max_tokens}; use strategy 'auto', 'drop_oldest' or "
             "'drop_middle' to drop messages as well"
         )
+    elif work.request_dropped:
+        note = (
+            "the latest user request was dropped to fit the budget (its text is in the "
+            "snapshot when there was room for one)"
+        )
     elif not within:
         note = (
             f"no valid history fits {max_tokens} tokens: the messages that must stay "
@@ -575,7 +363,7 @@ def _finish(
             f"kept tail) need {tokens_after} tokens even with their tool results cleared"
         )
         logger.warning("compaction over budget: %s", note)
-    dropped_rounds = sum(1 for u in work.dropped if _is_round(work, u))
+    dropped_rounds = sum(1 for u in work.dropped if is_round(work, u))
     gone = {i for u in work.dropped for i in range(*work.units[u])}
     cleared_results = sum(
         1 for i, m in work.cleared.items() if isinstance(m, ToolMessage) and i not in gone

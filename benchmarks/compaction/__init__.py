@@ -1,0 +1,1 @@
+"""Compaction benchmark: ours vs trim_messages, langmem and SummarizationMiddleware."""

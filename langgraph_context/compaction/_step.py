@@ -1,0 +1,240 @@
+"""One run of the compaction node (private to `node.py`): trigger, rules, summary, update."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langgraph.config import get_store
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from langgraph_context._messages import as_messages
+from langgraph_context._state import get_state_value
+from langgraph_context.compaction._transcript import render_message
+from langgraph_context.compaction.prompts import PromptStyle
+from langgraph_context.compaction.strategies import (
+    CompactionResult,
+    CompactionStats,
+    Strategy,
+    compact_messages,
+)
+from langgraph_context.compaction.summarize import RunningSummary, SummarizationResult
+from langgraph_context.history import repair_history
+from langgraph_context.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from langgraph_context.compaction.node import Keep, Trigger
+
+logger = logging.getLogger("langgraph_context.compaction.node")
+
+DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
+
+
+@dataclass(frozen=True)
+class Options:
+    max_tokens: int
+    mode: str
+    triggers: list[Trigger]
+    context_window: int | None
+    keep: Keep | None
+    model: Any
+    style: PromptStyle
+    prompt: str | None
+    strategy: Strategy
+    keep_tool_rounds: int
+    max_summary_tokens: int
+    max_input_tokens: int
+    retries: int
+    counter: TokenCounter
+    input_key: str
+    output_key: str
+    state_key: str
+    request_key: str
+    archive_key: str | None
+    archive_namespace: tuple[str, ...] | None
+
+
+class Step:
+    """One run of the node: trigger check, rule-based pass, optional summary, update."""
+
+    def __init__(self, options: Options, state: Any) -> None:
+        self.o = options
+        raw = get_state_value(state, options.input_key, [])
+        messages = as_messages(raw)
+        self.pending: list[BaseMessage] = []
+        if (
+            options.mode == "replace"
+            and messages
+            and isinstance(messages[-1], AIMessage)
+            and messages[-1].tool_calls
+        ):
+            self.pending = [messages[-1]]
+            messages = messages[:-1]
+        self.messages = messages
+        record = get_state_value(state, options.state_key, {})
+        self.record: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
+        self.requested = bool(get_state_value(state, options.request_key, False))
+        self.tokens = int(options.counter(messages)) if messages else 0
+        self.fired_by = self._fired()
+        self.fired = self.fired_by is not None
+        self.summarized: SummarizationResult | None = None
+        self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
+
+    def _fired(self) -> str | None:
+        if self.requested:
+            return "request"
+        o = self.o
+        for kind, value in o.triggers:
+            if kind == "tokens" and self.tokens >= value:
+                return f"tokens>={value:g}"
+            if kind == "fraction" and self.tokens >= value * (o.context_window or 0):
+                return f"fraction>={value:g}"
+            if kind == "messages" and len(self.messages) >= value:
+                return f"messages>={value:g}"
+            if kind == "tool_output" and any(
+                isinstance(m, ToolMessage) and int(o.counter([m])) >= value for m in self.messages
+            ):
+                return f"tool_output>={value:g}"
+        return None
+
+    def _keep_messages(self) -> int:
+        keep = self.o.keep
+        if keep is None:
+            return 0
+        if keep[0] == "messages":
+            return keep[1]
+        used, count = 0, 0
+        for message in reversed(self.messages):
+            used += int(self.o.counter([message]))
+            if used > keep[1]:
+                break
+            count += 1
+        return count
+
+    def _rule_pass(self) -> CompactionResult:
+        o = self.o
+        with_model = o.model is not None
+        return compact_messages(
+            self.messages,
+            max_tokens=o.max_tokens,
+            strategy="clear_tool_results" if with_model else o.strategy,
+            keep_tool_rounds=o.keep_tool_rounds,
+            keep_messages=self._keep_messages(),
+            token_counter=o.counter,
+        )
+
+    def needs_model(self) -> bool:
+        if self.o.mode == "view" and self.record.get("summary"):
+            return True  # the running summary must stand in for what it covers
+        return not self.rule.stats.within_budget
+
+    def summary_kwargs(self) -> dict[str, Any]:
+        o = self.o
+        saved = self.record.get("summary")
+        keep = o.keep
+        return {
+            "model": o.model,
+            "max_tokens": o.max_tokens,
+            "running_summary": RunningSummary.from_dict(saved) if saved else None,
+            "style": o.style,
+            "prompt": o.prompt,
+            "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
+            "keep_messages": keep[1] if keep and keep[0] == "messages" else None,
+            "max_summary_tokens": o.max_summary_tokens,
+            "max_input_tokens": o.max_input_tokens,
+            "retries": o.retries,
+            "token_counter": o.counter,
+        }
+
+    def _result(self) -> tuple[list[BaseMessage], dict[str, Any], list[BaseMessage]]:
+        """Return (messages, stats, evicted) of this step."""
+        rule = self.rule
+        stats = rule.stats.as_dict()
+        evicted = list(rule.evicted)
+        messages = rule.messages
+        done = self.summarized
+        if done is None:
+            return messages, stats, evicted
+        stats["summarizer_calls"] = done.model_calls
+        if done.error is None:
+            stats.update(
+                strategy="summary",
+                tokens_after=done.tokens_after,
+                messages_after=len(done.messages),
+                within_budget=done.within_budget,
+            )
+            return done.messages, stats, [*evicted, *done.summarized]
+        stats["error"] = done.error
+        if self.o.mode == "replace":
+            stats.update(strategy="none", tokens_after=self.tokens, within_budget=False)
+            return self.messages, stats, []
+        fallback = compact_messages(
+            self.messages,
+            max_tokens=self.o.max_tokens,
+            strategy=self.o.strategy,
+            keep_tool_rounds=self.o.keep_tool_rounds,
+            keep_messages=self._keep_messages(),
+            token_counter=self.o.counter,
+        )
+        stats.update(fallback.stats.as_dict(), error=done.error)
+        return fallback.messages, stats, list(fallback.evicted)
+
+    def update(self) -> dict[str, Any]:
+        o = self.o
+        if not self.fired:
+            if o.mode == "view":
+                return {o.output_key: [*self.rule.messages, *self.pending]}
+            return {}
+        messages, stats, evicted = self._result()
+        stats["trigger"] = self.fired_by
+        stats["mode"] = o.mode
+        count = int(self.record.get("count", 0)) + (1 if stats["strategy"] != "none" else 0)
+        summary = self.summarized.running_summary if self.summarized else None
+        record: dict[str, Any] = {
+            "count": count,
+            "summary": summary.to_dict() if summary else self.record.get("summary"),
+            "last": stats,
+            "error": stats.get("error"),
+        }
+        logger.info("compaction: %s", stats)
+        update: dict[str, Any] = {o.state_key: record}
+        if self.requested:
+            update[o.request_key] = False
+        final = [*messages, *self.pending]
+        if o.mode == "view":
+            update[o.output_key] = final
+            return update
+        if stats["strategy"] != "none" or stats.get("repairs"):
+            update[o.input_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
+            if evicted and (o.archive_key or o.archive_namespace):
+                text = "\n\n".join(render_message(m) for m in evicted)
+                if o.archive_key:
+                    update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
+                if o.archive_namespace:
+                    _archive_to_store(o.archive_namespace, count, text, len(evicted))
+        return update
+
+
+def _archive_to_store(namespace: tuple[str, ...], count: int, text: str, n: int) -> None:
+    try:
+        store = get_store()
+    except RuntimeError:
+        store = None
+    if store is None:
+        msg = (
+            "archive_namespace needs a store: compile the graph with store=... "
+            "(e.g. InMemoryStore()) or use archive_key to archive to a note"
+        )
+        raise ValueError(msg)
+    store.put(namespace, f"evicted-{count}", {"text": text, "messages": n})
+
+
+def _noop(messages: list[BaseMessage]) -> CompactionResult:
+    repair = repair_history(messages)
+    n = len(repair.messages)
+    repairs = tuple(str(v) for v in repair.changes)
+    return CompactionResult(
+        repair.messages, CompactionStats("none", 0, 0, 0, n, n, repairs=repairs)
+    )

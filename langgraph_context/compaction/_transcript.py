@@ -1,0 +1,75 @@
+"""Render messages as plain transcript text for a summarizer, within token budgets (private)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from langgraph_context._messages import content_text
+from langgraph_context.tokens import TokenCounter
+
+MIN_CHUNK_TOKENS = 64
+_CLIP_MARK = "\n[... {n} characters omitted ...]\n"
+
+
+def render_message(message: BaseMessage) -> str:
+    text = content_text(message.content)
+    if isinstance(message, SystemMessage):
+        return f"[system] {text}"
+    if isinstance(message, HumanMessage):
+        return f"[user] {text}"
+    if isinstance(message, ToolMessage):
+        status = " (error)" if message.status == "error" else ""
+        return f"[tool result {message.name or message.tool_call_id}{status}] {text}"
+    if isinstance(message, AIMessage):
+        calls = "".join(
+            f"\n[assistant calls {tc['name']}] {json.dumps(tc['args'], ensure_ascii=False)}"
+            for tc in message.tool_calls
+        )
+        return f"[assistant] {text}{calls}".rstrip()
+    return f"[{message.type}] {text}"
+
+
+def clip_text(text: str, budget: int, counter: TokenCounter) -> str:
+    if int(counter(text)) <= budget:
+        return text
+    chars = max(16, budget * 3)
+    while chars > 16:
+        half = chars // 2
+        omitted = len(text) - 2 * half
+        clipped = text[:half] + _CLIP_MARK.format(n=omitted) + text[-half:]
+        if int(counter(clipped)) <= budget:
+            return clipped
+        chars = chars * 2 // 3
+    return text[:16]
+
+
+def transcript_chunks(
+    messages: Sequence[BaseMessage], *, budget: int, counter: TokenCounter
+) -> list[str]:
+    """Render messages as transcript text, split so each chunk fits `budget` tokens."""
+    if not messages:
+        return []
+    if budget < MIN_CHUNK_TOKENS:
+        msg = (
+            f"max_input_tokens leaves only {budget} tokens for the transcript after the "
+            "instructions and two summaries; raise max_input_tokens or lower "
+            "max_summary_tokens"
+        )
+        raise ValueError(msg)
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for message in messages:
+        text = clip_text(render_message(message), budget, counter)
+        cost = int(counter(text)) + 1
+        if current and used + cost > budget:
+            chunks.append("\n\n".join(current))
+            current, used = [], 0
+        current.append(text)
+        used += cost
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
