@@ -191,3 +191,15 @@ def test_selection_never_exceeds_budget_and_keeps_fitting_pinned(
         if packet.pinned and len(packet.content) <= room:
             assert packet.with_token_count(len) in chosen.packets
             room -= len(packet.content)
+
+
+def test_pack_packets_uses_costs_and_checks_lengths() -> None:
+    """Explicit costs override token counts; mismatched lengths are rejected."""
+    from langgraph_context.context import pack_packets
+
+    packets = [ContextPacket("a", token_count=1), ContextPacket("b", token_count=1)]
+    chosen = pack_packets(packets, [1.0, 0.5], budget=5, costs=[5, 5])
+    assert [p.content for p in chosen.packets] == ["a"]
+    assert chosen.tokens == 5
+    with pytest.raises(ValueError, match="one value per packet"):
+        pack_packets(packets, [1.0], budget=5)

@@ -22,7 +22,13 @@ from pathlib import Path
 
 from benchmarks.locomo.data import Conversation, load_all
 from benchmarks.locomo.embeddings import load_embeddings
-from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket, select_packets
+from langgraph_context.context import (
+    ContextBuilder,
+    ContextConfig,
+    ContextPacket,
+    pack_packets,
+    relevance_scores,
+)
 from langgraph_context.tokens import default_counter
 
 BUDGETS = (500, 1000, 2000, 4000)
@@ -75,17 +81,16 @@ def recall_table(
         for q in conv.questions:
             for name, ranker in methods.items():
                 if ranker is None:
+                    # select_packets = relevance_scores + pack_packets; score once per question.
+                    relevance = relevance_scores(
+                        conv.turns,
+                        q.text,
+                        config=config,
+                        embeddings=embeddings if name.startswith("ours +") else None,  # type: ignore[arg-type]
+                    )
                     for budget in BUDGETS:
-                        kept = {
-                            str(p.source)
-                            for p in select_packets(
-                                conv.turns,
-                                q.text,
-                                budget=budget,
-                                config=config,
-                                embeddings=embeddings if "emb" in name else None,  # type: ignore[arg-type]
-                            ).packets
-                        }
+                        chosen = pack_packets(conv.turns, relevance, budget=budget, config=config)
+                        kept = {str(p.source) for p in chosen.packets}
                         table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
                     continue
                 order = ranker(conv.turns, q.text)

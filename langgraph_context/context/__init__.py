@@ -46,6 +46,7 @@ from langgraph_context.context.select import (
     Selection,
     arelevance_scores,
     aselect_packets,
+    pack_packets,
     relevance_scores,
     select_packets,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "message_packets",
     "messages_to_packets",
     "note_packets",
+    "pack_packets",
     "plan_packets",
     "rank_texts",
     "relevance_scores",

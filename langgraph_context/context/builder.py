@@ -12,7 +12,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -44,9 +44,9 @@ from langgraph_context.context.select import (
     ScoredPacket,
     Selection,
     arelevance_scores,
+    pack_packets,
     relevance_scores,
 )
-from langgraph_context.context.select import _pack as pack_packets
 from langgraph_context.context.structure import (
     UntrustedRenderer,
     render_packet,
@@ -203,26 +203,25 @@ class ContextBuilder:
         summary = self.summary_tokens + 8 if self.summarizer is not None else 0
         return max(0, max_tokens - fixed - summary - max(0, reserve - role_tokens))
 
-    def _costed(self, packets: list[ContextPacket]) -> list[ContextPacket]:
-        costed = []
-        for packet in packets:
-            section = self.config.section_for(packet.type)
-            text = render_packet(packet, section, wrap_untrusted=self.wrap_untrusted)
-            costed.append(replace(packet, token_count=self.counter(text) + 1))
-        return costed
+    def _costs(self, packets: list[ContextPacket]) -> list[int]:
+        """Each packet's rendered size (tags, wrappers, newline), what it really costs."""
+        section_for, wrap, counter = self.config.section_for, self.wrap_untrusted, self.counter
+        return [
+            counter(render_packet(p, section_for(p.type), wrap_untrusted=wrap)) + 1 for p in packets
+        ]
 
     # -- pipeline ----------------------------------------------------------------
 
     def _prepare(
         self, query: str, gathered: GatherResult, max_tokens: int | None
-    ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[ContextPacket], int]:
+    ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[int], int]:
         limit = self.config.max_tokens if max_tokens is None else max_tokens
         if limit < 1:
             msg = f"max_tokens must be >= 1, got {limit}"
             raise ValueError(msg)
         role, rest = self._split(gathered.packets)
         rest = [p.with_token_count(self.counter) for p in rest]
-        return limit, role, rest, self._costed(rest), self._packet_budget(query, role, limit)
+        return limit, role, rest, self._costs(rest), self._packet_budget(query, role, limit)
 
     def _left_out(self, selection: Selection) -> tuple[str, list[str], set[int]]:
         """The over-budget packets of the first trimmable section, for the summarizer."""
@@ -249,24 +248,16 @@ class ContextBuilder:
     def _result(
         self,
         gathered: GatherResult,
-        rest: list[ContextPacket],
-        costed: list[ContextPacket],
         selection: Selection,
         compressed: Compressed,
         started: float,
         max_tokens: int,
         summarized: set[int],
     ) -> ContextResult:
-        original = {id(c): o for c, o in zip(costed, rest, strict=True)}
         removed = {id(d.packet) for d in compressed.dropped}
-        selected = tuple(
-            original[id(s.packet)] for s in selection.selected if id(s.packet) not in removed
-        )
+        selected = tuple(s.packet for s in selection.selected if id(s.packet) not in removed)
         dropped = tuple(
-            Drop(
-                original.get(id(d.packet), d.packet),
-                "summarized" if id(d.packet) in summarized else d.reason,
-            )
+            Drop(d.packet, "summarized") if id(d.packet) in summarized else d
             for d in (*selection.dropped, *compressed.dropped)
         )
         section_tokens = {
@@ -323,11 +314,11 @@ class ContextBuilder:
             sources=self.sources,
             state_sources=self.state_sources,
         )
-        limit, role, rest, costed, budget = self._prepare(user_query, gathered, max_tokens)
+        limit, role, rest, costs, budget = self._prepare(user_query, gathered, max_tokens)
         relevance = relevance_scores(
             rest, user_query, config=self.config, embeddings=self.embeddings
         )
-        selection = pack_packets(costed, relevance, budget, self.config)
+        selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
         structured = self._structure(user_query, role, selection)
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None:
@@ -343,7 +334,7 @@ class ContextBuilder:
         compressed = compress_context(
             structured, max_tokens=limit, token_counter=self.counter, config=self.config
         )
-        return self._result(gathered, rest, costed, selection, compressed, started, limit, left)
+        return self._result(gathered, selection, compressed, started, limit, left)
 
     async def abuild_result(
         self,
@@ -381,11 +372,11 @@ class ContextBuilder:
             sources=self.sources,
             state_sources=self.state_sources,
         )
-        limit, role, rest, costed, budget = self._prepare(user_query, gathered, max_tokens)
+        limit, role, rest, costs, budget = self._prepare(user_query, gathered, max_tokens)
         relevance = await arelevance_scores(
             rest, user_query, config=self.config, embeddings=self.embeddings
         )
-        selection = pack_packets(costed, relevance, budget, self.config)
+        selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
         structured = self._structure(user_query, role, selection)
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None:
@@ -401,7 +392,7 @@ class ContextBuilder:
         compressed = await acompress_context(
             structured, max_tokens=limit, token_counter=self.counter, config=self.config
         )
-        return self._result(gathered, rest, costed, selection, compressed, started, limit, left)
+        return self._result(gathered, selection, compressed, started, limit, left)
 
     def build(
         self,
