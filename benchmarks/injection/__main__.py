@@ -12,7 +12,8 @@ Run: `.venv/bin/python -m benchmarks.injection`
 3. Real text (from `../shared/data` or `LGC_DATA_DIR`, skipped if absent): every tool
    result of four real coding-agent sessions, and the LoCoMo and tau-bench airline
    messages, are sanitized; the figure is how many are altered (all are benign) and
-   the throughput.
+   the CPU time per 10k characters (process time, so other load on the machine
+   inflates it less).
 """
 
 from __future__ import annotations
@@ -161,17 +162,44 @@ def conversation_texts(root: Path) -> list[str]:
     return texts
 
 
+def assistant_texts(root: Path) -> list[str]:
+    """Assistant replies: Claude Code text blocks and tau-bench airline agent messages."""
+    texts: list[str] = []
+    for path in sorted((root / "claude-code-sessions").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            content = (
+                entry.get("message", {}).get("content")
+                if entry.get("type") == "assistant"
+                else None
+            )
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
+                    texts.append(block["text"])
+    tau = root / "tau-bench-airline" / "gpt-4o-airline.json"
+    stack: list[Any] = [json.loads(tau.read_text(encoding="utf-8"))] if tau.exists() else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("role") == "assistant" and isinstance(node.get("content"), str):
+                texts.append(node["content"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return texts
+
+
 def scan(texts: list[str]) -> dict[str, Any]:
     """Sanitize every text once; count the altered ones and time the pass."""
-    start = time.perf_counter()
+    start = time.process_time()
     altered = [t for t in texts if sanitize_untrusted(t) != t]
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     size = sum(len(t) for t in texts)
     return {
         "texts": len(texts),
         "characters": size,
         "altered": len(altered),
-        "seconds": round(seconds, 3),
+        "cpu_seconds": round(seconds, 3),
         "ms_per_10k_chars": round(seconds * 1000 / max(size / 10_000, 1e-9), 3),
     }
 
@@ -186,6 +214,10 @@ def real_figures() -> dict[str, Any]:
     conversations = conversation_texts(root)
     if conversations:
         figures["locomo_and_tau_bench_messages"] = scan(conversations)
+    replies = assistant_texts(root)
+    if replies:
+        flagged = sum(check_output(text).flagged for text in replies)
+        figures["guard_on_real_replies"] = {"replies": len(replies), "flagged": flagged}
     return figures
 
 
@@ -214,9 +246,14 @@ def main() -> None:
     if not real:
         print("real text: skipped (no data under ../shared/data or LGC_DATA_DIR)")
     for name, row in real.items():
+        if name == "guard_on_real_replies":
+            print(
+                f"output guard on real assistant replies: {row['flagged']}/{row['replies']} flagged"
+            )
+            continue
         print(
             f"{name}: {row['altered']}/{row['texts']} altered, {row['characters']:,} chars "
-            f"in {row['seconds']} s ({row['ms_per_10k_chars']} ms per 10k chars)"
+            f"in {row['cpu_seconds']} CPU s ({row['ms_per_10k_chars']} ms per 10k chars)"
         )
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "injection.json"
