@@ -286,7 +286,7 @@ def test_construction_errors() -> None:
     model = ScriptedChatModel(responses=[])
     with pytest.raises(TypeError, match="uncompiled StateGraph"):
         create_subagent_tool(StateGraph(MessagesState))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="agent must be a chat model or a compiled graph"):
+    with pytest.raises(TypeError, match="agent must be a chat model, a model factory or a"):
         create_subagent_tool(object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="tools and system_prompt only apply"):
         create_subagent_tool(_echo_graph(), system_prompt="x")
@@ -312,3 +312,21 @@ def test_truncate_to_tokens_never_exceeds_the_cap(text: str, cap: int) -> None:
     assert count_tokens(out) <= cap
     if count_tokens(text) <= cap:
         assert out == text
+
+
+def test_model_factory_subagent_resolves_its_model_from_the_run_config() -> None:
+    """A factory sub-agent builds its model from the parent's configurable values."""
+    from langgraph_context.agents import register_model_factory, resolve_chat_model
+
+    register_model_factory(
+        "subagent-test",
+        lambda config: ScriptedChatModel(
+            responses=[AIMessage(f"answer for {config['configurable']['who']}")]
+        ),
+    )
+    graph = _tool_graph(create_subagent_tool(resolve_chat_model))
+    out = graph.invoke(
+        {"messages": [ai_calls(call("delegate_task", {"task": "x"}, "c"))]},
+        {"configurable": {"model_factory": "subagent-test", "who": "ann"}},
+    )
+    assert out["messages"][-1].content == "answer for ann"

@@ -35,6 +35,7 @@ from langgraph.types import Command
 
 from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
+from langgraph_context.agents.models import ModelFactory
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools._common import (
     check_description,
@@ -229,7 +230,7 @@ def _shared_notes(
 
 
 def create_subagent_tool(
-    agent: BaseChatModel | Runnable[Any, Any],
+    agent: BaseChatModel | Runnable[Any, Any] | ModelFactory,
     *,
     tools: Sequence[BaseTool] = (),
     system_prompt: str | None = None,
@@ -247,7 +248,8 @@ def create_subagent_tool(
 
     Args:
         agent: A compiled graph taking `{input_key: [HumanMessage]}` and returning a
-            state with messages (and `note` when it keeps notes), or a chat model, which
+            state with messages (and `note` when it keeps notes), or a chat model (or
+            a factory `(config) -> chat model`, such as `resolve_chat_model`), which
             is run in a tool-calling loop with `tools` (and the note tools when
             `share_notes` is set).
         tools: The sub-agent's tools; only when `agent` is a chat model.
@@ -285,13 +287,15 @@ def create_subagent_tool(
     if isinstance(agent, StateGraph):
         msg = "agent is an uncompiled StateGraph; pass graph.compile() instead"
         raise TypeError(msg)
-    if isinstance(agent, BaseChatModel):
+    is_model = isinstance(agent, BaseChatModel)
+    is_factory = not is_model and not isinstance(agent, Runnable) and callable(agent)
+    if is_model or is_factory:
         from langgraph_context.agents.context_agent import (  # noqa: PLC0415 - avoids a cycle
             create_context_agent,
         )
 
         runner: Runnable[Any, Any] = create_context_agent(
-            agent,
+            cast("BaseChatModel | ModelFactory", agent),
             tools,
             system_prompt=system_prompt,
             plan_tools=False,
@@ -307,7 +311,10 @@ def create_subagent_tool(
             raise ValueError(msg)
         runner = agent
     else:
-        msg = f"agent must be a chat model or a compiled graph, got {type(agent).__name__}"
+        msg = (
+            "agent must be a chat model, a model factory or a compiled graph, "
+            f"got {type(agent).__name__}"
+        )
         raise TypeError(msg)
     count = resolve_counter(token_counter)
     instruction = _RESULT_INSTRUCTION.format(cap=max_result_tokens)
