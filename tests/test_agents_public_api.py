@@ -27,6 +27,7 @@ def test_agents_public_names_resolve() -> None:
         "create_pre_model_middleware",
         "create_compaction_middleware",
         "create_context_middleware",
+        "create_memory_middleware",
         "create_state_tools_middleware",
         "resolve_chat_model",
         "register_model_factory",

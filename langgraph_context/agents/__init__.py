@@ -21,6 +21,7 @@ from langgraph_context.agents.middleware import (
     StateToolsMiddleware,
     create_compaction_middleware,
     create_context_middleware,
+    create_memory_middleware,
     create_pre_model_middleware,
     create_state_tools_middleware,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "create_context_agent",
     "create_context_middleware",
     "create_load_notes_node",
+    "create_memory_middleware",
     "create_openai_model",
     "create_pre_model_middleware",
     "create_safe_context_node",

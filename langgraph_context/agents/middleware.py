@@ -33,8 +33,17 @@ from langgraph.runtime import Runtime
 
 from langgraph_context._messages import content_text
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY
+from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
-from langgraph_context.context import ContextBuilder, create_context_node
+from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder, create_context_node
+from langgraph_context.memory import (
+    MemoryStateMixin,
+    create_hot_issue_node,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+    memory_packets,
+)
+from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tools import (
     create_ls_tool,
@@ -48,12 +57,15 @@ from langgraph_context.tools import (
 __all__ = [
     "CompactionAgentState",
     "CompactionMiddleware",
+    "MemoryAgentState",
+    "MemoryMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "StateToolsMiddleware",
     "StateToolsState",
     "create_compaction_middleware",
     "create_context_middleware",
+    "create_memory_middleware",
     "create_pre_model_middleware",
     "create_state_tools_middleware",
 ]
@@ -257,7 +269,11 @@ def create_compaction_middleware(
 
 
 def create_context_middleware(
-    builder: ContextBuilder | None = None, *, name: str = "context", **options: Any
+    builder: ContextBuilder | None = None,
+    *,
+    safe: bool = True,
+    name: str = "context",
+    **options: Any,
 ) -> PreModelNodeMiddleware:
     """Assemble the model's context with `create_context_node` inside `create_agent`.
 
@@ -265,7 +281,10 @@ def create_context_middleware(
     system message (after the agent's own system prompt) and the recent messages.
 
     Args:
-        builder: The `ContextBuilder` (default: `ContextBuilder()`).
+        builder: The `ContextBuilder` (default: default settings, with pinned memory
+            among its state sources).
+        safe: Wrap untrusted packets in per-build boundaries and add the hardening
+            instruction (`create_safe_context_node`).
         name: Middleware name, unique per agent.
         **options: Any other `create_context_node` option (`keep_last`,
             `system_instructions`, `query_key`, ...).
@@ -276,7 +295,73 @@ def create_context_middleware(
     Raises:
         ValueError: If an option is invalid (raised by `create_context_node`).
     """
-    return PreModelNodeMiddleware(create_context_node(builder, **options), name=name)
+    chosen = builder or ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
+    make = create_safe_context_node if safe else create_context_node
+    return PreModelNodeMiddleware(make(chosen, **options), name=name)
+
+
+class MemoryAgentState(AgentState[Any], MemoryStateMixin):
+    """Agent state plus pinned memory: `constraints` and `hot_issues`."""
+
+
+class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
+    """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
+
+    Args:
+        checks: Tools whose results are checks (a name, names, or a predicate); the
+            results of each tool round are watched before the next model call.
+        memory_tools: Add `record_constraint` and `resolve_constraint`.
+
+    Raises:
+        ValueError: If there would be nothing to add, or `checks` names no tool.
+    """
+
+    state_schema = MemoryAgentState
+
+    def __init__(self, *, checks: CheckSelector | None = None, memory_tools: bool = True) -> None:
+        super().__init__()
+        if checks is None and not memory_tools:
+            msg = "checks is None and memory_tools is False: the middleware would add nothing"
+            raise ValueError(msg)
+        self.tools = (
+            [create_record_constraint_tool(), create_resolve_constraint_tool()]
+            if memory_tools
+            else []
+        )
+        self._watch = create_hot_issue_node(checks) if checks is not None else None
+
+    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Open or resolve hot issues from the last tool round's check results."""
+        if self._watch is None:
+            return None
+        return self._watch(state) or None
+
+    async def abefore_model(
+        self, state: MemoryAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `before_model`."""
+        return self.before_model(state, runtime)
+
+
+def create_memory_middleware(
+    *, checks: CheckSelector | None = None, memory_tools: bool = True
+) -> MemoryMiddleware:
+    """Create pinned-memory middleware (constraint tools, hot issues from checks).
+
+    Show the memory to the model with `create_context_middleware` (its default builder
+    reads constraints and hot issues).
+
+    Args:
+        checks: Tools whose results are checks (a name, names, or a predicate).
+        memory_tools: Add `record_constraint` and `resolve_constraint`.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If there would be nothing to add, or `checks` names no tool.
+    """
+    return MemoryMiddleware(checks=checks, memory_tools=memory_tools)
 
 
 class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
