@@ -223,7 +223,7 @@ def create_context_agent(
     Args:
         model: A chat model, or a factory building one from the run's config (such as
             `resolve_chat_model`), called once per model step.
-        tools: The agent's own tools, added to the plan and note tools.
+        tools: The agent's own tools, added to the plan, note and memory tools.
         system_prompt: Instructions, or a function of the state returning them.
         plan_tools: Include `write_plan` and `update_plan`.
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
@@ -243,8 +243,8 @@ def create_context_agent(
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
             those tools are on and `llm_input_messages` when a step writes a view.
-        state_in_prompt: Without a prepared view, add the plan and note names to the
-            system message.
+        state_in_prompt: Without a prepared view, add pinned memory, the plan and the
+            note names to the system message (`render_state_block`).
 
     Returns:
         A `StateGraph`; compile it with your checkpointer and store.
@@ -253,7 +253,8 @@ def create_context_agent(
         TypeError: If `model` is neither a chat model nor callable, or a step is not
             a node.
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
-            `compaction`/`context` when those are given) or two tools share a name.
+            `compaction`/`context`/`watch_checks` when those are given), two tools
+            share a name, or `checks` selects no tool.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
