@@ -256,6 +256,8 @@ def test_construction_errors() -> None:
         create_context_agent(model, pre_model="step")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="post_tools step 'post_tools_1' must be a node"):
         create_context_agent(model, post_tools=[42])
+    with pytest.raises(ValueError, match="checks must be a tool name"):
+        create_context_agent(model, checks=[])
     with pytest.raises(ValueError, match="'watch_checks' is taken by the checks argument"):
         create_context_agent(model, checks="t", post_tools={"watch_checks": lambda s: {}})
     with pytest.raises(ValueError, match="must differ; both use \\['x'\\]"):
