@@ -17,6 +17,7 @@ from langgraph_context.agents.maintainer import (
 )
 from langgraph_context.agents.middleware import (
     CompactionMiddleware,
+    MemoryMiddleware,
     PreModelNodeMiddleware,
     StateToolsMiddleware,
     create_compaction_middleware,
@@ -61,6 +62,7 @@ __all__ = [
     "MaintainerDemo",
     "MaintainerMode",
     "MaintainerState",
+    "MemoryMiddleware",
     "ModelFactory",
     "PreModelNodeMiddleware",
     "StateToolsMiddleware",
