@@ -372,3 +372,29 @@ def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) 
     system = model.seen[0][0].content
     assert "as `reference` notes.\n\n[Workspace briefing]" in system
     assert "[Task]" not in system
+
+
+def test_explorer_subagent_reads_in_its_own_window(tmp_path: Path) -> None:
+    """explorer=True: the sub-agent greps in a clean window; the parent gets a short report."""
+    workspace = make_codebase(tmp_path / "repo")
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(
+                call("delegate_exploration", {"task": "Where is User rendered?"}, "x1")
+            ),  # parent
+            ai_calls(call("terminal", {"command": "grep -rn User app"}, "s1")),  # sub-agent
+            AIMessage("app/views.py:4 show(user: User) renders User.name."),  # sub-agent
+            AIMessage("show() in app/views.py renders users."),  # parent
+        ]
+    )
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "n", explorer=True, context=False
+    ).compile(checkpointer=InMemorySaver())
+    out = graph.invoke({"messages": [HumanMessage("Where are users rendered?")]}, _cfg("x"))
+    assert _tool_results(out["messages"]) == ["app/views.py:4 show(user: User) renders User.name."]
+    sub_input = model.seen[1]
+    assert [m.type for m in sub_input] == ["system", "human"]
+    assert sub_input[0].content.startswith("You explore the repo codebase")
+    assert sub_input[1].content.startswith("Where is User rendered?")
+    assert "app/views.py:4:def show(user: User) -> str:" in model.seen[2][-1].content
+    assert out["messages"][-1].content == "show() in app/views.py renders users."

@@ -40,6 +40,8 @@ from langgraph_context._state import get_state_value
 from langgraph_context.agents._maintainer_prompts import (
     BASE_INSTRUCTIONS,
     BRIEFING_HEADER,
+    EXPLORER_DESCRIPTION,
+    EXPLORER_INSTRUCTIONS,
     MAINTAINER_MODES,
     MODE_INSTRUCTIONS,
     MaintainerMode,
@@ -51,7 +53,11 @@ from langgraph_context.agents.context_agent import (
 )
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.agents.safe_context import create_safe_context_node
-from langgraph_context.agents.subagent import truncate_to_tokens
+from langgraph_context.agents.subagent import (
+    DEFAULT_MAX_RESULT_TOKENS,
+    create_subagent_tool,
+    truncate_to_tokens,
+)
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.context import (
     DEFAULT_STATE_SOURCES,
@@ -227,6 +233,8 @@ def create_codebase_maintainer_graph(
     project_name: str | None = None,
     default_mode: MaintainerMode = "auto",
     tools: Sequence[BaseTool] = (),
+    explorer: bool = False,
+    explorer_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     compaction: Any = True,
     history_tokens: int = DEFAULT_HISTORY_TOKENS,
     summarizer: BaseChatModel | None = None,
@@ -253,6 +261,11 @@ def create_codebase_maintainer_graph(
         project_name: Name used in the instructions (default: the workspace's name).
         default_mode: Mode when the state names none.
         tools: Extra tools for the model.
+        explorer: Add `delegate_exploration`, a sub-agent with its own read-only
+            terminal that answers one exploration question in a clean context
+            window and returns a condensed report (the book's third long-horizon
+            strategy next to compaction and notes).
+        explorer_result_tokens: Cap on the explorer's report.
         compaction: `True` for the default compaction node (replace mode, triggered
             when the history reaches `history_tokens`), `False` for none, or your
             own node. It runs first before each model call.
@@ -362,6 +375,23 @@ def create_codebase_maintainer_graph(
             parts.append(briefing)
         return "\n\n".join(parts)
 
+    extra_tools = list(tools)
+    if explorer:
+        extra_tools.append(
+            create_subagent_tool(
+                model,
+                tools=[
+                    create_terminal_tool(
+                        root, timeout=terminal_timeout, max_output_chars=max_output_chars
+                    )
+                ],
+                system_prompt=EXPLORER_INSTRUCTIONS.format(project=project),
+                max_result_tokens=explorer_result_tokens,
+                token_counter=token_counter,
+                name="delegate_exploration",
+                description=EXPLORER_DESCRIPTION,
+            )
+        )
     steps: dict[str, Any] = {"brief": brief}
     if pre_model:
         extra = (
@@ -375,7 +405,7 @@ def create_codebase_maintainer_graph(
         steps.update(extra)
     return create_context_agent(
         model,
-        [terminal_tool, *note_tools, *tools],
+        [terminal_tool, *note_tools, *extra_tools],
         system_prompt=instructions,
         plan_tools=True,
         note_tools=False,
