@@ -398,3 +398,29 @@ def test_explorer_subagent_reads_in_its_own_window(tmp_path: Path) -> None:
     assert sub_input[1].content.startswith("Where is User rendered?")
     assert "app/views.py:4:def show(user: User) -> str:" in model.seen[2][-1].content
     assert out["messages"][-1].content == "show() in app/views.py renders users."
+
+
+async def test_async_run_with_store_notes(tmp_path: Path) -> None:
+    """ainvoke runs the briefing, terminal, store-backed notes and the context node."""
+    workspace = make_codebase(tmp_path / "repo")
+    store = InMemoryStore()
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(
+                call("terminal", {"command": "head -n 2 app/models.py"}, "t"),
+                call(
+                    "note_create",
+                    {"title": "User model", "content": "app/models.py", "note_type": "reference"},
+                    "n",
+                ),
+            ),
+            AIMessage("done"),
+        ]
+    )
+    graph = create_codebase_maintainer_graph(model, workspace=workspace).compile(
+        checkpointer=InMemorySaver(), store=store
+    )
+    out = await graph.ainvoke({"messages": [HumanMessage("look")]}, _cfg("async"))
+    assert _tool_results(out["messages"])[0] == "class User:\n    name: str\n"
+    assert [i.value["title"] for i in store.search(("notes",))] == ["User model"]
+    assert out["messages"][-1].content == "done"
