@@ -330,3 +330,20 @@ def test_model_factory_subagent_resolves_its_model_from_the_run_config() -> None
         {"configurable": {"model_factory": "subagent-test", "who": "ann"}},
     )
     assert out["messages"][-1].content == "answer for ann"
+
+
+async def test_failing_summarizer_falls_back_to_cutting() -> None:
+    """A summarizer error never loses the report: it is cut to the cap instead."""
+
+    class Broken(ScriptedChatModel):
+        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("summarizer down")
+
+    broken = Broken(responses=[])
+    text = "x" * 100
+    assert condense_result(text, max_tokens=60, token_counter=len, summarizer=broken).endswith(
+        TRUNCATION_MARKER
+    )
+    cut = await acondense_result(text, max_tokens=60, token_counter=len, summarizer=broken)
+    assert len(cut) <= 60
+    assert cut.startswith("xxxx")

@@ -21,6 +21,7 @@ Rules the parent model can rely on:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, cast
 
@@ -58,6 +59,8 @@ __all__ = [
     "create_subagent_tool",
     "truncate_to_tokens",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_SUBAGENT_NAME = "delegate_task"
 DEFAULT_MAX_RESULT_TOKENS = 1500
@@ -146,7 +149,8 @@ def condense_result(
         text: The report.
         max_tokens: The cap.
         token_counter: Counter for the cap (`None` = offline tiktoken).
-        summarizer: Optional chat model asked to condense an over-long report.
+        summarizer: Optional chat model asked to condense an over-long report; if it
+            fails, the report is cut instead (a warning is logged).
 
     Returns:
         The report (or its summary) cut to the cap.
@@ -157,10 +161,13 @@ def condense_result(
     _check_cap(max_tokens)
     count = resolve_counter(token_counter)
     if summarizer is not None and count(text) > max_tokens:
-        reply = summarizer.invoke(
-            [HumanMessage(_SUMMARY_PROMPT.format(cap=max_tokens, report=text))]
-        )
-        text = content_text(reply.content) or text
+        prompt = _SUMMARY_PROMPT.format(cap=max_tokens, report=text)
+        try:
+            reply = summarizer.invoke([HumanMessage(prompt)])
+        except Exception:
+            logger.warning("sub-agent report summarizer failed; cutting instead", exc_info=True)
+        else:
+            text = content_text(reply.content) or text
     return truncate_to_tokens(text, max_tokens, token_counter=count)
 
 
@@ -177,7 +184,8 @@ async def acondense_result(
         text: The report.
         max_tokens: The cap.
         token_counter: Counter for the cap (`None` = offline tiktoken).
-        summarizer: Optional chat model asked to condense an over-long report.
+        summarizer: Optional chat model asked to condense an over-long report; if it
+            fails, the report is cut instead (a warning is logged).
 
     Returns:
         The report (or its summary) cut to the cap.
@@ -189,8 +197,14 @@ async def acondense_result(
     count = resolve_counter(token_counter)
     if summarizer is not None and count(text) > max_tokens:
         prompt = _SUMMARY_PROMPT.format(cap=max_tokens, report=text)
-        reply = await summarizer.ainvoke([HumanMessage(prompt)])
-        text = content_text(reply.content) or text
+        try:
+            reply = await summarizer.ainvoke([HumanMessage(prompt)])
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning("sub-agent report summarizer failed; cutting instead", exc_info=True)
+        else:
+            text = content_text(reply.content) or text
     return truncate_to_tokens(text, max_tokens, token_counter=count)
 
 
