@@ -1,0 +1,21 @@
+"""The long-horizon codebase maintainer, ready for `langgraph dev`.
+
+The workspace is the directory in `LGC_WORKSPACE` (default: the server's working
+directory); the terminal is read-only and confined to it. The model comes from each
+run's configuration (see `graphs/context_agent.py`). Notes live in the server's store
+under `("codebase_maintainer", "notes")`, so every thread continues from the same
+notes. Pass `{"mode": "explore" | "analyze" | "plan" | "auto"}` with a run's input to
+switch modes.
+"""
+
+import os
+
+from langgraph_context.agents import create_codebase_maintainer_graph, resolve_chat_model
+
+WORKSPACE_ENV_VAR = "LGC_WORKSPACE"
+
+graph = create_codebase_maintainer_graph(
+    resolve_chat_model,
+    workspace=os.environ.get(WORKSPACE_ENV_VAR) or os.getcwd(),
+    note_namespace=("codebase_maintainer", "notes"),
+).compile(name="codebase_maintainer")

@@ -1,0 +1,351 @@
+"""`create_context_agent`: a tool-calling loop whose every model call is prepared.
+
+The graph::
+
+    START -> [pre_model steps ...] -> model -> tools -> [post_tools steps ...] -+
+                    ^                    |                                        |
+                    |                    +-> END (no tool calls)                  |
+                    +-----------------------------------------------------------+
+
+* `pre_model` steps are ordinary LangGraph nodes run in order before every model
+  call: this is where the compaction node (which may rewrite `messages`) and the
+  context node (which writes the assembled view) plug in. A step that wants the model
+  to see something other than `messages` writes it to `llm_input_messages`, the same
+  contract as `create_react_agent`'s `pre_model_hook`; the model node consumes that
+  view once and clears it, so a view is never reused by a later call.
+* `post_tools` steps run after each tool round (for example a watcher that opens a
+  hot issue when a check tool fails).
+* Plan tools and note tools are on by default and each can be switched off.
+* With a view, the system prompt goes first in the view's system message.
+* Without any step writing a view, the model sees the system prompt, a short
+  `[State]` block with the plan and the note names (`state_in_prompt`), and the
+  messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, NotRequired
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from langgraph_context._messages import content_text
+from langgraph_context._state import get_state_value
+from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.safe_context import create_safe_context_node
+from langgraph_context.compaction import CompactionStateMixin
+from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder
+from langgraph_context.memory import (
+    MemoryStateMixin,
+    create_hot_issue_node,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+    memory_packets,
+    render_memory,
+)
+from langgraph_context.memory.watch import CheckSelector
+from langgraph_context.state import NoteStateMixin, PlanStateMixin
+from langgraph_context.tools import (
+    create_ls_tool,
+    create_query_note_tool,
+    create_update_note_tool,
+    create_update_plan_tool,
+    create_write_note_tool,
+    create_write_plan_tool,
+    render_plan,
+)
+
+__all__ = [
+    "DEFAULT_MAX_NOTE_NAMES",
+    "LLM_INPUT_KEY",
+    "ContextAgentState",
+    "PromptLike",
+    "StepsLike",
+    "create_context_agent",
+    "default_context_node",
+    "render_state_block",
+]
+
+LLM_INPUT_KEY = "llm_input_messages"
+DEFAULT_MAX_NOTE_NAMES = 50
+_RESERVED_NODES = frozenset({"model", "tools"})
+
+PromptLike = str | Callable[[Any], str] | None
+"""A system prompt, or a function of the state returning one (e.g. per mode)."""
+
+StepsLike = Mapping[str, Any] | Sequence[Any]
+"""Graph nodes to run in order: a name -> node mapping, or a sequence (auto-named)."""
+
+
+class ContextAgentState(
+    MessagesState, PlanStateMixin, NoteStateMixin, MemoryStateMixin, CompactionStateMixin
+):
+    """State of `create_context_agent`: messages, plan, notes, pinned memory, view.
+
+    `llm_input_messages` holds what the next model call sees when a pre-model step
+    prepared it; the model node clears it after use. `compaction` and
+    `compaction_requested` belong to the compaction node.
+    """
+
+    llm_input_messages: NotRequired[list[AnyMessage]]
+
+
+def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES) -> str:
+    """Render pinned memory, the plan and the note names as a short `[State]` block.
+
+    Args:
+        state: Graph state (dict or object) with optional `constraints`,
+            `hot_issues`, `plan` and `note`.
+        max_note_names: At most this many note names are listed (the rest counted).
+
+    Returns:
+        The block, or `""` when all of them are empty.
+
+    Example:
+        >>> print(render_state_block({"plan": [{"content": "read", "status": "done"}]}))
+        [State]
+        Plan:
+        1. [done] read
+    """
+    plan = get_state_value(state, "plan", [])
+    notes = get_state_value(state, "note", {})
+    lines: list[str] = []
+    memory = render_memory(state)
+    if memory:
+        lines.append(memory)
+    if plan:
+        lines += ["Plan:", render_plan(list(plan))]
+    if notes:
+        names = sorted(notes)
+        shown = ", ".join(names[:max_note_names])
+        more = f" (+{len(names) - max_note_names} more)" if len(names) > max_note_names else ""
+        lines.append(f"Notes (read with query_note): {shown}{more}")
+    return "\n".join(["[State]", *lines]) if lines else ""
+
+
+def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
+    if not steps:
+        return []
+    if isinstance(steps, Mapping):
+        named = [(str(k), v) for k, v in steps.items()]
+    elif isinstance(steps, Sequence) and not isinstance(steps, str):
+        named = [(f"{prefix}_{i}", step) for i, step in enumerate(steps, 1)]
+    else:
+        msg = f"{prefix} must be a mapping of name -> node or a sequence of nodes, got {steps!r}"
+        raise TypeError(msg)
+    for step_name, step in named:
+        if step_name in _RESERVED_NODES:
+            msg = f"{prefix} step name {step_name!r} is reserved; avoid {sorted(_RESERVED_NODES)}"
+            raise ValueError(msg)
+        if not callable(step) and not hasattr(step, "invoke"):
+            msg = f"{prefix} step {step_name!r} must be a node (callable or runnable), got {step!r}"
+            raise TypeError(msg)
+    return named
+
+
+def default_context_node() -> Any:
+    """Return the context node `context=True` uses.
+
+    A `ContextBuilder` with default settings that also reads pinned memory, run by
+    `create_safe_context_node` (untrusted packets wrapped in per-build boundaries).
+
+    Returns:
+        The node: messages, plan, notes, constraints and hot issues are its sources.
+    """
+    builder = ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
+    return create_safe_context_node(builder)
+
+
+def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
+    tools: list[BaseTool] = []
+    if memory_tools:
+        tools += [create_record_constraint_tool(), create_resolve_constraint_tool()]
+    if plan_tools:
+        tools += [create_write_plan_tool(), create_update_plan_tool()]
+    if note_tools:
+        tools += [
+            create_write_note_tool(),
+            create_ls_tool(),
+            create_query_note_tool(),
+            create_update_note_tool(),
+        ]
+    return tools
+
+
+def _model_input(state: Any, prompt: PromptLike, state_in_prompt: bool) -> list[BaseMessage]:
+    view = get_state_value(state, LLM_INPUT_KEY, None)
+    if view:
+        messages = list(view)
+        text = "" if prompt is None else prompt if isinstance(prompt, str) else prompt(state)
+        if not text:
+            return messages
+        if messages and isinstance(messages[0], SystemMessage):
+            # One system message: the agent's instructions first (a stable, cacheable
+            # prefix), then the assembled context.
+            assembled = content_text(messages[0].content)
+            messages[0] = SystemMessage(f"{text}\n\n{assembled}" if assembled else text)
+        else:
+            messages.insert(0, SystemMessage(text))
+        return messages
+    parts: list[str] = []
+    if prompt is not None:
+        parts.append(prompt if isinstance(prompt, str) else prompt(state))
+    if state_in_prompt:
+        parts.append(render_state_block(state))
+    system = "\n\n".join(p for p in parts if p)
+    history = list(get_state_value(state, "messages", []))
+    return [SystemMessage(system), *history] if system else history
+
+
+def create_context_agent(
+    model: BaseChatModel | ModelFactory,
+    tools: Sequence[BaseTool] = (),
+    *,
+    system_prompt: PromptLike = None,
+    plan_tools: bool = True,
+    note_tools: bool = True,
+    memory_tools: bool = True,
+    checks: CheckSelector | None = None,
+    compaction: Any | None = None,
+    context: Any = None,
+    pre_model: StepsLike | None = None,
+    post_tools: StepsLike | None = None,
+    state_schema: type[Any] = ContextAgentState,
+    state_in_prompt: bool = True,
+) -> StateGraph[Any, Any, Any, Any]:
+    """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
+
+    Args:
+        model: A chat model, or a factory building one from the run's config (such as
+            `resolve_chat_model`), called once per model step.
+        tools: The agent's own tools, added to the plan, note and memory tools.
+        system_prompt: Instructions, or a function of the state returning them.
+        plan_tools: Include `write_plan` and `update_plan`.
+        note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
+        memory_tools: Include `record_constraint` and `resolve_constraint` (pinned
+            user rules, shown on every call until resolved).
+        checks: Tools whose results are checks (a name, names, or a predicate): a
+            failing check opens a hot issue, a passing one resolves it (a
+            `watch_checks` step after each tool round).
+        compaction: A compaction node (`create_compaction_node(...)`), run first
+            before every model call; `None` for none.
+        context: A context node (`create_context_node(...)`), or `True` for
+            `default_context_node()` (default builder plus pinned memory). It runs
+            last before every model call, so it assembles the view from the
+            compacted history. The system prompt is put before the assembled
+            context in one system message.
+        pre_model: Further nodes, run in order between `compaction` and `context`.
+        post_tools: Nodes run in order after every tool round.
+        state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
+            those tools are on and `llm_input_messages` when a step writes a view.
+        state_in_prompt: Without a prepared view, add pinned memory, the plan and the
+            note names to the system message (`render_state_block`).
+
+    Returns:
+        A `StateGraph`; compile it with your checkpointer and store.
+
+    Raises:
+        TypeError: If `model` is neither a chat model nor callable, or a step is not
+            a node.
+        ValueError: If a step uses a reserved node name (`model`, `tools`, and
+            `compaction`/`context`/`watch_checks` when those are given), two tools
+            share a name, or `checks` selects no tool.
+
+    Example:
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> chat = FakeListChatModel(responses=["hello"])
+        >>> graph = create_context_agent(
+        ...     chat, plan_tools=False, note_tools=False, memory_tools=False
+        ... ).compile()
+        >>> graph.invoke({"messages": [("user", "hi")]})["messages"][-1].content
+        'hello'
+    """
+    if not isinstance(model, BaseChatModel) and not callable(model):
+        msg = f"model must be a chat model or a factory taking a config, got {model!r}"
+        raise TypeError(msg)
+    all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
+    names = [t.name for t in all_tools]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        msg = f"tools must have distinct names; repeated: {duplicates}"
+        raise ValueError(msg)
+    before = _named_steps(pre_model, "pre_model")
+    if context is True:
+        context = default_context_node()
+    elif context is False:
+        context = None
+    for step_name, step in (("compaction", compaction), ("context", context)):
+        if step is None:
+            continue
+        if step_name in {n for n, _ in before}:
+            msg = f"pre_model step name {step_name!r} is taken by the {step_name} argument"
+            raise ValueError(msg)
+        (checked,) = _named_steps({step_name: step}, step_name)
+        before = [checked, *before] if step_name == "compaction" else [*before, checked]
+    after = _named_steps(post_tools, "post_tools")
+    if checks is not None:
+        if "watch_checks" in {n for n, _ in after}:
+            msg = "post_tools step name 'watch_checks' is taken by the checks argument"
+            raise ValueError(msg)
+        after = [("watch_checks", create_hot_issue_node(checks)), *after]
+    clash = {n for n, _ in before} & {n for n, _ in after}
+    if clash:
+        msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
+        raise ValueError(msg)
+    fixed = (
+        (model.bind_tools(all_tools) if all_tools else model)
+        if isinstance(model, BaseChatModel)
+        else None
+    )
+
+    def _chat(config: RunnableConfig) -> Any:
+        if fixed is not None:
+            return fixed
+        built = model(config)  # type: ignore[operator]
+        return built.bind_tools(all_tools) if all_tools else built
+
+    def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        response = _chat(config).invoke(_model_input(state, system_prompt, state_in_prompt), config)
+        update: dict[str, Any] = {"messages": [response]}
+        if before:
+            update[LLM_INPUT_KEY] = []
+        return update
+
+    async def acall_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        messages = _model_input(state, system_prompt, state_in_prompt)
+        response = await _chat(config).ainvoke(messages, config)
+        update: dict[str, Any] = {"messages": [response]}
+        if before:
+            update[LLM_INPUT_KEY] = []
+        return update
+
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
+    graph.add_node("model", RunnableLambda(call_model, afunc=acall_model, name="model"))
+    entry = before[0][0] if before else "model"
+    graph.add_edge(START, entry)
+    for i, (step_name, step) in enumerate(before):
+        graph.add_node(step_name, step)
+        graph.add_edge(step_name, before[i + 1][0] if i + 1 < len(before) else "model")
+    if not all_tools:
+        graph.add_edge("model", END)
+        return graph
+    graph.add_node("tools", ToolNode(all_tools))
+
+    def route(state: Any) -> Literal["tools", "__end__"]:
+        messages = get_state_value(state, "messages", [])
+        last = messages[-1] if messages else None
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
+
+    graph.add_conditional_edges("model", route, ["tools", END])
+    previous = "tools"
+    for step_name, step in after:
+        graph.add_node(step_name, step)
+        graph.add_edge(previous, step_name)
+        previous = step_name
+    graph.add_edge(previous, entry)
+    return graph

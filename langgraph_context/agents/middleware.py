@@ -1,0 +1,413 @@
+"""Adapters for LangChain v1 `create_agent`: the same nodes, as agent middleware.
+
+`create_context_agent` runs pre-model nodes (compaction, context assembly) as graph
+nodes. `PreModelNodeMiddleware` runs any such node inside `create_agent` instead:
+
+* `before_model` runs the node on the agent state. Its state updates (a compaction
+  node's `RemoveMessage`s, a summary, stats) are applied to the agent state as usual.
+  A view it writes under `llm_input_messages` is kept in a private state key.
+* `wrap_model_call` sends that view to the model instead of the history. Leading
+  system messages of the view are appended to the agent's own system prompt (the
+  agent's prompt first, so the stable prefix stays cacheable).
+* `after_model` clears the view, so it is never reused by a later call.
+
+`create_compaction_middleware` and `create_context_middleware` build the package's
+real nodes; `create_state_tools_middleware` adds the plan and note tools with their
+state keys.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired, cast
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AnyMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import run_in_executor
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from langgraph_context._messages import content_text
+from langgraph_context.agents.context_agent import LLM_INPUT_KEY
+from langgraph_context.agents.safe_context import create_safe_context_node
+from langgraph_context.compaction import CompactionRecord, create_compaction_node
+from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder, create_context_node
+from langgraph_context.memory import (
+    MemoryStateMixin,
+    create_hot_issue_node,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+    memory_packets,
+)
+from langgraph_context.memory.watch import CheckSelector
+from langgraph_context.state import NoteStateMixin, PlanStateMixin
+from langgraph_context.tools import (
+    create_ls_tool,
+    create_query_note_tool,
+    create_update_note_tool,
+    create_update_plan_tool,
+    create_write_note_tool,
+    create_write_plan_tool,
+)
+
+__all__ = [
+    "CompactionAgentState",
+    "CompactionMiddleware",
+    "MemoryAgentState",
+    "MemoryMiddleware",
+    "PreModelNodeMiddleware",
+    "PreModelViewState",
+    "StateToolsMiddleware",
+    "StateToolsState",
+    "create_compaction_middleware",
+    "create_context_middleware",
+    "create_memory_middleware",
+    "create_pre_model_middleware",
+    "create_state_tools_middleware",
+]
+
+
+class PreModelViewState(AgentState[Any]):
+    """Agent state plus the private model view written by a pre-model node."""
+
+    llm_input_messages: NotRequired[Annotated[list[AnyMessage], PrivateStateAttr]]
+
+
+class CompactionAgentState(PreModelViewState):
+    """Agent state plus the compaction node's record and request flag."""
+
+    compaction: NotRequired[CompactionRecord]
+    compaction_requested: NotRequired[bool]
+
+
+class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
+    """Agent state plus `plan` and `note`."""
+
+
+def _node_kwargs(
+    node: Callable[..., Any], runtime: Runtime[Any], config: RunnableConfig
+) -> dict[str, Any]:
+    try:
+        params = inspect.signature(node).parameters
+    except (TypeError, ValueError):
+        return {}
+    kwargs: dict[str, Any] = {}
+    if "config" in params:
+        kwargs["config"] = config
+    if "store" in params:
+        kwargs["store"] = runtime.store
+    if "runtime" in params:
+        kwargs["runtime"] = runtime
+    return kwargs
+
+
+def _split_view(view: list[AnyMessage]) -> tuple[list[str], list[AnyMessage]]:
+    head = 0
+    while head < len(view) and isinstance(view[head], SystemMessage):
+        head += 1
+    return [content_text(m.content) for m in view[:head]], list(view[head:])
+
+
+def _apply_view(request: ModelRequest[Any]) -> ModelRequest[Any]:
+    view = cast("list[AnyMessage] | None", request.state.get(LLM_INPUT_KEY))
+    if not view:
+        return request
+    system_parts, messages = _split_view(list(view))
+    added = "\n\n".join(p for p in system_parts if p)
+    base = request.system_prompt or ""
+    if request.messages == messages and (not added or base.endswith(added)):
+        return request  # an outer adapter already applied this view
+    if not added:
+        return request.override(messages=messages)
+    text = f"{base}\n\n{added}" if base else added
+    return request.override(messages=messages, system_message=SystemMessage(text))
+
+
+class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
+    """Run a pre-model LangGraph node (compaction, context assembly) inside `create_agent`.
+
+    Args:
+        node: A node function `(state[, config][, store][, runtime]) -> update`, a
+            coroutine function, or a runnable; it may write `llm_input_messages`.
+        name: Middleware name (must be unique among an agent's middleware).
+
+    Raises:
+        TypeError: If `node` is neither callable nor a runnable.
+        ValueError: If `name` is empty.
+    """
+
+    state_schema = PreModelViewState
+
+    def __init__(self, node: Any, *, name: str = "pre_model_node") -> None:
+        super().__init__()
+        if not callable(node) and not isinstance(node, Runnable):
+            msg = f"node must be a callable or a runnable, got {type(node).__name__}"
+            raise TypeError(msg)
+        if not isinstance(name, str) or not name:
+            msg = f"name must be a non-empty string, got {name!r}"
+            raise ValueError(msg)
+        self._node = node
+        self._name = name
+        self.tools = []
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return self._name
+
+    @staticmethod
+    def _result(update: Any) -> dict[str, Any] | None:
+        if not update:
+            return None
+        if not isinstance(update, dict):
+            msg = f"a pre-model node must return a dict update, got {type(update).__name__}"
+            raise TypeError(msg)
+        result = dict(update)
+        if LLM_INPUT_KEY in result:
+            result[LLM_INPUT_KEY] = list(result[LLM_INPUT_KEY] or [])
+        return result
+
+    def before_model(
+        self, state: PreModelViewState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Run the node and return its update (view included)."""
+        config = get_config()
+        if isinstance(self._node, Runnable):
+            return self._result(self._node.invoke(state, config))
+        return self._result(self._node(state, **_node_kwargs(self._node, runtime, config)))
+
+    async def abefore_model(
+        self, state: PreModelViewState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `before_model`."""
+        config = get_config()
+        if isinstance(self._node, Runnable):
+            return self._result(await self._node.ainvoke(state, config))
+        kwargs = _node_kwargs(self._node, runtime, config)
+        if inspect.iscoroutinefunction(self._node):
+            return self._result(await self._node(state, **kwargs))
+        return self._result(await run_in_executor(config, self._node, state, **kwargs))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        """Call the model on the prepared view, if any."""
+        return handler(_apply_view(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        """Async twin of `wrap_model_call`."""
+        return await handler(_apply_view(request))
+
+    def after_model(self, state: PreModelViewState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Clear the view once the model has used it."""
+        return {LLM_INPUT_KEY: []} if state.get(LLM_INPUT_KEY) else None
+
+    async def aafter_model(
+        self, state: PreModelViewState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `after_model`."""
+        return self.after_model(state, runtime)
+
+
+def create_pre_model_middleware(
+    node: Any, *, name: str = "pre_model_node"
+) -> PreModelNodeMiddleware:
+    """Wrap a pre-model node (compaction, context assembly) as `create_agent` middleware.
+
+    Args:
+        node: The node (function, coroutine function or runnable).
+        name: Middleware name, unique per agent.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        TypeError: If `node` is not callable.
+        ValueError: If `name` is empty.
+    """
+    return PreModelNodeMiddleware(node, name=name)
+
+
+class CompactionMiddleware(PreModelNodeMiddleware):
+    """`PreModelNodeMiddleware` whose state also holds the compaction record."""
+
+    state_schema = CompactionAgentState
+
+
+def create_compaction_middleware(
+    *, max_tokens: int, name: str = "compaction", **options: Any
+) -> CompactionMiddleware:
+    """Run `create_compaction_node` before every model call of a `create_agent` agent.
+
+    In `replace` mode (the default) the agent's history is rewritten when a trigger
+    fires; in `view` mode the history stays and the model gets the compacted view.
+
+    Args:
+        max_tokens: Budget of the compacted history.
+        name: Middleware name, unique per agent.
+        **options: Any other `create_compaction_node` option (`mode`, `trigger`,
+            `model`, `keep`, `token_counter`, ...).
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_compaction_node`).
+    """
+    node = create_compaction_node(max_tokens=max_tokens, **options)
+    return CompactionMiddleware(node, name=name)
+
+
+def create_context_middleware(
+    builder: ContextBuilder | None = None,
+    *,
+    safe: bool = True,
+    name: str = "context",
+    **options: Any,
+) -> PreModelNodeMiddleware:
+    """Assemble the model's context with `create_context_node` inside `create_agent`.
+
+    The agent's history stays whole in state; each model call gets the assembled
+    system message (after the agent's own system prompt) and the recent messages.
+
+    Args:
+        builder: The `ContextBuilder` (default: default settings, with pinned memory
+            among its state sources).
+        safe: Wrap untrusted packets in per-build boundaries and add the hardening
+            instruction (`create_safe_context_node`).
+        name: Middleware name, unique per agent.
+        **options: Any other `create_context_node` option (`keep_last`,
+            `system_instructions`, `query_key`, ...).
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_context_node`).
+    """
+    chosen = builder or ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
+    make = create_safe_context_node if safe else create_context_node
+    return PreModelNodeMiddleware(make(chosen, **options), name=name)
+
+
+class MemoryAgentState(AgentState[Any], MemoryStateMixin):
+    """Agent state plus pinned memory: `constraints` and `hot_issues`."""
+
+
+class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
+    """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
+
+    Args:
+        checks: Tools whose results are checks (a name, names, or a predicate); the
+            results of each tool round are watched before the next model call.
+        memory_tools: Add `record_constraint` and `resolve_constraint`.
+
+    Raises:
+        ValueError: If there would be nothing to add, or `checks` names no tool.
+    """
+
+    state_schema = MemoryAgentState
+
+    def __init__(self, *, checks: CheckSelector | None = None, memory_tools: bool = True) -> None:
+        super().__init__()
+        if checks is None and not memory_tools:
+            msg = "checks is None and memory_tools is False: the middleware would add nothing"
+            raise ValueError(msg)
+        self.tools = (
+            [create_record_constraint_tool(), create_resolve_constraint_tool()]
+            if memory_tools
+            else []
+        )
+        self._watch = create_hot_issue_node(checks) if checks is not None else None
+
+    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Open or resolve hot issues from the last tool round's check results."""
+        if self._watch is None:
+            return None
+        return self._watch(state) or None
+
+    async def abefore_model(
+        self, state: MemoryAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `before_model`."""
+        return self.before_model(state, runtime)
+
+
+def create_memory_middleware(
+    *, checks: CheckSelector | None = None, memory_tools: bool = True
+) -> MemoryMiddleware:
+    """Create pinned-memory middleware (constraint tools, hot issues from checks).
+
+    Show the memory to the model with `create_context_middleware` (its default builder
+    reads constraints and hot issues).
+
+    Args:
+        checks: Tools whose results are checks (a name, names, or a predicate).
+        memory_tools: Add `record_constraint` and `resolve_constraint`.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If there would be nothing to add, or `checks` names no tool.
+    """
+    return MemoryMiddleware(checks=checks, memory_tools=memory_tools)
+
+
+class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
+    """Give a `create_agent` agent the plan and/or note tools and their state keys.
+
+    Args:
+        plan_tools: Add `write_plan` and `update_plan`.
+        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
+
+    Raises:
+        ValueError: If both kinds of tools are switched off.
+    """
+
+    state_schema = StateToolsState
+
+    def __init__(self, *, plan_tools: bool = True, note_tools: bool = True) -> None:
+        super().__init__()
+        if not plan_tools and not note_tools:
+            msg = "plan_tools and note_tools are both False: the middleware would add nothing"
+            raise ValueError(msg)
+        tools: list[BaseTool] = []
+        if plan_tools:
+            tools += [create_write_plan_tool(), create_update_plan_tool()]
+        if note_tools:
+            tools += [
+                create_write_note_tool(),
+                create_ls_tool(),
+                create_query_note_tool(),
+                create_update_note_tool(),
+            ]
+        self.tools = tools
+
+
+def create_state_tools_middleware(
+    *, plan_tools: bool = True, note_tools: bool = True
+) -> StateToolsMiddleware:
+    """Create middleware adding the plan and note tools (and `plan`/`note` state).
+
+    Args:
+        plan_tools: Add `write_plan` and `update_plan`.
+        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If both are False.
+    """
+    return StateToolsMiddleware(plan_tools=plan_tools, note_tools=note_tools)
