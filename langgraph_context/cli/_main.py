@@ -26,6 +26,25 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run_demo(workspace=args.workspace)
 
 
+def _run_xray(args: argparse.Namespace) -> int:
+    from langgraph_context.cli.xray import run_xray  # noqa: PLC0415 - lazy: keep --help fast
+
+    return run_xray(
+        args.file,
+        query=args.query,
+        budget=args.budget,
+        fmt=args.format,
+        index=args.index,
+        as_json=args.json,
+    )
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from langgraph_context.cli.bench import run_bench  # noqa: PLC0415 - lazy: keep --help fast
+
+    return run_bench(args.names, quick=args.quick, out=args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the parser with one sub-command per job."""
     parser = _Parser(
@@ -38,6 +57,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--workspace", type=Path, default=Path.cwd(), help="folder the agent explores"
     )
     demo.set_defaults(handler=_run_demo)
+    xray = sub.add_parser("xray", help="tokens, validity, context and compaction of a transcript")
+    xray.add_argument("file", type=Path, help="OpenAI JSON or Claude Code JSONL transcript")
+    xray.add_argument("--query", default=None, help="query to build for (default: last user)")
+    xray.add_argument("--budget", type=int, default=4000, help="token budget (default 4000)")
+    xray.add_argument(
+        "--format", choices=("auto", "openai", "claude"), default="auto", help="transcript format"
+    )
+    xray.add_argument("--index", type=int, default=0, help="trajectory to take from a list")
+    xray.add_argument("--json", action="store_true", help="print a JSON summary")
+    xray.set_defaults(handler=_run_xray)
+    bench = sub.add_parser("bench", help="run the benchmarks and write a report with plots")
+    bench.add_argument("--quick", action="store_true", help="smaller samples, a smoke run")
+    bench.add_argument(
+        "--out", type=Path, default=None, help="report folder (default benchmarks/results/report)"
+    )
+    bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    bench.set_defaults(handler=_run_bench)
     return parser
 
 
