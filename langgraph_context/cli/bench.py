@@ -93,7 +93,13 @@ def _locomo(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
     for method, row in recall.items():
         xs = [b for b in budgets if str(b) in row]
         style = "-o" if method.startswith("ours") else "--."
-        ax.plot(xs, [row[str(b)] for b in xs], style, label=method, linewidth=2 if method.startswith("ours") else 1.2)
+        ax.plot(
+            xs,
+            [row[str(b)] for b in xs],
+            style,
+            label=method,
+            linewidth=2 if method.startswith("ours") else 1.2,
+        )
     ax.set_xscale("log")
     ax.minorticks_off()
     ax.set_xticks(budgets, [f"{b:,}" for b in budgets])
@@ -106,8 +112,15 @@ def _locomo(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
     fig.tight_layout()
     fig.savefig(out / "locomo_recall.png", dpi=120, bbox_inches="tight")
     plt.close(fig)
-    lines = ["## Evidence recall vs budget (LoCoMo)", "", "![recall vs budget](locomo_recall.png)", ""]
-    rows = [[m, *(f"{r.get(str(b), float('nan')):.3f}" for b in budgets)] for m, r in recall.items()]
+    lines = [
+        "## Evidence recall vs budget (LoCoMo)",
+        "",
+        "![recall vs budget](locomo_recall.png)",
+        "",
+    ]
+    rows = [
+        [m, *(f"{r.get(str(b), float('nan')):.3f}" for b in budgets)] for m, r in recall.items()
+    ]
     return lines + _md_table(["method", *(f"{b:,}" for b in budgets)], rows)
 
 
@@ -121,9 +134,7 @@ def _turns(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
     for ax, (name, session) in zip(axes[:, 0], shown, strict=True):
         full, compacted = session.get("full", []), session.get("compacted", [])
         ax.plot(range(1, len(full) + 1), full, color="tab:red", label="without compaction")
-        ax.plot(
-            range(1, len(compacted) + 1), compacted, color="tab:green", label="with compaction"
-        )
+        ax.plot(range(1, len(compacted) + 1), compacted, color="tab:green", label="with compaction")
         if window:
             ax.axhline(window, color="grey", linestyle=":", label=f"window {window:,}")
         ax.set_title(f"session {name}: tokens sent per model call")
@@ -148,7 +159,15 @@ def _turns(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
         full, comp = s.get("total_full", 0), s.get("total_compacted", 0)
         saved = f"{1 - comp / full:.0%}" if full else ""
         rows.append(
-            [name, s.get("calls"), s.get("compactions"), s.get("invalid_views"), f"{full:,}", f"{comp:,}", saved]
+            [
+                name,
+                s.get("calls"),
+                s.get("compactions"),
+                s.get("invalid_views"),
+                f"{full:,}",
+                f"{comp:,}",
+                saved,
+            ]
         )
     header = ["session", "calls", "compactions", "invalid views", "tokens sent (full)"]
     return lines + _md_table([*header, "tokens sent (compacted)", "saved"], rows)
@@ -208,7 +227,9 @@ def _compaction(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
     if isinstance(generated, list) and generated:
         keys = [k for k in generated[0] if k != "method"]
         lines += ["### generated messy histories", ""]
-        lines += _md_table(["method", *keys], [[g.get("method"), *(g.get(k) for k in keys)] for g in generated])
+        lines += _md_table(
+            ["method", *keys], [[g.get("method"), *(g.get(k) for k in keys)] for g in generated]
+        )
     return lines
 
 

@@ -42,6 +42,12 @@ class _Loaded:
     detail: str
 
 
+def _first_line(exc: Exception) -> str:
+    """The first line of an error (LangChain appends a troubleshooting link)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def _read_text(path: Path) -> str:
     if not path.exists():
         raise CLIError(f"{path}: no such file")
@@ -99,7 +105,7 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
         try:
             messages = load_claude_code_session(text.splitlines())
         except ValueError as exc:
-            raise CLIError(f"{path}: {exc}") from exc
+            raise CLIError(f"{path}: {_first_line(exc)}") from exc
         if not messages:
             raise CLIError(f"{path}: no user or assistant messages found in the session")
         return _Loaded(messages, "claude", "Claude Code session")
@@ -112,7 +118,7 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
     try:
         messages = load_openai_transcript(picked)
     except ValueError as exc:
-        raise CLIError(f"{path}: {exc}") from exc
+        raise CLIError(f"{path}: {_first_line(exc)}") from exc
     if not messages:
         raise CLIError(f"{path}: the transcript holds no messages")
     return _Loaded(messages, "openai", detail)
@@ -157,7 +163,9 @@ def xray_summary(
     call_names: dict[str, str] = {}
 
     def tool(name: str) -> dict[str, int]:
-        return tools.setdefault(name, {"calls": 0, "call_tokens": 0, "results": 0, "result_tokens": 0})
+        return tools.setdefault(
+            name, {"calls": 0, "call_tokens": 0, "results": 0, "result_tokens": 0}
+        )
 
     for message in messages:
         tokens = int(counter([message]))
@@ -222,7 +230,9 @@ def _print_summary(summary: Mapping[str, Any], loaded: _Loaded, path: Path, budg
         roles.add_row(role, f"{row['messages']:,}", f"{row['tokens']:,}", f"{share:.0%}")
     out.print(roles)
     if summary["tools"]:
-        tools = _table("Tokens by tool", ["tool", "calls", "call tokens", "results", "result tokens"])
+        tools = _table(
+            "Tokens by tool", ["tool", "calls", "call tokens", "results", "result tokens"]
+        )
         for name, row in summary["tools"].items():
             tools.add_row(
                 name,
@@ -252,6 +262,10 @@ def _print_summary(summary: Mapping[str, Any], loaded: _Loaded, path: Path, budg
     sections.add_row("[bold]total[/bold]", f"[bold]{ctx['tokens']:,}[/bold]")
     out.print(sections)
     out.print(f"gathered {ctx['gathered']} packets, selected {ctx['selected']}")
+    if ctx["truncated"]:
+        out.print(
+            "[yellow]the protected sections alone exceed the budget: the text was cut[/yellow]"
+        )
     if ctx["dropped_packets"]:
         drops = _table("Packets dropped", ["reason", "packets", "tokens"])
         counts: Counter[str] = Counter()
