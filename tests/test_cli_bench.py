@@ -165,7 +165,7 @@ def test_unknown_benchmark_is_a_usage_error(
 def test_bench_runs_from_the_root_and_writes_the_default_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Benchmarks run as `python -m benchmarks` in the checkout; the report goes to results/report."""
+    """Benchmarks run as `python -m benchmarks` in the checkout; the report goes in results/."""
     root = _fake_checkout(tmp_path, monkeypatch)
     seen: list[tuple[list[str], Path]] = []
 
