@@ -96,6 +96,29 @@ def test_openai_trajectory_uses_the_query_and_fits_without_compaction(
     assert data["compaction"]["within_budget"] is True
 
 
+def test_markup_in_the_transcript_is_printed_verbatim(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Square brackets in a query or tool name are shown as text, not parsed as rich markup."""
+    messages = [
+        {"role": "user", "content": "why [/bold] here?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "[red]x", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "content": "done", "tool_call_id": "c1", "name": "[red]x"},
+    ]
+    path = _write(tmp_path, "m[1].json", messages)
+    assert main(["xray", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "why [/bold] here?" in out
+    assert "[red]x" in out
+    assert "m[1].json" in out
+
+
 def test_trajectory_list_takes_the_indexed_item(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -124,7 +147,7 @@ def test_plain_message_list_with_a_broken_pair_reports_violations(
     path = _write(tmp_path, "msgs.json", messages)
     data = _json(capsys, [str(path)])
     assert data["valid"] is False
-    assert data["violations"][0].startswith("leading_tool_result at message 1")
+    assert data["violations"][0].startswith("orphan_tool_result at message 1")
     assert data["tools"]["lookup"]["results"] == 1
     assert main(["xray", str(path)]) == 0
     assert "violation" in capsys.readouterr().out

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from rich.markup import escape
 from rich.table import Table
 
 from langgraph_context._messages import content_text
@@ -222,7 +223,7 @@ def _table(title: str, columns: Sequence[str]) -> Table:
 
 def _print_summary(summary: Mapping[str, Any], loaded: _Loaded, path: Path, budget: int) -> None:
     out = console()
-    out.print(f"[bold]{path.name}[/bold]: {loaded.detail}")
+    out.print(f"[bold]{escape(path.name)}[/bold]: {loaded.detail}")
     out.print(f"{summary['messages']:,} messages, {summary['tokens']:,} tokens (cl100k)")
     roles = _table("Tokens by role", ["role", "messages", "tokens", "share"])
     for role, row in summary["roles"].items():
@@ -235,7 +236,7 @@ def _print_summary(summary: Mapping[str, Any], loaded: _Loaded, path: Path, budg
         )
         for name, row in summary["tools"].items():
             tools.add_row(
-                name,
+                escape(name),
                 f"{row['calls']:,}",
                 f"{row['call_tokens']:,}",
                 f"{row['results']:,}",
@@ -249,13 +250,14 @@ def _print_summary(summary: Mapping[str, Any], loaded: _Loaded, path: Path, budg
         more = len(summary["violations"]) - len(shown)
         out.print(f"[red]Validity: {len(summary['violations'])} violation(s)[/red]")
         for line in shown:
-            out.print(f"  - {line}")
+            out.print(f"  - {escape(line)}")
         if more:
             out.print(f"  ... and {more} more")
     ctx = summary["context"]
     query = " ".join(ctx["query"].split())
     query = query if len(query) <= 70 else query[:67] + "..."
-    out.print(f"\n[bold]ContextBuilder[/bold] at {budget:,} tokens, query: {query!r}")
+    out.print(f"\n[bold]ContextBuilder[/bold] at {budget:,} tokens")
+    out.print(f"query: {escape(repr(query))}")
     sections = _table("Context by section", ["section", "tokens"])
     for name, tokens in ctx["section_tokens"].items():
         sections.add_row(name, f"{tokens:,}")
