@@ -78,7 +78,7 @@ def test_report_has_plots_and_tables(tmp_path: Path) -> None:
         locomo=LOCOMO,
         turns=TURNS,
         compaction=COMPACTION,
-        tokens={"tokens_per_second": 123, "nested": {"skipped": 1}},
+        tokens={"tokens_per_second": 123, "nested": {"depth": 1, "pipe": "a|b"}, "xs": [1, 2]},
     )
     report = write_report(results, tmp_path / "out")
     assert report == tmp_path / "out" / REPORT_NAME
@@ -91,7 +91,18 @@ def test_report_has_plots_and_tables(tmp_path: Path) -> None:
     assert "### claude-code-sessions" in text
     assert "### generated messy histories" in text
     assert "| tokens_per_second | 123 |" in text
-    assert "nested" not in text
+    assert "| nested.depth | 1 |" in text
+    assert "| nested.pipe | a\\|b |" in text
+    assert "xs" not in text
+
+
+def test_long_scalar_lists_are_capped(tmp_path: Path) -> None:
+    """A benchmark with many figures shows the first 40 and says how many more there are."""
+    results = _results(tmp_path / "results", many={f"k{i:02}": i for i in range(45)})
+    text = write_report(results, tmp_path / "out").read_text(encoding="utf-8")
+    assert "| k39 | 39 |" in text
+    assert "k40" not in text
+    assert "... 5 more figures in `many.json`." in text
 
 
 def test_report_skips_missing_benchmarks(tmp_path: Path) -> None:

@@ -233,11 +233,30 @@ def _compaction(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
     return lines
 
 
+_MAX_FIGURES = 40
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[list[Any]]:
+    """Scalar leaves of nested objects as `[dotted.key, value]` rows (lists are skipped)."""
+    rows: list[list[Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            rows += _flatten(value, f"{name}.")
+        elif isinstance(value, (int, float, str, bool)):
+            text = str(value).replace("|", "\\|").replace("\n", " ")
+            rows.append([name, text])
+    return rows
+
+
 def _scalars(name: str, data: Mapping[str, Any]) -> list[str]:
-    rows = [[k, v] for k, v in data.items() if isinstance(v, (int, float, str, bool))]
+    rows = _flatten(data)
     if not rows:
         return []
-    return [f"## {name}", "", *_md_table(["figure", "value"], rows)]
+    lines = [f"## {name}", "", *_md_table(["figure", "value"], rows[:_MAX_FIGURES])]
+    if len(rows) > _MAX_FIGURES:
+        lines += [f"... {len(rows) - _MAX_FIGURES} more figures in `{name}.json`.", ""]
+    return lines
 
 
 def write_report(results: Path, out: Path) -> Path:
