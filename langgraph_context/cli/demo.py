@@ -30,14 +30,21 @@ from rich.panel import Panel
 from rich.table import Table
 
 from langgraph_context._messages import content_text
+from langgraph_context.agents import create_codebase_maintainer_graph, resolve_chat_model
 from langgraph_context.agents.demo import run_maintainer_demo
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
+from langgraph_context.cli.chat import ModelOptions, model_configured, model_error
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket
 from langgraph_context.history import validate_history
 from langgraph_context.tokens import count_tokens
-from langgraph_context.tools import FileNoteStore, create_terminal_tool, notes_to_packets
+from langgraph_context.tools import (
+    FileNoteStore,
+    create_terminal_tool,
+    notes_to_packets,
+    render_plan,
+)
 
 __all__ = ["run_demo"]
 
@@ -164,34 +171,68 @@ def _compaction(out: Console, workspace: Path) -> None:
         out.print(Panel("\n".join(lines[:12]), title="state snapshot (first lines)"), markup=False)
 
 
-def run_demo(*, workspace: Path, model_configured: bool = False) -> int:
+def _llm_maintainer(out: Console, workspace: Path, options: ModelOptions) -> int:
+    """One real LLM turn of the codebase maintainer on `workspace`."""
+    options.apply_environment()
+    config = options.config("demo")
+    try:
+        model = resolve_chat_model(config)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from exc
+    out.print(
+        Panel(
+            f"Running the codebase maintainer on a real model ({options.factory}, "
+            f"{options.model or 'default model'}) over {workspace}.",
+            title="langgraph-context demo (LLM)",
+        )
+    )
+    with tempfile.TemporaryDirectory(prefix="lgc-demo-") as tmp:
+        graph = create_codebase_maintainer_graph(
+            model, workspace=workspace, notes=Path(tmp) / "notes"
+        ).compile(checkpointer=InMemorySaver())
+        request = HumanMessage("Map this codebase, keep a plan, and note what matters.")
+        try:
+            state = graph.invoke({"messages": [request], "mode": "explore"}, config)
+        except Exception as exc:
+            raise model_error(exc, options) from exc
+        reply = state["messages"][-1]
+        out.print(Panel(content_text(reply.content), title="maintainer"), markup=False)
+        out.print("plan:\n" + render_plan(list(state.get("plan", []))), markup=False)
+        for note in FileNoteStore(Path(tmp) / "notes").list():
+            out.print(f"- [{note.type}] {note.title}", markup=False)
+    return 0
+
+
+def run_demo(*, workspace: Path, options: ModelOptions | None = None) -> int:
     """Run the showcase on `workspace`; return the exit code.
 
     Args:
         workspace: The folder to explore (read-only).
-        model_configured: Whether an LLM was configured (prints which path runs).
+        options: The model, when one is configured; `None` or an unconfigured one runs
+            the offline showcase (scripted policy, no LLM).
 
     Returns:
         0 on success.
 
     Raises:
-        CLIError: If `workspace` is not a readable directory.
+        CLIError: If `workspace` is not a directory or the model fails.
     """
     workspace = workspace.expanduser().resolve()
     if not workspace.is_dir():
         msg = f"workspace {str(workspace)!r} is not a directory"
         raise CLIError(msg)
     out = console()
-    if not model_configured:
-        out.print(
-            Panel(
-                "No LLM is used in this demo: a scripted policy plays the model. "
-                "Every graph, node and tool is real and works on real files under "
-                f"{workspace}.\nConfigure a model (--model / --base-url / OPENAI_API_KEY) "
-                "to run the same agent on an LLM.",
-                title="langgraph-context demo",
-            )
+    if options is not None and model_configured(options):
+        return _llm_maintainer(out, workspace, options)
+    out.print(
+        Panel(
+            "No LLM is used in this demo: a scripted policy plays the model. "
+            "Every graph, node and tool is real and works on real files under "
+            f"{workspace}.\nConfigure a model (--model / --base-url / OPENAI_API_KEY) "
+            "to run the same agent on an LLM.",
+            title="langgraph-context demo",
         )
+    )
     with tempfile.TemporaryDirectory(prefix="lgc-demo-") as tmp:
         notes = _maintainer(out, workspace, Path(tmp))
         _context(out, workspace, notes)
