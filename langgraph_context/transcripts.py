@@ -119,6 +119,10 @@ def load_claude_code_session(
         raw = list(source)
     out: list[BaseMessage] = []
     current_id: str | None = None
+    # One API reply can be logged in several pieces separated by tool results; each
+    # piece becomes its own AIMessage, and message ids must stay unique in LangGraph
+    # state (add_messages merges equal ids), so repeats get a `#<n>` suffix.
+    used: dict[str, int] = {}
     for number, line in enumerate(raw, start=1):
         event = _parse(line, number)
         if event is None or event.get("type") not in ("user", "assistant"):
@@ -135,7 +139,7 @@ def load_claude_code_session(
             if mid is not None and mid == current_id and isinstance(last, AIMessage):
                 out[-1] = _extend_ai(last, text, calls)
             elif text or calls:
-                out.append(AIMessage(text, tool_calls=calls, id=str(mid) if mid else None))
+                out.append(AIMessage(text, tool_calls=calls, id=_unique_id(mid, used)))
             current_id = mid
             continue
         current_id = None
@@ -174,6 +178,15 @@ def _regroup_results(messages: list[BaseMessage]) -> list[BaseMessage]:
             }:
                 break
     return out
+
+
+def _unique_id(mid: Any, used: dict[str, int]) -> str | None:
+    if not mid:
+        return None
+    key = str(mid)
+    seen = used.get(key, 0)
+    used[key] = seen + 1
+    return key if seen == 0 else f"{key}#{seen}"
 
 
 def _parse(line: str | Mapping[str, Any], number: int) -> Mapping[str, Any] | None:

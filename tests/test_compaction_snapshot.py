@@ -125,3 +125,27 @@ def test_non_marker_messages_have_no_kind() -> None:
     """Ordinary messages are not compaction messages."""
     assert compaction_kind(HumanMessage("hi")) is None
     assert compaction_kind(HumanMessage("x", additional_kwargs={"lgc_compaction": "bad"})) is None
+
+
+def test_file_contents_printed_by_shell_reads_are_not_errors() -> None:
+    """Output of `cat`/`head` is file content: its 'error' words are not recorded as errors."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from langgraph_context.compaction import extract_snapshot
+
+    source = 'raise ValueError("parse failed")\n'
+    calls = [
+        AIMessage(
+            "", tool_calls=[{"name": "terminal", "args": {"command": "head -n 5 a.py"}, "id": "r"}]
+        ),
+        ToolMessage(source, tool_call_id="r", name="terminal"),
+        AIMessage(
+            "", tool_calls=[{"name": "terminal", "args": {"command": "pytest -q"}, "id": "t"}]
+        ),
+        ToolMessage(
+            "FAILED tests/test_a.py::test_x - AssertionError", tool_call_id="t", name="terminal"
+        ),
+    ]
+    snap = extract_snapshot(calls)
+    assert not any("parse failed" in e for e in snap.errors)
+    assert any("FAILED tests/test_a.py::test_x" in e for e in snap.errors)

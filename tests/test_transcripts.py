@@ -108,3 +108,39 @@ def test_loaded_session_compacts_validly() -> None:
     result = compact_messages(messages, max_tokens=120)
     assert validate_history(result.messages) == []
     assert result.stats.within_budget
+
+
+def test_claude_reply_split_by_tool_results_gets_unique_ids() -> None:
+    """Pieces of one API reply logged around tool results become messages with distinct ids."""
+    import json
+
+    from langgraph.graph.message import add_messages
+
+    from langgraph_context import load_claude_code_session, validate_history
+
+    def assistant(block: dict) -> str:
+        return json.dumps(
+            {
+                "type": "assistant",
+                "message": {"id": "msg_1", "role": "assistant", "content": [block]},
+            }
+        )
+
+    def result(call_id: str) -> str:
+        content = [{"type": "tool_result", "tool_use_id": call_id, "content": "ok"}]
+        return json.dumps({"type": "user", "message": {"role": "user", "content": content}})
+
+    lines = [
+        json.dumps({"type": "user", "message": {"role": "user", "content": "go"}}),
+        assistant({"type": "tool_use", "id": "a", "name": "Read", "input": {"file_path": "x"}}),
+        result("a"),
+        assistant({"type": "tool_use", "id": "b", "name": "Read", "input": {"file_path": "y"}}),
+        result("b"),
+    ]
+    messages = load_claude_code_session(lines)
+    ids = [m.id for m in messages if m.type == "ai"]
+    assert len(ids) == 2
+    assert len(set(ids)) == 2
+    merged = add_messages([], messages)
+    assert len(merged) == len(messages)
+    assert validate_history(merged) == []

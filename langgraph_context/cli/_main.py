@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from langgraph_context.cli._errors import CLIError
 
@@ -20,10 +20,33 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{self.prog}: {message} (see --help)", exit_code=2)
 
 
-def _run_demo(args: argparse.Namespace) -> int:
-    from langgraph_context.cli.demo import run_demo  # noqa: PLC0415 - lazy: keep --help fast
+def _options(args: argparse.Namespace) -> Any:
+    from langgraph_context.cli.chat import ModelOptions  # noqa: PLC0415 - lazy: fast --help
 
-    return run_demo(workspace=args.workspace)
+    return ModelOptions(model=args.model, base_url=args.base_url, factory=args.model_factory)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from langgraph_context.cli.demo import run_demo  # noqa: PLC0415 - lazy: fast --help
+
+    return run_demo(workspace=args.workspace, options=_options(args))
+
+
+def _run_chat(args: argparse.Namespace) -> int:
+    from langgraph_context.cli.chat import run_chat  # noqa: PLC0415 - lazy: fast --help
+
+    return run_chat(options=_options(args), db=args.db, thread=args.thread, window=args.window)
+
+
+def _add_model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", help="model name (default: $LGC_MODEL or gpt-4o-mini)")
+    parser.add_argument(
+        "--base-url", help="OpenAI-compatible endpoint (default: $LGC_BASE_URL/$OPENAI_BASE_URL)"
+    )
+    parser.add_argument(
+        "--model-factory",
+        help="a model factory registered via $LGC_MODEL_FACTORIES (default: openai)",
+    )
 
 
 def _run_xray(args: argparse.Namespace) -> int:
@@ -56,7 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--workspace", type=Path, default=Path.cwd(), help="folder the agent explores"
     )
+    _add_model_flags(demo)
     demo.set_defaults(handler=_run_demo)
+    chat = sub.add_parser("chat", help="chat with the context agent (needs a model)")
+    _add_model_flags(chat)
+    chat.add_argument("--db", type=Path, default=None, help="SQLite file for threads")
+    chat.add_argument("--thread", default="default", help="thread id to continue or start")
+    chat.add_argument("--window", type=int, default=16_000, help="model context window in tokens")
+    chat.set_defaults(handler=_run_chat)
     xray = sub.add_parser("xray", help="tokens, validity, context and compaction of a transcript")
     xray.add_argument("file", type=Path, help="OpenAI JSON or Claude Code JSONL transcript")
     xray.add_argument("--query", default=None, help="query to build for (default: last user)")

@@ -53,6 +53,20 @@ _PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "fil
 _COMMAND_ARG_KEYS = ("command", "cmd")
 _EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "write_file", "edit_file", "notebookedit"})
 _READ_TOOLS = frozenset({"read", "read_file", "view", "cat"})
+# Shell commands that print file contents: their output is code or data, not errors.
+_READ_COMMANDS = frozenset({"cat", "head", "tail", "less", "more", "bat", "nl"})
+
+
+def _is_read_call(call: Mapping[str, Any]) -> bool:
+    """Whether a tool call reads a file (by tool name, or a `command` that prints files)."""
+    if str(call.get("name", "")).lower() in _READ_TOOLS:
+        return True
+    command = call.get("args", {}).get("command")
+    if not isinstance(command, str) or not command.strip():
+        return False
+    return command.split(maxsplit=1)[0] in _READ_COMMANDS
+
+
 _PATH_RE = re.compile(
     r"(?<![\w:/.@~-])(?:~?/|\.{1,2}/)?(?:[\w@+-][\w@.+-]*/)+[\w@+-][\w@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b"
 )
@@ -334,7 +348,10 @@ def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
 
 
 def extract_snapshot(
-    messages: Sequence[Any], *, previous: StateSnapshot | None = None
+    messages: Sequence[Any],
+    *,
+    previous: StateSnapshot | None = None,
+    calls: Iterable[Mapping[str, Any]] = (),
 ) -> StateSnapshot:
     """Extract a state snapshot from messages that are about to leave the context.
 
@@ -342,6 +359,9 @@ def extract_snapshot(
         messages: The evicted messages (LangChain messages or OpenAI-style dicts).
             Earlier snapshot messages among them are merged in, not re-read as text.
         previous: A snapshot of messages evicted before these, to extend.
+        calls: Tool calls made outside `messages` whose results may be among them
+            (a result is cleared while its call stays in context): they tell which
+            results are file reads, whose content is not scanned for errors.
 
     Returns:
         The snapshot (previous facts first, then these messages' facts).
@@ -362,6 +382,7 @@ def extract_snapshot(
     later_ids: list[str] = []  # from assistant text and tool results: lower priority
     open_items: list[str] = []
     pending_errors: list[str] = []
+    read_ids: set[str] = {str(c.get("id")) for c in calls if _is_read_call(c)}
     counted = 0
     for message in items:
         if compaction_kind(message) == "snapshot":
@@ -385,11 +406,15 @@ def extract_snapshot(
                         errors[line] = _describe_call(call)
                     pending_errors = []
                 _read_call(call, uses, commands, ids, open_items)
+                if _is_read_call(call):
+                    read_ids.add(str(call.get("id")))
         if isinstance(message, ToolMessage):
             if text.startswith(CANCELLED_TOOL_RESULT[:30]):
                 open_items.append(f"call {message.name or message.tool_call_id} was cancelled")
                 continue
-            is_read = (message.name or "").lower() in _READ_TOOLS
+            is_read = (
+                message.name or ""
+            ).lower() in _READ_TOOLS or message.tool_call_id in read_ids
             failed = message.status == "error"
             found = _error_lines(text, force=failed) if failed or not is_read else []
             for line in found:

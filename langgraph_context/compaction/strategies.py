@@ -27,7 +27,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from langgraph_context._messages import as_messages
 from langgraph_context.compaction._units import (
@@ -327,7 +333,8 @@ def _finish(
     out = kept
     snapshot_tokens = 0
     if snapshot and (evicted or previous is not None):
-        snap = extract_snapshot(evicted, previous=previous)
+        calls = [c for m in kept if isinstance(m, AIMessage) for c in m.tool_calls]
+        snap = extract_snapshot(evicted, previous=previous, calls=calls)
         wrapper = costs.of(HumanMessage(""))
         room = min(reserve, max_tokens - costs.total(kept, kept_cost) - wrapper)
         while room > 0:

@@ -1,0 +1,190 @@
+"""`langgraph-context chat`: talk to the context agent on an OpenAI-compatible model.
+
+Each turn runs `create_context_agent` (plan, note and memory tools; the context node
+assembling every model call; the compaction node guarding the window) with threads
+persisted in SQLite, and shows how much of the window the model was sent and when
+the history was compacted. Type `/exit` (or end the input) to leave.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from langgraph_context._messages import content_text
+from langgraph_context.agents import create_context_agent, resolve_chat_model
+from langgraph_context.agents.models import (
+    API_KEY_ENV_VARS,
+    BASE_URL_ENV_VARS,
+    DEFAULT_MODEL_FACTORY,
+    MODEL_ENV_VAR,
+)
+from langgraph_context.cli._errors import CLIError
+from langgraph_context.cli._render import console, usage_bar
+from langgraph_context.compaction import create_compaction_node
+from langgraph_context.tokens import count_tokens
+
+__all__ = [
+    "DEFAULT_DB",
+    "DEFAULT_WINDOW",
+    "ModelOptions",
+    "model_configured",
+    "model_error",
+    "run_chat",
+]
+
+DEFAULT_DB = Path.home() / ".cache" / "langgraph-context" / "chat.sqlite"
+DEFAULT_WINDOW = 16_000
+SYSTEM_PROMPT = (
+    "You are a helpful assistant with a plan, notes and pinned memory. Record the user's "
+    "standing rules with record_constraint, keep a plan for multi-step work, and save "
+    "facts worth keeping with write_note."
+)
+
+
+class ModelOptions:
+    """The model chosen on the command line (flags override the environment).
+
+    Args:
+        model: Model name (`--model`), else `LGC_MODEL`.
+        base_url: OpenAI-compatible endpoint (`--base-url`), else the environment.
+        factory: A registered model factory name (`--model-factory`, default `openai`).
+    """
+
+    def __init__(
+        self, *, model: str | None = None, base_url: str | None = None, factory: str | None = None
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.factory = factory or DEFAULT_MODEL_FACTORY
+
+    def config(self, thread_id: str) -> RunnableConfig:
+        """The run config selecting this model for `thread_id`."""
+        configurable: dict[str, Any] = {"thread_id": thread_id, "model_factory": self.factory}
+        if self.model:
+            configurable["model"] = self.model
+        return {"configurable": configurable}
+
+    def apply_environment(self) -> None:
+        """Make `--base-url` visible to the `openai` factory (this process only)."""
+        if self.base_url:
+            os.environ[BASE_URL_ENV_VARS[0]] = self.base_url
+
+
+def model_configured(options: ModelOptions) -> bool:
+    """Whether a model was configured by flags or the environment."""
+    if options.model or options.base_url or options.factory != DEFAULT_MODEL_FACTORY:
+        return True
+    names = (*API_KEY_ENV_VARS, *BASE_URL_ENV_VARS, MODEL_ENV_VAR)
+    return any(os.environ.get(name) for name in names)
+
+
+def model_error(exc: Exception, options: ModelOptions) -> CLIError:
+    """Turn a failed model call into one readable line naming the endpoint."""
+    where = options.base_url or next(
+        (os.environ[n] for n in BASE_URL_ENV_VARS if os.environ.get(n)), "the OpenAI API"
+    )
+    kind = type(exc).__name__
+    first = str(exc).splitlines()[0] if str(exc) else kind
+    return CLIError(f"the model at {where} failed ({kind}): {first}")
+
+
+def run_chat(
+    *,
+    options: ModelOptions,
+    db: Path | None = None,
+    thread: str = "default",
+    window: int = DEFAULT_WINDOW,
+    read_line: Callable[[str], str] | None = None,
+) -> int:
+    """Run the interactive chat loop; return the exit code.
+
+    Args:
+        options: The model to use.
+        db: SQLite file holding the threads (default `DEFAULT_DB`).
+        thread: The thread to continue or start.
+        window: The model's context window in tokens (compaction keeps under it).
+        read_line: Reads one user line (default: the built-in `input`); EOF ends the chat.
+
+    Returns:
+        0 when the user leaves.
+
+    Raises:
+        CLIError: If no model is configured, the window is too small, or the model
+            cannot be reached.
+    """
+    if not model_configured(options):
+        msg = (
+            "chat needs a model: pass --model/--base-url (any OpenAI-compatible endpoint) "
+            "or set OPENAI_API_KEY"
+        )
+        raise CLIError(msg)
+    if window < 1_000:
+        msg = f"--window must be at least 1000 tokens, got {window}"
+        raise CLIError(msg)
+    read = read_line or input
+    options.apply_environment()
+    try:
+        resolve_chat_model(options.config(thread))
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from exc
+    db = (db or DEFAULT_DB).expanduser()
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        msg = f"cannot create the thread database folder {str(db.parent)!r}: {exc}"
+        raise CLIError(msg) from exc
+    out = console()
+    compaction = create_compaction_node(
+        max_tokens=window // 2, trigger=("fraction", 0.8), context_window=window
+    )
+    config = options.config(thread)
+    out.print(f"chat on thread {thread!r} (saved in {db}); /exit to leave", markup=False)
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = create_context_agent(
+            resolve_chat_model,
+            system_prompt=SYSTEM_PROMPT,
+            context=True,
+            compaction=compaction,
+        ).compile(checkpointer=saver)
+        compactions = _compactions(graph.get_state(config).values)
+        while True:
+            try:
+                line = read("you> ").strip()
+            except EOFError:
+                break
+            if line in ("/exit", "/quit"):
+                break
+            if not line:
+                continue
+            try:
+                state = graph.invoke({"messages": [HumanMessage(line)]}, config)
+            except Exception as exc:
+                raise model_error(exc, options) from exc
+            reply = state["messages"][-1]
+            text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
+            out.print(f"assistant> {text}", markup=False, highlight=False)
+            sent = _sent_tokens(state)
+            out.print(usage_bar(sent, window))
+            now = _compactions(state)
+            if now > compactions:
+                out.print(f"history compacted ({now} so far in this thread)")
+            compactions = now
+    return 0
+
+
+def _compactions(state: Any) -> int:
+    record = (state or {}).get("compaction") or {}
+    return int(record.get("count", 0))
+
+
+def _sent_tokens(state: Any) -> int:
+    """Tokens of the history the last model call could see (after compaction)."""
+    messages: list[BaseMessage] = state.get("messages", [])
+    return count_tokens(messages)
