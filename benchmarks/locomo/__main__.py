@@ -72,12 +72,18 @@ def rank_plain_bm25(packets: Sequence[ContextPacket], query: str) -> list[int]:
     return sorted(range(len(packets)), key=lambda i: (-scores[i], -i))
 
 
+PER_CONVERSATION_BUDGET = 1000
+
+
 def recall_table(
     conversations: Sequence[Conversation], methods: dict[str, Ranker | None], embeddings: object
-) -> dict[str, dict[int, float]]:
+) -> tuple[dict[str, dict[int, float]], dict[str, dict[str, float]]]:
+    """Mean evidence recall per method and budget, and per conversation at 1,000 tokens."""
     config = ContextConfig()
     table: dict[str, dict[int, list[float]]] = {m: {b: [] for b in BUDGETS} for m in methods}
+    per_conv: dict[str, dict[str, float]] = {m: {} for m in methods}
     for conv in conversations:
+        start = {m: len(table[m][PER_CONVERSATION_BUDGET]) for m in methods}
         for q in conv.questions:
             for name, ranker in methods.items():
                 if ranker is None:
@@ -97,7 +103,11 @@ def recall_table(
                 for budget in BUDGETS:
                     kept = _pack(order, conv.turns, budget)
                     table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
-    return {m: {b: statistics.fmean(v) for b, v in row.items()} for m, row in table.items()}
+        for m in methods:
+            scores = table[m][PER_CONVERSATION_BUDGET][start[m] :]
+            per_conv[m][conv.name] = statistics.fmean(scores) if scores else 0.0
+    means = {m: {b: statistics.fmean(v) for b, v in row.items()} for m, row in table.items()}
+    return means, per_conv
 
 
 def latency(conversations: Sequence[Conversation]) -> dict[int, float]:
@@ -140,7 +150,7 @@ def main() -> int:
     if embeddings is not None:
         methods[f"ours + {embeddings_name}"] = None
     started = time.perf_counter()
-    table = recall_table(conversations, methods, embeddings)
+    table, per_conv = recall_table(conversations, methods, embeddings)
     elapsed = time.perf_counter() - started
     questions = sum(len(c.questions) for c in conversations)
     print(
@@ -156,6 +166,11 @@ def main() -> int:
             + "".join(f"{'n/a':>8}" for _ in BUDGETS)
             + f"   ({embeddings_name})"
         )
+    names = [c.name for c in conversations]
+    print(f"\nPer conversation at {PER_CONVERSATION_BUDGET} tokens")
+    print(f"{'method':<28}" + "".join(f"{n:>8}" for n in names))
+    for name, row in per_conv.items():
+        print(f"{name:<28}" + "".join(f"{row[n]:>8.3f}" for n in names))
     timings = latency(conversations)
     print("\nContextBuilder.build_result latency, median (max_tokens=2000, counts warm)")
     for size, ms in timings.items():
@@ -168,6 +183,9 @@ def main() -> int:
                 "conversations": [c.name for c in conversations],
                 "recall": {
                     m: {str(b): round(v, 4) for b, v in r.items()} for m, r in table.items()
+                },
+                "recall_per_conversation_at_1000": {
+                    m: {c: round(v, 4) for c, v in r.items()} for m, r in per_conv.items()
                 },
                 "embeddings": embeddings_name,
                 "latency_ms": {str(k): round(v, 2) for k, v in timings.items()},

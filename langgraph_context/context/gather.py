@@ -51,7 +51,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_STORE_LIMIT = 10
 
 StateSource = Callable[[Any], Iterable[ContextPacket]]
-QuerySource = Any  # BaseRetriever | BaseStore | StoreSource | Callable[[str], Iterable[...]]
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
@@ -69,6 +68,10 @@ class StoreSource:
     store: BaseStore
     namespace: tuple[str, ...] = ()
     limit: int = DEFAULT_STORE_LIMIT
+
+
+QuerySource = BaseRetriever | BaseStore | StoreSource | Callable[[str], Any]
+"""Anything searched with the query: a retriever, a store, or `(query) -> items`."""
 
 
 @dataclass(frozen=True)

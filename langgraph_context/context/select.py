@@ -8,8 +8,11 @@ A packet's relevance, unless the caller set `ContextPacket.relevance`, is built 
 2. conversation neighbours: a turn inherits `neighbor_weight` of the best relevance
    among the turns up to `neighbor_window` away in the same thread (discounted by
    distance), because answers follow questions and topics span a few turns;
-3. speakers: turns by a speaker the query names get `speaker_boost` more;
-4. normalisation to [0, 1] by the best packet.
+3. dates: when the query names a calendar date ("9 November, 2022", "May 2023"),
+   packets stamped that day gain `date_boost` times the best score (half for the
+   same month), before neighbour spreading;
+4. speakers: turns by a speaker the query names get `speaker_boost` more;
+5. normalisation to [0, 1] by the best packet.
 
 The score used for packing is `(relevance_weight * relevance + recency_weight *
 recency) * type_weight`, where recency is the packet's rank from oldest (0) to newest
@@ -28,6 +31,7 @@ from typing import Literal
 
 from langchain_core.embeddings import Embeddings
 
+from langgraph_context.context._dates import as_date, date_match, query_dates
 from langgraph_context.context.config import ContextConfig
 from langgraph_context.context.packet import ContextPacket
 from langgraph_context.context.scoring import score_texts, tokenize
@@ -178,9 +182,23 @@ def _cosines(query_vector: Sequence[float], vectors: Sequence[Sequence[float]]) 
     ]
 
 
+def _boost_dates(
+    scores: list[float], packets: Sequence[ContextPacket], query: str, boost: float
+) -> list[float]:
+    dates = query_dates(query) if boost > 0.0 else []
+    if not dates:
+        return scores
+    top = max(scores, default=0.0) or 1.0
+    return [
+        score + boost * top * date_match(as_date(p.timestamp), dates)
+        for score, p in zip(scores, packets, strict=True)
+    ]
+
+
 def _finish_relevance(
     base: list[float], packets: Sequence[ContextPacket], query: str, config: ContextConfig
 ) -> list[float]:
+    base = _boost_dates(base, packets, query, config.date_boost)
     spread = _spread_to_neighbors(base, packets, config)
     boosted = _boost_speakers(spread, packets, query, config.speaker_boost)
     top = max(boosted, default=0.0)
