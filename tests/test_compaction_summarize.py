@@ -346,3 +346,12 @@ def test_summary_instructions_validation() -> None:
     with pytest.raises(ValueError, match="prompt must be a non-empty string"):
         summary_instructions(prompt=" ")
     assert summary_instructions("handoff") == HANDOFF_PROMPT
+
+
+def test_answer_text_rejects_other_types() -> None:
+    """The answer reader raises TypeError for neither a message nor a string."""
+    from langgraph_context.compaction._calls import answer_text
+
+    with pytest.raises(TypeError, match="summarizer returned list, expected a message"):
+        answer_text([1, 2])
+    assert answer_text(AIMessage(" ok ")) == "ok"
