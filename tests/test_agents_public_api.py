@@ -11,7 +11,6 @@ from langgraph_context.agents import (
     maintainer,
     middleware,
     models,
-    safe_context,
     store_notes,
     subagent,
 )
@@ -43,7 +42,6 @@ def test_docstring_examples_run() -> None:
         maintainer,
         middleware,
         models,
-        safe_context,
         store_notes,
         subagent,
     ):

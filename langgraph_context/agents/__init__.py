@@ -35,7 +35,6 @@ from langgraph_context.agents.models import (
     register_model_factory,
     resolve_chat_model,
 )
-from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.agents.store_notes import (
     DEFAULT_NOTES_NAMESPACE,
     create_load_notes_node,
@@ -77,7 +76,6 @@ __all__ = [
     "create_memory_middleware",
     "create_openai_model",
     "create_pre_model_middleware",
-    "create_safe_context_node",
     "create_save_notes_node",
     "create_state_tools_middleware",
     "create_subagent_tool",

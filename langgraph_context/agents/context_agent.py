@@ -37,15 +37,13 @@ from langgraph.prebuilt import ToolNode
 from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory
-from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.compaction import CompactionStateMixin
-from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder
+from langgraph_context.context import ContextBuilder, create_context_node
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
-    memory_packets,
     render_memory,
 )
 from langgraph_context.memory.watch import CheckSelector
@@ -151,14 +149,14 @@ def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
 def default_context_node() -> Any:
     """Return the context node `context=True` uses.
 
-    A `ContextBuilder` with default settings that also reads pinned memory, run by
-    `create_safe_context_node` (untrusted packets wrapped in per-build boundaries).
+    A default `ContextBuilder`: messages, plan, notes and pinned memory (constraints,
+    hot issues) are its sources, and untrusted packets are fenced in a fresh random
+    boundary on every build.
 
     Returns:
-        The node: messages, plan, notes, constraints and hot issues are its sources.
+        The node, writing `llm_input_messages`.
     """
-    builder = ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
-    return create_safe_context_node(builder)
+    return create_context_node(ContextBuilder())
 
 
 def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:

@@ -52,7 +52,6 @@ from langgraph_context.agents.context_agent import (
     create_context_agent,
 )
 from langgraph_context.agents.models import ModelFactory
-from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.agents.subagent import (
     DEFAULT_MAX_RESULT_TOKENS,
     create_subagent_tool,
@@ -64,8 +63,8 @@ from langgraph_context.context import (
     ContextBuilder,
     ContextConfig,
     ContextPacket,
+    create_context_node,
 )
-from langgraph_context.memory import memory_packets
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import (
     DEFAULT_NOTE_NAMESPACE,
@@ -322,9 +321,9 @@ def create_codebase_maintainer_graph(
         builder = ContextBuilder(
             config=ContextConfig(max_tokens=context_tokens - prompt_cost),
             token_counter=resolve_counter(token_counter),
-            state_sources=(*DEFAULT_STATE_SOURCES, memory_packets, briefing_packets),
+            state_sources=(*DEFAULT_STATE_SOURCES, briefing_packets),
         )
-        context = create_safe_context_node(builder, keep_last=keep_last)
+        context = create_context_node(builder, keep_last=keep_last)
     elif context is False:
         context = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):

@@ -33,15 +33,13 @@ from langgraph.runtime import Runtime
 
 from langgraph_context._messages import content_text
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY
-from langgraph_context.agents.safe_context import create_safe_context_node
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
-from langgraph_context.context import DEFAULT_STATE_SOURCES, ContextBuilder, create_context_node
+from langgraph_context.context import ContextBuilder, create_context_node
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
-    memory_packets,
 )
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
@@ -281,10 +279,11 @@ def create_context_middleware(
     system message (after the agent's own system prompt) and the recent messages.
 
     Args:
-        builder: The `ContextBuilder` (default: default settings, with pinned memory
-            among its state sources).
-        safe: Wrap untrusted packets in per-build boundaries and add the hardening
-            instruction (`create_safe_context_node`).
+        builder: The `ContextBuilder` (default: default settings; pinned memory is
+            among its default state sources). A builder you pass keeps its own
+            `protect_untrusted` setting.
+        safe: For the default builder: wrap untrusted packets in per-build boundaries
+            and add the hardening instruction (`ContextBuilder(protect_untrusted=...)`).
         name: Middleware name, unique per agent.
         **options: Any other `create_context_node` option (`keep_last`,
             `system_instructions`, `query_key`, ...).
@@ -295,9 +294,8 @@ def create_context_middleware(
     Raises:
         ValueError: If an option is invalid (raised by `create_context_node`).
     """
-    chosen = builder or ContextBuilder(state_sources=(*DEFAULT_STATE_SOURCES, memory_packets))
-    make = create_safe_context_node if safe else create_context_node
-    return PreModelNodeMiddleware(make(chosen, **options), name=name)
+    chosen = builder or ContextBuilder(protect_untrusted=safe)
+    return PreModelNodeMiddleware(create_context_node(chosen, **options), name=name)
 
 
 class MemoryAgentState(AgentState[Any], MemoryStateMixin):

@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
@@ -23,6 +29,7 @@ from langgraph_context._messages import as_messages, content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.context.builder import ContextBuilder, ContextResult
 from langgraph_context.history import safe_cut_points
+from langgraph_context.safety.sanitize import sanitize_untrusted
 
 __all__ = [
     "DEFAULT_KEEP_LAST",
@@ -135,6 +142,8 @@ def create_context_node(
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         messages = as_messages(get_state_value(state, messages_key, []))
         system, older, recent = _split_history(messages, keep_last)
+        if context_builder.protect_untrusted and context_builder.wrap_untrusted is None:
+            recent = [_defused(m) for m in recent]
         while recent and counter(recent) >= limit:
             cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
             if not cuts:
@@ -166,3 +175,15 @@ def create_context_node(
         return output(result, recent)
 
     return RunnableLambda(run, afunc=arun, name=name)
+
+
+def _defused(message: BaseMessage) -> BaseMessage:
+    """A recent tool result, sanitized (role markers, override phrases, forged tags).
+
+    Tool results kept verbatim for the model are untrusted too; they keep their place
+    and id (the state is not touched), only injected instructions are defused.
+    """
+    if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+        return message
+    clean = sanitize_untrusted(message.content)
+    return message if clean == message.content else message.model_copy(update={"content": clean})
