@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "turns": ["--quick"],
     "notes": ["--sizes", "1000", "--queries", "20"],
     "injection": [],
+    "agents": ["--turns", "10"],
 }
 
 
