@@ -13,6 +13,7 @@ from langgraph_context.agents import (
     create_save_notes_node,
     resolve_chat_model,
 )
+from langgraph_context.compaction import create_compaction_node
 
 SYSTEM_PROMPT = (
     "You are a careful assistant. Keep a plan with write_plan/update_plan for multi-step "
@@ -23,6 +24,8 @@ SYSTEM_PROMPT = (
 graph = create_context_agent(
     resolve_chat_model,
     system_prompt=SYSTEM_PROMPT,
+    compaction=create_compaction_node(max_tokens=24_000, trigger=("tokens", 24_000)),
+    context=True,
     pre_model={"load_notes": create_load_notes_node()},
     post_tools={"save_notes": create_save_notes_node()},
 ).compile(name="context_agent")
