@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langgraph_context._state import get_state_value
+from langgraph_context.tools._note_langgraph import check_namespace
 
 __all__ = [
     "DEFAULT_NOTES_NAMESPACE",
@@ -36,16 +37,7 @@ _PAGE = 100
 
 
 def _check_namespace(namespace: tuple[str, ...], user_key: str) -> None:
-    if (
-        not isinstance(namespace, tuple)
-        or not namespace
-        or not all(isinstance(p, str) and p and "." not in p for p in namespace)
-    ):
-        msg = (
-            "namespace must be a non-empty tuple of non-empty strings without '.', "
-            f"got {namespace!r}"
-        )
-        raise ValueError(msg)
+    check_namespace(namespace)
     if not isinstance(user_key, str) or not user_key:
         msg = f"user_key must be a non-empty string, got {user_key!r}"
         raise ValueError(msg)

@@ -32,7 +32,7 @@ DEFAULT_NOTE_NAMESPACE: tuple[str, ...] = ("notes",)
 _PAGE = 5_000
 
 
-def _check_namespace(namespace: Any) -> tuple[str, ...]:
+def check_namespace(namespace: Any) -> tuple[str, ...]:
     if (
         not isinstance(namespace, tuple)
         or not namespace
@@ -86,7 +86,7 @@ def resolve_note_namespace(
             )
             raise ValueError(msg)
         parts.append(part.format(**{n: _escape(str(configurable[n])) for n in names}))
-    return _check_namespace(tuple(parts))
+    return check_namespace(tuple(parts))
 
 
 def _note_from_value(note_id: str, value: Mapping[str, Any]) -> Note:
@@ -132,7 +132,7 @@ class LangGraphNoteStore(BaseNoteStore):
         if not isinstance(self.store, BaseStore):
             msg = f"store must be a langgraph BaseStore, got {type(self.store).__name__}"
             raise TypeError(msg)
-        self.namespace = _check_namespace(self.namespace)
+        self.namespace = check_namespace(self.namespace)
 
     def _load(self, note_id: str) -> Note | None:
         item = self.store.get(self.namespace, note_id)
