@@ -87,7 +87,7 @@ def test_reserve_is_held_for_system_instructions() -> None:
 
     def build(reserve: float) -> Any:
         return ContextBuilder(
-            config=ContextConfig(max_tokens=300, reserve_ratio=reserve)
+            config=ContextConfig(max_tokens=300, reserve_ratio=reserve), protect_untrusted=False
         ).build_result("apples", custom_packets=packets, system_instructions="Be brief.")
 
     loose, tight = build(0.0), build(0.5)

@@ -111,6 +111,10 @@ class ContextResult:
         }
 
 
+# A fixed, random-looking boundary of the default length, used only to measure costs.
+_COST_BOUNDARY = "5e0c9a7d31b84f26"
+
+
 class ContextBuilder:
     """Assemble a budgeted, sectioned context from history, state and sources.
 
@@ -234,6 +238,19 @@ class ContextBuilder:
         summary = self.summary_tokens + 8 if self.summarizer is not None else 0
         return max(0, max_tokens - fixed - summary - max(0, reserve - role_tokens))
 
+    def _cost_renderer(self, wrap: UntrustedRenderer | None) -> UntrustedRenderer | None:
+        """The renderer packet costs are measured with.
+
+        The default fence carries a fresh random boundary per build, so measuring with
+        it would re-encode every packet on every build. Costs are measured with a fixed
+        boundary of the same shape instead (text memos hit across builds); the few
+        tokens two random suffixes may differ by are absorbed by the compress stage,
+        which still guarantees the final text fits `max_tokens`.
+        """
+        if isinstance(wrap, functools.partial) and wrap.func is protect_packet:
+            return functools.partial(protect_packet, boundary=_COST_BOUNDARY)
+        return wrap
+
     def _costs(self, packets: list[ContextPacket], wrap: UntrustedRenderer | None) -> list[int]:
         """Each packet's rendered size (tags, wrappers, newline), what it really costs."""
         section_for, counter = self.config.section_for, self.counter
@@ -257,7 +274,7 @@ class ContextBuilder:
         role, rest = self._split(gathered.packets)
         rest = [p.with_token_count(self.counter) for p in rest]
         budget = self._packet_budget(query, role, limit, protection)
-        return limit, role, rest, self._costs(rest, protection[0]), budget
+        return limit, role, rest, self._costs(rest, self._cost_renderer(protection[0])), budget
 
     def _left_out(self, selection: Selection) -> tuple[str, list[str], set[int]]:
         """The over-budget packets of the first trimmable section, for the summarizer."""

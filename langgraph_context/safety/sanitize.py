@@ -194,14 +194,23 @@ def sanitize_untrusted(text: str) -> str:
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise TypeError(msg)
+    if len(text) <= _SMALL_CHARS:
+        return _sanitize_small(text)
     if len(text) <= _CACHED_CHARS:
         return _sanitize_cached(text)
     return _sanitize(text)
 
 
 # The context builder re-renders the same tool results and notes on every turn, so
-# recent results are memoized (small texts only, to bound memory).
+# recent results are memoized: many short texts (conversation turns, notes) and fewer
+# long ones (tool output), which bounds the memory either cache can hold.
+_SMALL_CHARS = 2_000
 _CACHED_CHARS = 20_000
+
+
+@functools.lru_cache(maxsize=16_384)
+def _sanitize_small(text: str) -> str:
+    return _sanitize(text)
 
 
 @functools.lru_cache(maxsize=1024)
