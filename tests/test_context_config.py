@@ -25,6 +25,8 @@ from langgraph_context.context.config import SEED_SECTION_ORDER
         ({"neighbor_window": -1}, r"neighbor_window must be an int >= 0, got -1"),
         ({"speaker_boost": -1.0}, r"speaker_boost must be >= 0"),
         ({"date_boost": float("inf")}, r"date_boost must be >= 0"),
+        ({"segment_weight": -0.1}, r"segment_weight must be >= 0"),
+        ({"segment_key": ""}, r"segment_key must be a non-empty str"),
         ({"embedding_weight": -0.5}, r"embedding_weight must be a number within"),
         ({"duplicate_threshold": 1.2}, r"duplicate_threshold must be a number"),
         ({"type_weights": {"note": -1.0}}, r"type_weights\['note'\] must be >= 0"),

@@ -16,6 +16,7 @@ from langgraph_context.context import (
     relevance_scores,
     select_packets,
 )
+from langgraph_context.context.select import semantic_query
 
 
 def turn(text: str, speaker: str = "A", **kwargs: object) -> ContextPacket:
@@ -162,6 +163,87 @@ async def test_hybrid_embeddings_find_paraphrases_sync_and_async() -> None:
     assert [p.source for p in plain.packets] == ["c"]  # no term overlap: recency decides
     assert [p.source for p in hybrid.packets] == ["p"]
     assert [p.source for p in ahybrid.packets] == ["p"]
+
+
+def session_turn(text: str, session: int, speaker: str = "A") -> ContextPacket:
+    """A turn of a numbered chat session."""
+    return ContextPacket(
+        f"{speaker}: {text}",
+        type="message",
+        source=f"{session}:{text}",
+        metadata={"speaker": speaker, "thread": "t", "session": session},
+    )
+
+
+def test_segment_of_a_strong_match_lifts_its_other_packets() -> None:
+    """Of two equally weak matches, the one in the strong match's session ranks first."""
+    packets = [
+        session_turn("the garden grows tomatoes", 1),
+        session_turn("we talked about the garden and roses for the garden", 2),
+        session_turn("the garden grows tomatoes", 2),
+    ]
+    config = ContextConfig(neighbor_window=0, duplicate_threshold=1.0)
+    scores = relevance_scores(packets, "garden roses", config=config)
+    assert scores[1] == 1.0
+    assert scores[2] > scores[0] > 0.0
+    flat = relevance_scores(
+        packets, "garden roses", config=ContextConfig(neighbor_window=0, segment_weight=0.0)
+    )
+    assert flat[2] == pytest.approx(flat[0])
+
+
+def test_segment_boost_needs_two_segments_and_respects_the_key() -> None:
+    """One segment, or packets without the key, leave relevance exactly as without it."""
+    one_session = [session_turn("red apples", 1), session_turn("green pears", 1)]
+    off = ContextConfig(segment_weight=0.0)
+    assert relevance_scores(one_session, "apples") == relevance_scores(
+        one_session, "apples", config=off
+    )
+    other_key = ContextConfig(segment_key="document")
+    two_sessions = [session_turn("red apples", 1), session_turn("green pears", 2)]
+    assert relevance_scores(two_sessions, "apples", config=other_key) == relevance_scores(
+        two_sessions, "apples", config=off
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Nate cook?", "What did they cook?"),
+        ("Which pet does nate's sister own?", "Which pet does their sister own?"),
+        ("Did Ann Lee meet Ann?", "Did they meet they?"),
+        ("Is Natalie here?", "Is Natalie here?"),  # a longer word is not the name
+        ("What about the user?", "What about the user?"),  # unknown speakers untouched
+    ],
+)
+def test_semantic_query_masks_known_speakers(query: str, expected: str) -> None:
+    """Names of the packets' speakers, and their possessives, become they/their."""
+    packets = [turn("hi", "Nate"), turn("hello", "Ann Lee"), turn("hey", "Ann")]
+    assert semantic_query(query, packets) == expected
+
+
+class RecordingEmbeddings(KeywordEmbeddings):
+    """Keyword embeddings that remember the queries they embedded."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+async def test_embeddings_see_the_query_without_speaker_names() -> None:
+    """Sync and async selection embed the masked query, BM25 still sees the names."""
+    packets = [turn("We got a puppy", "Nate"), turn("My car broke", "Joanna")]
+    embeddings = RecordingEmbeddings()
+    select_packets(
+        packets, "Which pet did Nate get?", budget=1, token_counter=len, embeddings=embeddings
+    )
+    await aselect_packets(
+        packets, "Which pet did Nate get?", budget=1, token_counter=len, embeddings=embeddings
+    )
+    assert embeddings.queries == ["Which pet did they get?"] * 2
 
 
 packet_strategy = st.builds(

@@ -22,6 +22,8 @@ __all__ = [
     "DEFAULT_RESERVE_RATIO",
     "DEFAULT_SECTION_ORDER",
     "DEFAULT_SECTION_TITLES",
+    "DEFAULT_SEGMENT_KEY",
+    "DEFAULT_SEGMENT_WEIGHT",
     "DEFAULT_SPEAKER_BOOST",
     "DEFAULT_TYPE_SECTIONS",
     "DEFAULT_TYPE_WEIGHTS",
@@ -50,6 +52,12 @@ DEFAULT_SPEAKER_BOOST = 0.5
 # A query naming a date ("What did Nate cook on 9 November, 2022?") is about what was
 # said that day: +0.01 mean recall on LoCoMo, no conversation worse.
 DEFAULT_DATE_BOOST = 0.5
+# Conversations and documents keep a topic within a segment (a chat session, a file):
+# a packet gains this share of the best score in its segment, the passage-retrieval
+# habit of adding document evidence to passage evidence. LoCoMo at 1,000 tokens:
+# +0.008 recall without embeddings, +0.006 with MiniLM.
+DEFAULT_SEGMENT_WEIGHT = 0.2
+DEFAULT_SEGMENT_KEY = "session"
 DUPLICATE_THRESHOLD = 0.9
 # Share of cosine similarity when an embedding model is given (measured best on LoCoMo).
 DEFAULT_EMBEDDING_WEIGHT = 0.5
@@ -148,6 +156,10 @@ class ContextConfig:
             builder has an `Embeddings` model (the rest is BM25).
         date_boost: Share of the best score added to packets whose timestamp falls on
             a date the query names (half for the same month); 0 disables.
+        segment_weight: Share of the best score within a packet's segment that the
+            packet gains (applies when packets span at least two segments); 0 disables.
+        segment_key: Metadata key naming a packet's segment (a conversation session,
+            the document a chunk came from); packets without it gain nothing.
         duplicate_threshold: Term-set overlap (Jaccard) at which two packets count as
             duplicates and only the better one is kept; 1.0 removes exact duplicates only.
         type_weights: Score multipliers by packet type (1.0 when absent).
@@ -176,6 +188,8 @@ class ContextConfig:
     speaker_boost: float = DEFAULT_SPEAKER_BOOST
     embedding_weight: float = DEFAULT_EMBEDDING_WEIGHT
     date_boost: float = DEFAULT_DATE_BOOST
+    segment_weight: float = DEFAULT_SEGMENT_WEIGHT
+    segment_key: str = DEFAULT_SEGMENT_KEY
     duplicate_threshold: float = DUPLICATE_THRESHOLD
     type_weights: Mapping[str, float] = field(default_factory=lambda: DEFAULT_TYPE_WEIGHTS)
     type_sections: Mapping[str, str] = field(default_factory=lambda: DEFAULT_TYPE_SECTIONS)
@@ -207,10 +221,13 @@ class ContextConfig:
         if self.relevance_weight + self.recency_weight <= 0.0:
             msg = "ContextConfig.relevance_weight + recency_weight must be > 0, got 0"
             raise ValueError(msg)
+        if not isinstance(self.segment_key, str) or not self.segment_key:
+            msg = f"ContextConfig.segment_key must be a non-empty str, got {self.segment_key!r}"
+            raise ValueError(msg)
         if not isinstance(self.neighbor_window, int) or self.neighbor_window < 0:
             msg = f"ContextConfig.neighbor_window must be an int >= 0, got {self.neighbor_window!r}"
             raise ValueError(msg)
-        for name in ("speaker_boost", "date_boost"):
+        for name in ("speaker_boost", "date_boost", "segment_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0.0:
                 msg = f"ContextConfig.{name} must be >= 0, got {value!r}"

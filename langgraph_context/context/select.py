@@ -4,15 +4,20 @@ A packet's relevance, unless the caller set `ContextPacket.relevance`, is built 
 
 1. BM25 over `scoring.tokenize` terms (stemmed, stop words removed, CJK bigrams);
    with an `Embeddings` model, mixed with cosine similarity (both min-max scaled,
-   `embedding_weight` for the cosine share);
-2. conversation neighbours: a turn inherits `neighbor_weight` of the best relevance
+   `embedding_weight` for the cosine share). The query is embedded with the names of
+   known speakers masked: step 5 already favours a named speaker's turns, and a name
+   in the vector pulls it towards every turn that speaker wrote, whatever its topic;
+2. segments: a packet gains `segment_weight` of the best score among packets sharing
+   its `segment_key` metadata (a chat session, a source document), when there are
+   at least two segments;
+3. conversation neighbours: a turn inherits `neighbor_weight` of the best relevance
    among the turns up to `neighbor_window` away in the same thread (discounted by
    distance), because answers follow questions and topics span a few turns;
-3. dates: when the query names a calendar date ("9 November, 2022", "May 2023"),
+4. dates: when the query names a calendar date ("9 November, 2022", "May 2023"),
    packets stamped that day gain `date_boost` times the best score (half for the
    same month), before neighbour spreading;
-4. speakers: turns by a speaker the query names get `speaker_boost` more;
-5. normalisation to [0, 1] by the best packet.
+5. speakers: turns by a speaker the query names get `speaker_boost` more;
+6. normalisation to [0, 1] by the best packet.
 
 The score used for packing is `(relevance_weight * relevance + recency_weight *
 recency) * type_weight`, where recency is the packet's rank from oldest (0) to newest
@@ -48,6 +53,7 @@ __all__ = [
     "pack_packets",
     "relevance_scores",
     "select_packets",
+    "semantic_query",
 ]
 
 DropReason = Literal["duplicate", "below_min_relevance", "over_budget", "trimmed", "summarized"]
@@ -140,16 +146,23 @@ def _spread_to_neighbors(
     return [s + weight * n for s, n in zip(scores, spread, strict=True)]
 
 
+def _speakers(packets: Sequence[ContextPacket]) -> set[str]:
+    return {str(s) for p in packets if (s := p.metadata.get("speaker"))}
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?P<possessive>['\u2019]s)?(?!\w)", re.IGNORECASE)
+
+
 def _boost_speakers(
     scores: list[float], packets: Sequence[ContextPacket], query: str, boost: float
 ) -> list[float]:
     if boost == 0.0:
         return scores
-    speakers = {str(s) for p in packets if (s := p.metadata.get("speaker"))}
+    speakers = _speakers(packets)
     if len(speakers) < 2:
         return scores
-    lowered = query.lower()
-    named = {s for s in speakers if re.search(rf"(?<!\w){re.escape(s.lower())}(?!\w)", lowered)}
+    named = {s for s in speakers if _name_pattern(s).search(query)}
     if not named or named == speakers:
         return scores
     return [
@@ -182,6 +195,54 @@ def _cosines(query_vector: Sequence[float], vectors: Sequence[Sequence[float]]) 
     ]
 
 
+def semantic_query(query: str, packets: Sequence[ContextPacket]) -> str:
+    """The text embedded for `query`: known speakers' names masked as "they"/"their".
+
+    Speakers are the packets' `speaker` metadata. Masking measured on LoCoMo with
+    MiniLM at 1,000 tokens: +0.003 recall alone, +0.006 with segment scores.
+
+    Args:
+        query: The user's query.
+        packets: The candidates (their `speaker` metadata names the speakers).
+
+    Returns:
+        The query with each speaker's name (and its possessive) replaced.
+
+    Example:
+        >>> semantic_query("What did Nate's turtle eat?", [
+        ...     ContextPacket("Nate: hi", metadata={"speaker": "Nate"})])
+        'What did their turtle eat?'
+    """
+    masked = query
+    # Longest names first so "Ann Lee" is masked before "Ann".
+    for name in sorted(_speakers(packets), key=len, reverse=True):
+        masked = _name_pattern(name).sub(
+            lambda m: "their" if m.group("possessive") else "they", masked
+        )
+    return masked
+
+
+def _boost_segments(
+    scores: list[float], packets: Sequence[ContextPacket], config: ContextConfig
+) -> list[float]:
+    if config.segment_weight == 0.0:
+        return scores
+    keys: list[tuple[str | None, str] | None] = []
+    best: dict[tuple[str | None, str], float] = {}
+    for score, packet in zip(scores, packets, strict=True):
+        segment = packet.metadata.get(config.segment_key)
+        key = None if segment is None else (_thread_key(packet), str(segment))
+        keys.append(key)
+        if key is not None:
+            best[key] = max(best.get(key, 0.0), score)
+    if len(best) < 2:
+        return scores
+    return [
+        score + config.segment_weight * best[key] if key is not None else score
+        for score, key in zip(scores, keys, strict=True)
+    ]
+
+
 def _boost_dates(
     scores: list[float], packets: Sequence[ContextPacket], query: str, boost: float
 ) -> list[float]:
@@ -198,6 +259,7 @@ def _boost_dates(
 def _finish_relevance(
     base: list[float], packets: Sequence[ContextPacket], query: str, config: ContextConfig
 ) -> list[float]:
+    base = _boost_segments(base, packets, config)
     base = _boost_dates(base, packets, query, config.date_boost)
     spread = _spread_to_neighbors(base, packets, config)
     boosted = _boost_speakers(spread, packets, query, config.speaker_boost)
@@ -237,7 +299,9 @@ def relevance_scores(
     if embeddings is not None and packets:
         vectors = embeddings.embed_documents([p.content for p in packets])
         base = _fuse(
-            base, _cosines(embeddings.embed_query(query), vectors), config.embedding_weight
+            base,
+            _cosines(embeddings.embed_query(semantic_query(query, packets)), vectors),
+            config.embedding_weight,
         )
     return _finish_relevance(base, packets, query, config)
 
@@ -264,7 +328,9 @@ async def arelevance_scores(
     if embeddings is not None and packets:
         vectors = await embeddings.aembed_documents([p.content for p in packets])
         base = _fuse(
-            base, _cosines(await embeddings.aembed_query(query), vectors), config.embedding_weight
+            base,
+            _cosines(await embeddings.aembed_query(semantic_query(query, packets)), vectors),
+            config.embedding_weight,
         )
     return _finish_relevance(base, packets, query, config)
 
