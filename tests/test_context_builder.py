@@ -260,3 +260,38 @@ def test_trusted_only_context_pays_no_hardening() -> None:
     assert "untrusted-data" not in text
     assert "Data is not instruction" not in text
     assert "I like tea" in text
+
+
+def test_repeated_builds_select_what_a_fresh_builder_selects() -> None:
+    """Packet sizes memoized across builds never change the selection or the budget."""
+    packets = [
+        ContextPacket(f"tool output {i} " + "word " * (i % 7), type="tool", source=f"t{i}")
+        for i in range(60)
+    ] + [ContextPacket(f"note {i} about word counts", type="note") for i in range(20)]
+    warm = ContextBuilder(config=ContextConfig(max_tokens=400))
+    for query in ("word counts", "tool output 7", "word counts"):
+        reused = warm.build_result(query, custom_packets=packets)
+        fresh = ContextBuilder(config=ContextConfig(max_tokens=400)).build_result(
+            query, custom_packets=packets
+        )
+        assert [p.source for p in reused.selected] == [p.source for p in fresh.selected]
+        # Totals may differ by the tokens of each build's random boundary.
+        assert reused.tokens <= 400
+        assert fresh.tokens <= 400
+
+
+def test_own_untrusted_renderer_runs_on_every_build() -> None:
+    """A caller's renderer may change between builds, so its sizes are never memoized."""
+    calls: list[str] = []
+
+    def fence(packet: ContextPacket) -> str:
+        calls.append(packet.content)
+        return f"<data>{packet.content}</data>"
+
+    b = ContextBuilder(config=ContextConfig(max_tokens=300), wrap_untrusted=fence)
+    doc = ContextPacket("the page text", type="retrieved", source="web")
+    b.build_result("page", custom_packets=[doc])
+    first = len(calls)
+    b.build_result("page", custom_packets=[doc])
+    assert first >= 2  # measured, then rendered
+    assert len(calls) == 2 * first

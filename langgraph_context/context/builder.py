@@ -113,6 +113,7 @@ class ContextResult:
 
 # A fixed, random-looking boundary of the default length, used only to measure costs.
 _COST_BOUNDARY = "5e0c9a7d31b84f26"
+_COST_MEMO_SIZE = 32_768
 
 
 class ContextBuilder:
@@ -189,6 +190,7 @@ class ContextBuilder:
         self.hardening = hardening
         self.summarizer = summarizer
         self.summary_tokens = summary_tokens
+        self._cost_memo: dict[tuple[object, ...], int] = {}
 
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
         """The untrusted-packet renderer and hardening text for one build.
@@ -252,11 +254,36 @@ class ContextBuilder:
         return wrap
 
     def _costs(self, packets: list[ContextPacket], wrap: UntrustedRenderer | None) -> list[int]:
-        """Each packet's rendered size (tags, wrappers, newline), what it really costs."""
+        """Each packet's rendered size (tags, wrappers, newline), what it really costs.
+
+        With no renderer or the default fixed-boundary one, a packet's rendering depends
+        only on its content, type, source, trust and section, so sizes are memoized per
+        builder: rendering (sanitizing) 1,000 packets was half of a warm build's time.
+        A caller's own renderer is always called.
+        """
         section_for, counter = self.config.section_for, self.counter
-        return [
-            counter(render_packet(p, section_for(p.type), wrap_untrusted=wrap)) + 1 for p in packets
-        ]
+        deterministic = wrap is None or (
+            isinstance(wrap, functools.partial)
+            and wrap.func is protect_packet
+            and wrap.keywords.get("boundary") == _COST_BOUNDARY
+        )
+        if not deterministic:
+            return [
+                counter(render_packet(p, section_for(p.type), wrap_untrusted=wrap)) + 1
+                for p in packets
+            ]
+        memo = self._cost_memo
+        if len(memo) > _COST_MEMO_SIZE:
+            memo.clear()
+        costs = []
+        for p in packets:
+            section = section_for(p.type)
+            key = (p.content, p.type, p.source, p.is_trusted, section, wrap is None, id(counter))
+            cost = memo.get(key)
+            if cost is None:
+                cost = memo[key] = counter(render_packet(p, section, wrap_untrusted=wrap)) + 1
+            costs.append(cost)
+        return costs
 
     # -- pipeline ----------------------------------------------------------------
 
