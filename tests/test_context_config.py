@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from langgraph_context.context import ContextConfig, ContextPacket
-from langgraph_context.context.config import SEED_SECTION_ORDER
+from langgraph_context.context.config import DEFAULT_SECTION_TITLES, SEED_SECTION_ORDER
 
 
 @pytest.mark.parametrize(
@@ -29,11 +29,16 @@ from langgraph_context.context.config import SEED_SECTION_ORDER
         ({"segment_key": ""}, r"segment_key must be a non-empty str"),
         ({"embedding_weight": -0.5}, r"embedding_weight must be a number within"),
         ({"duplicate_threshold": 1.2}, r"duplicate_threshold must be a number"),
+        ({"duplicate_threshold": 0.0}, r"duplicate_threshold must be > 0"),
         ({"type_weights": {"note": -1.0}}, r"type_weights\['note'\] must be >= 0"),
         ({"type_sections": {"note": "footer"}}, r"type_sections\['note'\] has 'footer'; valid"),
         ({"section_order": ("role", "task")}, r"section_order must list each of"),
         ({"section_order": ("role", "nope")}, r"section_order has 'nope'; valid sections"),
         ({"section_titles": {"role": "R"}}, r"section_titles lacks a title for task"),
+        (
+            {"section_titles": {**DEFAULT_SECTION_TITLES, "evidence": " "}},
+            r"section_titles lacks a title for evidence",
+        ),
         ({"compress_order": ("task",)}, r"compress_order may not contain 'task'"),
         ({"compress_order": ("misc",)}, r"compress_order has 'misc'"),
     ],

@@ -152,6 +152,22 @@ def test_failing_sources_are_logged_and_skipped(caplog: pytest.LogCaptureFixture
     assert "context source broken failed" in caplog.text
 
 
+def test_source_failing_part_way_contributes_nothing() -> None:
+    """A source that raises after yielding some items is skipped whole, not half-kept."""
+
+    def flaky(query: str) -> Any:
+        yield "partial result"
+        raise RuntimeError("connection reset")
+
+    def flaky_state(state: Any) -> Any:
+        yield ContextPacket("partial state")
+        raise RuntimeError("gone")
+
+    result = gather_packets("q", state={}, sources=[flaky], state_sources=(flaky_state,))
+    assert result.packets == ()
+    assert [f.source for f in result.failures] == ["flaky_state", "flaky"]
+
+
 def test_async_source_in_sync_gather_is_a_recorded_failure() -> None:
     """An async callable cannot run in a sync gather: it is skipped with a clear error."""
 

@@ -208,6 +208,34 @@ class ContextBuilder:
 
     # -- budget ------------------------------------------------------------------
 
+    def fixed_tokens(self, query: str, system_instructions: str | None = None) -> int:
+        """Tokens a build for `query` needs before any packet, counted generously.
+
+        Role (with the instructions and, when untrusted text may appear, the hardening
+        text), task, output and every section header. `create_context_node` keeps this
+        much room for the context so recent messages cannot crowd out the role or task.
+
+        Args:
+            query: The query (rendered in [Task]).
+            system_instructions: The role text, if any.
+
+        Returns:
+            An upper bound on those sections' tokens by the builder's counter.
+        """
+        role = (
+            [ContextPacket(system_instructions, type="system", source="system", pinned=True)]
+            if system_instructions
+            else []
+        )
+        hardening = self.hardening
+        if self.wrap_untrusted is None and self.protect_untrusted and hardening is None:
+            hardening = HARDENING_INSTRUCTION
+        skeleton = structure_context(role, query, config=self.config, hardening=hardening)
+        headers = "\n\n".join(
+            self.config.section_titles[name] for name in ("state", "evidence", "context")
+        )
+        return self.counter(skeleton.text) + self.counter(headers) + 6
+
     def _split(
         self, packets: Iterable[ContextPacket]
     ) -> tuple[list[ContextPacket], list[ContextPacket]]:

@@ -215,6 +215,12 @@ class ContextConfig:
             "duplicate_threshold",
         ):
             _check_unit(name, getattr(self, name))
+        if self.duplicate_threshold == 0.0:
+            msg = (
+                "ContextConfig.duplicate_threshold must be > 0 (at 0 every packet would "
+                "count as a duplicate of the first), got 0.0"
+            )
+            raise ValueError(msg)
         if self.reserve_ratio == 1.0:
             msg = "ContextConfig.reserve_ratio must be < 1 so packets have room, got 1.0"
             raise ValueError(msg)
@@ -246,7 +252,11 @@ class ContextConfig:
                 f"{', '.join(SECTION_NAMES)} once, got {self.section_order!r}"
             )
             raise ValueError(msg)
-        missing = [s for s in SECTION_NAMES if s not in self.section_titles]
+        missing = [
+            s
+            for s in SECTION_NAMES
+            if not isinstance(self.section_titles.get(s), str) or not self.section_titles[s].strip()
+        ]
         if missing:
             msg = f"ContextConfig.section_titles lacks a title for {', '.join(missing)}"
             raise ValueError(msg)

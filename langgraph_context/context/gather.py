@@ -282,7 +282,8 @@ def _base_packets(
     if state is not None:
         for source in state_sources:
             try:
-                packets.extend(source(state))
+                # Materialized first: a source that fails part-way contributes nothing.
+                packets.extend(list(source(state)))
             except Exception as exc:
                 _record(failures, _source_name(source), exc)
     if conversation_history:
@@ -336,7 +337,7 @@ def gather_packets(
     for source in sources:
         name = _source_name(source)
         try:
-            packets.extend(_as_packet(item, name) for item in _query_sync(source, query))
+            packets.extend([_as_packet(item, name) for item in _query_sync(source, query)])
         except Exception as exc:
             _record(failures, name, exc)
     return GatherResult(tuple(packets), tuple(failures))
@@ -373,7 +374,8 @@ async def agather_packets(
     for source in sources:
         name = _source_name(source)
         try:
-            packets.extend(_as_packet(item, name) for item in await _query_async(source, query))
+            found = [_as_packet(item, name) for item in await _query_async(source, query)]
+            packets.extend(found)
         except Exception as exc:
             _record(failures, name, exc)
     return GatherResult(tuple(packets), tuple(failures))

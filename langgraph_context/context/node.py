@@ -12,10 +12,11 @@ calls the model on `state["llm_input_messages"]`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
+    AIMessage,
     AnyMessage,
     BaseMessage,
     HumanMessage,
@@ -28,8 +29,10 @@ from typing_extensions import TypedDict
 from langgraph_context._messages import as_messages, content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.context.compress import truncate_text
 from langgraph_context.history import safe_cut_points
 from langgraph_context.safety.sanitize import sanitize_untrusted
+from langgraph_context.tokens import TokenCounter
 
 __all__ = [
     "DEFAULT_KEEP_LAST",
@@ -42,6 +45,7 @@ __all__ = [
 DEFAULT_KEEP_LAST = 6
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
 DEFAULT_NODE_NAME = "assemble_context"
+_MIN_SHORTENED_TOKENS = 32
 
 
 class ContextStateMixin(TypedDict, total=False):
@@ -50,14 +54,43 @@ class ContextStateMixin(TypedDict, total=False):
     llm_input_messages: list[AnyMessage]
 
 
-class _StateView:
-    """Graph state as the builder's state sources see it: `messages` = older history."""
+class _StateView(Mapping[str, Any]):
+    """Graph state as the builder's state sources see it: `messages` = older history.
 
-    def __init__(self, state: Any, older: list[BaseMessage]) -> None:
+    Readable both ways a state source may read state: `view["plan"]`, `view.get(...)`
+    and `view.plan` (a dict state, a TypedDict or a pydantic/dataclass state).
+    """
+
+    def __init__(self, state: Any, older: list[BaseMessage], messages_key: str) -> None:
         self._state = state
+        self._messages_key = messages_key
         self.messages = older
 
+    def _keys(self) -> list[str]:
+        if isinstance(self._state, Mapping):
+            keys = [str(k) for k in self._state]
+        elif hasattr(self._state, "model_fields"):
+            keys = list(type(self._state).model_fields)
+        else:
+            keys = [k for k in getattr(self._state, "__dict__", {}) if not k.startswith("_")]
+        return list(dict.fromkeys([*keys, "messages", self._messages_key]))
+
+    def __getitem__(self, key: str) -> Any:
+        if key in ("messages", self._messages_key):
+            return self.messages
+        if key not in self._keys():
+            raise KeyError(key)
+        return get_state_value(self._state, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return get_state_value(self._state, name)
 
 
@@ -101,9 +134,18 @@ def create_context_node(
     """Create a node that writes the assembled context for the next model call.
 
     The whole model input (context system message plus the recent messages) fits the
-    builder's `config.max_tokens`: the recent messages are counted first and the
-    context gets the rest. If the recent messages alone are over budget, older ones
-    are moved into the context pool, never splitting a tool call from its results.
+    builder's `config.max_tokens`. The context always keeps room for its role, task
+    and output sections (`ContextBuilder.fixed_tokens`, at most half the window); the
+    recent messages get the rest. When they are over it, older rounds move into the
+    context pool (never splitting a tool call from its results), then the longest
+    texts are shortened with a notice, tool results first. Only the model's view is
+    shortened: `messages` in state stay whole.
+
+    The output is always one system message first, then at least one other message:
+    later system messages in the history (e.g. a summary another node inserted) join
+    the context, and with nothing recent the last user turn is passed on. Recent tool
+    results are sanitized (plain and text-block content) unless the builder's
+    untrusted-text protection is off or custom.
 
     Args:
         builder: The `ContextBuilder` (default: `ContextBuilder()`).
@@ -142,20 +184,37 @@ def create_context_node(
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         messages = as_messages(get_state_value(state, messages_key, []))
         system, older, recent = _split_history(messages, keep_last)
+        # Providers such as Anthropic take system text only at the very start: a later
+        # system message (a summary another node inserted) joins the context instead.
+        older = older + [m for m in recent if isinstance(m, SystemMessage)]
+        recent = [m for m in recent if not isinstance(m, SystemMessage)]
+        if not recent:
+            recent, older = _last_human_turn(older)
         if context_builder.protect_untrusted and context_builder.wrap_untrusted is None:
             recent = [_defused(m) for m in recent]
-        while recent and counter(recent) >= limit:
-            cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
-            if not cuts:
-                break
-            older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
         instructions = "\n\n".join(p for p in parts if p)
-        room = max(1, limit - (counter(recent) if recent else 0))
         query = _query(messages, state, query_key)
-        return query, instructions or None, _StateView(state, older), recent, room
+        # The context message always has room for role, task and output; the recent
+        # messages get the rest, whole tool rounds moved out first, then the largest
+        # texts (stale tool output first) shortened.
+        overhead = max(0, counter([SystemMessage("")]))
+        # Capped at half the window: with instructions that large, neither side fits
+        # and the recent turns still get a fair share.
+        fixed = min(context_builder.fixed_tokens(query, instructions or None), limit // 2)
+        allowed = max(0, limit - overhead - fixed)
+        while recent and counter(recent) > allowed:
+            cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
+            if not cuts:
+                break
+            older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
+        if recent and counter(recent) > allowed:
+            recent = _shorten(recent, allowed, counter)
+        room = max(1, limit - overhead - (counter(recent) if recent else 0))
+        view = _StateView(state, older, messages_key)
+        return query, instructions or None, view, recent, room
 
     def output(result: ContextResult, recent: list[BaseMessage]) -> dict[str, Any]:
         return {output_key: [SystemMessage(result.text), *recent]}
@@ -177,13 +236,82 @@ def create_context_node(
     return RunnableLambda(run, afunc=arun, name=name)
 
 
+def _last_human_turn(older: list[BaseMessage]) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """With nothing recent, still pass the last user turn: a request needs one."""
+    for i in range(len(older) - 1, -1, -1):
+        if isinstance(older[i], HumanMessage):
+            return [older[i]], older[:i] + older[i + 1 :]
+    return [], older
+
+
+_SHORTENED = (
+    "\n[... shortened by langgraph-context to fit the context window: {shown} of {total} "
+    "tokens shown; the full text stays in the conversation history]"
+)
+
+
+def _text_blocks_only(content: Any) -> bool:
+    if isinstance(content, str):
+        return True
+    return all(
+        isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text") for b in content
+    )
+
+
+def _shorten(recent: list[BaseMessage], allowed: int, counter: TokenCounter) -> list[BaseMessage]:
+    """Shorten the longest texts of `recent` until it fits `allowed` tokens.
+
+    Tool results go first (stale output is what overflows), then the user's and the
+    model's own text; images, tool calls and ids are kept, so every tool call still
+    has its result. Returns `recent` as short as it gets when even that is too long.
+    """
+    messages = list(recent)
+    for kinds in ((ToolMessage,), (HumanMessage, AIMessage)):
+        while (excess := counter(messages) - allowed) > 0:
+            sizes = [
+                (counter(content_text(m.content)), i)
+                for i, m in enumerate(messages)
+                if isinstance(m, kinds) and _text_blocks_only(m.content)
+            ]
+            sizes = [(n, i) for n, i in sizes if n > _MIN_SHORTENED_TOKENS]
+            if not sizes:
+                break
+            total, i = max(sizes)
+            text = content_text(messages[i].content)
+            notice_tokens = counter(_SHORTENED.format(shown=total, total=total))
+            keep = max(_MIN_SHORTENED_TOKENS, total - excess - notice_tokens)
+            head = truncate_text(text, keep, token_counter=counter)
+            shown = counter(head)
+            messages[i] = messages[i].model_copy(
+                update={"content": head + _SHORTENED.format(shown=shown, total=total)}
+            )
+    return messages
+
+
 def _defused(message: BaseMessage) -> BaseMessage:
     """A recent tool result, sanitized (role markers, override phrases, forged tags).
 
     Tool results kept verbatim for the model are untrusted too; they keep their place
-    and id (the state is not touched), only injected instructions are defused.
+    and id (the state is not touched), only injected instructions are defused. Text
+    blocks of list content (MCP, Anthropic style) are sanitized one by one.
     """
-    if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+    if not isinstance(message, ToolMessage):
         return message
-    clean = sanitize_untrusted(message.content)
-    return message if clean == message.content else message.model_copy(update={"content": clean})
+    content = message.content
+    if isinstance(content, str):
+        clean: Any = sanitize_untrusted(content)
+    else:
+        clean = [_defused_block(block) for block in content]
+    return message if clean == content else message.model_copy(update={"content": clean})
+
+
+def _defused_block(block: Any) -> Any:
+    if isinstance(block, str):
+        return sanitize_untrusted(block)
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
+        return {**block, "text": sanitize_untrusted(block["text"])}
+    return block
