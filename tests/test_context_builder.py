@@ -153,6 +153,18 @@ def test_builder_rejects_bad_arguments() -> None:
         ContextBuilder(summary_tokens=0)
     with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
         ContextBuilder().build_result("q", max_tokens=0)
+    with pytest.raises(ValueError, match=r"summary_tokens \(500\) must be below"):
+        ContextBuilder(
+            config=ContextConfig(max_tokens=150), summarizer=_summarizer(), summary_tokens=500
+        )
+
+
+def _summarizer() -> Any:
+    from langchain_core.messages import AIMessage
+
+    from langgraph_context.testing import ScriptedChatModel
+
+    return ScriptedChatModel(responses=[AIMessage("Earlier: small talk.")])
 
 
 packets_strategy = st.lists(
@@ -219,6 +231,18 @@ def test_builder_summarizer_condenses_trimmed_history(scripted: type) -> None:
     assert result.tokens <= 300
     assert "(summary of earlier items) Earlier: they planned a trip to Oslo." in result.text
     assert result.stats["dropped"].get("summarized", 0) >= 1
+
+
+def test_summary_room_never_crowds_out_every_verbatim_packet() -> None:
+    """At a small budget the summary takes at most a third; matching turns stay verbatim."""
+    history = [{"role": "user", "content": f"note {i} about the weather " * 3} for i in range(60)]
+    config = ContextConfig(max_tokens=300)
+    plain = ContextBuilder(config=config).build_result("weather", history)
+    summarized = ContextBuilder(config=config, summarizer=_summarizer()).build_result(
+        "weather", history
+    )
+    assert summarized.tokens <= 300
+    assert len(summarized.selected) >= len(plain.selected) // 2 > 0
 
 
 async def test_async_builder_summarizer(scripted: type) -> None:

@@ -180,6 +180,12 @@ class ContextBuilder:
         if summary_tokens < 1:
             msg = f"summary_tokens must be >= 1, got {summary_tokens}"
             raise ValueError(msg)
+        if summarizer is not None and summary_tokens >= config.max_tokens:
+            msg = (
+                f"summary_tokens ({summary_tokens}) must be below config.max_tokens "
+                f"({config.max_tokens})"
+            )
+            raise ValueError(msg)
         self.config = config
         self.counter = resolve_counter(token_counter)
         self.sources = tuple(sources)
@@ -251,7 +257,8 @@ class ContextBuilder:
         role: list[ContextPacket],
         max_tokens: int,
         protection: tuple[UntrustedRenderer | None, str | None],
-    ) -> int:
+    ) -> tuple[int, int]:
+        """The packets' budget and the summary's, for one build."""
         config = self.config
         wrap, hardening = protection
         skeleton = structure_context(
@@ -265,8 +272,19 @@ class ContextBuilder:
         fixed = self.counter(skeleton.text) + self.counter(headers) + 6
         role_tokens = self.counter(role_text)
         reserve = int(max_tokens * config.reserve_ratio)
-        summary = self.summary_tokens + 8 if self.summarizer is not None else 0
-        return max(0, max_tokens - fixed - summary - max(0, reserve - role_tokens))
+        available = max(0, max_tokens - fixed - max(0, reserve - role_tokens))
+        room = self._summary_room(available)
+        return max(0, available - room), max(0, room - 8)
+
+    def _summary_room(self, available: int) -> int:
+        """Tokens held for the summary line: `summary_tokens` + 8, capped.
+
+        At most a third of the packet budget, so a summary never crowds out every
+        verbatim packet.
+        """
+        if self.summarizer is None:
+            return 0
+        return min(self.summary_tokens + 8, available // 3)
 
     def _cost_renderer(self, wrap: UntrustedRenderer | None) -> UntrustedRenderer | None:
         """The renderer packet costs are measured with.
@@ -321,7 +339,7 @@ class ContextBuilder:
         gathered: GatherResult,
         max_tokens: int | None,
         protection: tuple[UntrustedRenderer | None, str | None],
-    ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[int], int]:
+    ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[int], tuple[int, int]]:
         limit = self.config.max_tokens if max_tokens is None else max_tokens
         if limit < 1:
             msg = f"max_tokens must be >= 1, got {limit}"
@@ -426,7 +444,7 @@ class ContextBuilder:
             state_sources=self.state_sources,
         )
         protection = self._protection(gathered)
-        limit, role, rest, costs, budget = self._prepare(
+        limit, role, rest, costs, (budget, summary_tokens) = self._prepare(
             user_query, gathered, max_tokens, protection
         )
         relevance = relevance_scores(
@@ -435,12 +453,12 @@ class ContextBuilder:
         selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
         structured = self._structure(user_query, role, selection, protection)
         section, lines, left = self._left_out(selection)
-        if lines and self.summarizer is not None:
+        if lines and self.summarizer is not None and summary_tokens > 0:
             summary = summarize_lines(
                 lines,
                 model=self.summarizer,
                 section=section,
-                max_tokens=self.summary_tokens,
+                max_tokens=summary_tokens,
                 token_counter=self.counter,
             )
             structured = insert_summary(structured, section, summary) if summary else structured
@@ -487,7 +505,7 @@ class ContextBuilder:
             state_sources=self.state_sources,
         )
         protection = self._protection(gathered)
-        limit, role, rest, costs, budget = self._prepare(
+        limit, role, rest, costs, (budget, summary_tokens) = self._prepare(
             user_query, gathered, max_tokens, protection
         )
         relevance = await arelevance_scores(
@@ -496,12 +514,12 @@ class ContextBuilder:
         selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
         structured = self._structure(user_query, role, selection, protection)
         section, lines, left = self._left_out(selection)
-        if lines and self.summarizer is not None:
+        if lines and self.summarizer is not None and summary_tokens > 0:
             summary = await asummarize_lines(
                 lines,
                 model=self.summarizer,
                 section=section,
-                max_tokens=self.summary_tokens,
+                max_tokens=summary_tokens,
                 token_counter=self.counter,
             )
             structured = insert_summary(structured, section, summary) if summary else structured
