@@ -135,8 +135,9 @@ def create_context_node(
 
     The whole model input (context system message plus the recent messages) fits the
     builder's `config.max_tokens`. The context always keeps room for its role, task
-    and output sections (`ContextBuilder.fixed_tokens`, at most half the window); the
-    recent messages get the rest. When they are over it, older rounds move into the
+    and output sections (`ContextBuilder.fixed_tokens`) and at least a third of the
+    window for pinned state and older turns (at most half in all); the recent messages
+    get the rest. When they are over it, older rounds move into the
     context pool (never splitting a tool call from its results), then the longest
     texts are shortened with a notice, tool results first. Only the model's view is
     shortened: `messages` in state stay whole.
@@ -201,9 +202,13 @@ def create_context_node(
         # messages get the rest, whole tool rounds moved out first, then the largest
         # texts (stale tool output first) shortened.
         overhead = max(0, counter([SystemMessage("")]))
-        # Capped at half the window: with instructions that large, neither side fits
-        # and the recent turns still get a fair share.
-        fixed = min(context_builder.fixed_tokens(query, instructions or None), limit // 2)
+        # The context keeps at least a third of the window (pinned plan, constraints,
+        # briefings live there) and always its fixed sections, but never more than
+        # half: with instructions that large, the recent turns still get a fair share.
+        fixed = min(
+            max(context_builder.fixed_tokens(query, instructions or None), limit // 3),
+            limit // 2,
+        )
         allowed = max(0, limit - overhead - fixed)
         while recent and counter(recent) > allowed:
             cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
