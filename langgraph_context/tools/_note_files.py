@@ -286,7 +286,9 @@ class FileNoteStore(BaseNoteStore):
             return
         index = self.read_index()
         if index is not None and self._consistent(index, scan):
+            # Adopting the on-disk index: its entries replace ours (another writer's).
             self._known_scan, self._known_index = scan, index_sig
+            self._index_entries = index
             return
         with self._write_lock():
             # A writer may have been between its note file and its index update: look
@@ -295,6 +297,7 @@ class FileNoteStore(BaseNoteStore):
             index = self.read_index()
             if index is not None and self._consistent(index, scan):
                 self._known_scan, self._known_index = scan, self._index_signature()
+                self._index_entries = index
                 return
             self.rebuild_index()
 
