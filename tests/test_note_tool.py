@@ -201,3 +201,29 @@ def test_packets_blend_search_scores_with_type_weight() -> None:
         notes_to_packets([], pinned_types=["urgent"])
     with pytest.raises(ValueError, match=r"score_share must be within \[0, 1\]"):
         notes_to_packets([], score_share=2.0)
+
+
+def test_non_utf8_note_is_never_rewritten_or_deleted(tmp_path: Path) -> None:
+    """A hand-written Latin-1 note reads leniently; update and delete refuse, bytes intact."""
+    text = "---\ntitle: Caf\xe9 notes\n---\n\nPr\xe9f\xe9rer le caf\xe9 cr\xe8me.\n"
+    raw = text.encode("latin-1")
+    (tmp_path / "legacy.md").write_bytes(raw)
+    app = _app(
+        create_note_tools(tmp_path),
+        [
+            ai_calls(call("note_read", {"note_id": "legacy"}, "r")),
+            ai_calls(call("note_update", {"note_id": "legacy", "tags": ["fr"]}, "u")),
+            ai_calls(call("note_delete", {"note_id": "legacy"}, "d")),
+            AIMessage("done"),
+        ],
+    )
+    out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert results["r"].status == "success"
+    for key in ("u", "d"):
+        assert results[key].status == "error"
+        assert "legacy.md is not valid UTF-8; fix or re-save it" in results[key].content
+    assert (tmp_path / "legacy.md").read_bytes() == raw
+    with pytest.raises(NoteError, match="not valid UTF-8"):
+        FileNoteStore(tmp_path).update("legacy", content="new")
+

@@ -135,6 +135,10 @@ class BaseNoteStore(ABC):
     def _remove(self, note_id: str) -> None:
         """Remove the stored note."""
 
+    def _load_for_rewrite(self, note_id: str) -> Note | None:
+        """Load a note about to be rewritten or removed; backends refuse lossy reads."""
+        return self._load(note_id)
+
     def _write_lock(self) -> AbstractContextManager[None]:
         """Serialize writers; backends add cross-process locking."""
         return self._thread_lock()
@@ -240,7 +244,7 @@ class BaseNoteStore(ABC):
         if tags is not None:
             changes["tags"] = _check_tags(tags)
         with self._write_lock():
-            current = self._load(note_id)
+            current = self._load_for_rewrite(note_id)
             if current is None:
                 raise self._missing(note_id)
             note = replace(current, **changes, updated_at=utc_now())
@@ -261,7 +265,7 @@ class BaseNoteStore(ABC):
         """
         validate_note_id(note_id)
         with self._write_lock():
-            current = self._load(note_id)
+            current = self._load_for_rewrite(note_id)
             if current is None:
                 raise self._missing(note_id)
             self._remove(note_id)

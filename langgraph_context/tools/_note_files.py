@@ -211,6 +211,27 @@ class FileNoteStore(BaseNoteStore):
             self._cache[note_id] = loaded
             return loaded[1]
 
+    def _load_for_rewrite(self, note_id: str) -> Note | None:
+        # Reads replace undecodable bytes for display; writing that text back (or
+        # deleting on the strength of it) would lose the original bytes.
+        with self._mutex:
+            note = self._load(note_id)
+            if note is None:
+                return None
+            try:
+                fd = os.open(self.note_path(note_id), os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as handle:
+                    handle.read().decode("utf-8")
+            except FileNotFoundError:
+                return None
+            except UnicodeDecodeError:
+                msg = (
+                    f"The note file {note_id}.md is not valid UTF-8; fix or re-save it as "
+                    "UTF-8 before changing or deleting this note (it was left untouched)."
+                )
+                raise NoteError(msg) from None
+            return note
+
     def _dir_signature(self) -> _FileId:
         info = os.stat(self.root)
         return (info.st_ino, info.st_mtime_ns, info.st_size)
