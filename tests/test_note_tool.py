@@ -227,3 +227,27 @@ def test_non_utf8_note_is_never_rewritten_or_deleted(tmp_path: Path) -> None:
     with pytest.raises(NoteError, match="not valid UTF-8"):
         FileNoteStore(tmp_path).update("legacy", content="new")
 
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"title": "emoji \ud83d", "content": "x"},
+        {"title": "t", "content": "cut \udc80 off"},
+        {"title": "t", "content": "x", "tags": ["ok", "bad\ud83d"]},
+    ],
+)
+def test_unpaired_surrogates_are_an_error_message_not_a_crash(
+    tmp_path: Path, args: dict[str, Any]
+) -> None:
+    """Text that cannot be saved as UTF-8 comes back as an error the model can fix."""
+    app = _app(
+        create_note_tools(tmp_path), [ai_calls(call("note_create", args, "c")), AIMessage("ok")]
+    )
+    out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert result.status == "error"
+    assert "half of a character pair" in result.content
+    assert FileNoteStore(tmp_path).list() == []
+    note = FileNoteStore(tmp_path).create("t", "x")
+    with pytest.raises(NoteError, match="title contains"):
+        FileNoteStore(tmp_path).update(note.id, title="a\ud83d")
