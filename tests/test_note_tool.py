@@ -251,3 +251,14 @@ def test_unpaired_surrogates_are_an_error_message_not_a_crash(
     note = FileNoteStore(tmp_path).create("t", "x")
     with pytest.raises(NoteError, match="title contains"):
         FileNoteStore(tmp_path).update(note.id, title="a\ud83d")
+
+
+@pytest.mark.parametrize(
+    "namespace", [("notes.v1", "{user_id}"), ("notes", "{user_id}.x"), ("notes", "{")]
+)
+def test_malformed_namespace_template_fails_at_creation(namespace: tuple[str, ...]) -> None:
+    """Literal dots and broken braces are found by create_note_tools, not the first call."""
+    with pytest.raises(ValueError, match=r"namespace template .* is malformed"):
+        create_note_tools(namespace=namespace)
+    assert len(create_note_tools(namespace=("notes", "{user_id}", "v1"))) == len(NOTE_ACTIONS)
+

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -248,6 +249,7 @@ def create_note_tools(
     if not template or not all(isinstance(p, str) and p for p in template):
         msg = f"namespace must be a non-empty tuple of strings, got {namespace!r}"
         raise ValueError(msg)
+    _check_template(template)
     given_store = notes if isinstance(notes, BaseStore) else None
 
     def resolve(runtime: ToolRuntime) -> NoteStore:
@@ -284,6 +286,21 @@ def create_note_tools(
             )
         )
     return tools
+
+
+def _check_template(template: tuple[str, ...]) -> None:
+    """Fill every placeholder with a dummy value so literal parts are checked now."""
+    try:
+        names = {
+            name
+            for part in template
+            for _, name, _, _ in string.Formatter().parse(part)
+            if name is not None
+        }
+        resolve_note_namespace(template, {"configurable": dict.fromkeys(names, "x")})
+    except (ValueError, KeyError, IndexError) as error:
+        msg = f"namespace template {template!r} is malformed: {error}"
+        raise ValueError(msg) from None
 
 
 Resolver = Callable[[ToolRuntime], NoteStore]
