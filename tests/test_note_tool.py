@@ -262,3 +262,13 @@ def test_malformed_namespace_template_fails_at_creation(namespace: tuple[str, ..
         create_note_tools(namespace=namespace)
     assert len(create_note_tools(namespace=("notes", "{user_id}", "v1"))) == len(NOTE_ACTIONS)
 
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_blank_workspace_is_refused_not_the_current_directory(blank: str) -> None:
+    """An empty path (e.g. an unset env var) is an error naming the parameter."""
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        FileNoteStore(blank)
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        NoteTool(blank)
+    with pytest.raises(ValueError, match="notes must be a directory path"):
+        create_note_tools(blank)

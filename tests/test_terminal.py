@@ -341,3 +341,12 @@ def test_awk_scanner_accepts_everyday_programs(ws: Path) -> None:
         check_awk_program(ok)
     result = Terminal(ws).run("awk -F, '!/^#/ && /red/ { n += NR / 2 } END { print n }' data.csv")
     assert (result.refused, result.output) == (None, "3\n")
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_blank_workspace_is_refused(blank: str) -> None:
+    """An empty path never silently means the current directory."""
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        Terminal(blank)
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        create_terminal_tool(blank)

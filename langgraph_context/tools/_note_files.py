@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph_context.tools._common import check_workspace
 from langgraph_context.tools._note_base import BaseNoteStore, Note, NoteError, validate_note_id
 from langgraph_context.tools._note_format import parse_note, render_note
 
@@ -121,6 +122,7 @@ class FileNoteStore(BaseNoteStore):
     _lock_depth: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        check_workspace(self.workspace)
         path = Path(self.workspace).expanduser()
         if path.exists() and not path.is_dir():
             msg = f"workspace must be a directory, got the file {str(path)!r}"

@@ -27,7 +27,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from langgraph_context.tools._common import check_tool_name, error_result
+from langgraph_context.tools._common import check_tool_name, check_workspace, error_result
 from langgraph_context.tools.note_store import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_NAMESPACE,
@@ -64,6 +64,7 @@ def _store_from(source: Any, *, scorer: NoteScorer | None) -> NoteStore | None:
     if source is None or isinstance(source, BaseStore):
         return None
     if isinstance(source, str | os.PathLike):
+        check_workspace(source, "notes")
         return FileNoteStore(Path(source), scorer=scorer)
     if isinstance(source, NoteStore):
         return source
@@ -103,6 +104,7 @@ class NoteTool:
         if (workspace is None) == (store is None):
             msg = "NoteTool needs exactly one of workspace= (a directory) or store= (a NoteStore)"
             raise ValueError(msg)
+        check_workspace(workspace)
         self.store: NoteStore = store or FileNoteStore(Path(str(workspace)), scorer=scorer)
 
     def run(self, parameters: Mapping[str, Any]) -> Any:
