@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -261,3 +262,41 @@ def test_agent_notes_go_to_the_compiled_store_per_user(backend: tuple[str, BaseS
     saved = LangGraphNoteStore(store, namespace=("notes", "alice", project)).list()
     assert [(n.title, n.type) for n in saved] == [("Flaky test", "blocker")]
     assert LangGraphNoteStore(store, namespace=("notes", "bob", project)).list() == []
+
+
+class _SlowStore(InMemoryStore):
+    """A store with per-operation latency, like a database over the network."""
+
+    def batch(self, ops: Any) -> Any:
+        time.sleep(0.02)
+        return super().batch(ops)
+
+
+def test_parallel_updates_of_one_note_in_one_turn_both_land() -> None:
+    """ToolNode runs two note_update calls at once; both changes reach the store."""
+    store = _SlowStore()
+    note = LangGraphNoteStore(store).create("CI", "runner offline", tags=["ci"])
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(
+                call("note_update", {"note_id": note.id, "title": "CI fixed"}, "c1"),
+                call("note_update", {"note_id": note.id, "tags": ["ci", "resolved"]}, "c2"),
+            ),
+            AIMessage("done"),
+        ]
+    )
+    app = _graph(create_note_tools(), model).compile(store=store)
+    result = app.invoke({"messages": [("user", "close the CI blocker")]})
+    statuses = [m.status for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert statuses == ["success", "success"]
+    stored = LangGraphNoteStore(store).read(note.id)
+    assert (stored.title, stored.tags) == ("CI fixed", ("ci", "resolved"))
+
+
+def test_instances_share_a_lock_per_store_and_namespace() -> None:
+    """Same store and namespace: one lock; another namespace or store: another lock."""
+    store = InMemoryStore()
+    first = LangGraphNoteStore(store, namespace=("notes", "a"))
+    assert first._mutex is LangGraphNoteStore(store, namespace=("notes", "a"))._mutex
+    assert first._mutex is not LangGraphNoteStore(store, namespace=("notes", "b"))._mutex
+    assert first._mutex is not LangGraphNoteStore(InMemoryStore(), namespace=("notes", "a"))._mutex

@@ -236,6 +236,41 @@ def test_index_is_rebuilt_when_missing_corrupt_or_stale(store: FileNoteStore) ->
     assert set(_index(stale)) == {b.id}
 
 
+def test_adopting_another_writers_index_keeps_its_notes_in_later_writes(
+    store: FileNoteStore,
+) -> None:
+    """A reads the index B wrote, then writes: B's note stays in the index."""
+    other = FileNoteStore(store.root, durable=False)
+    mine = store.create("from A", "1")
+    theirs = other.create("from B", "2")
+    assert {n.id for n in store.list()} == {mine.id, theirs.id}  # adopts B's index
+    again = store.create("from A again", "3")
+    assert set(_index(store)) == {mine.id, theirs.id, again.id}
+    store.delete(mine.id)
+    assert set(_index(store)) == {theirs.id, again.id}
+
+
+def test_adopting_the_index_under_the_lock_refreshes_entries_too(
+    store: FileNoteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-check under the lock (writer caught mid-write) also adopts B's entries."""
+    other = FileNoteStore(store.root, durable=False)
+    mine = store.create("from A", "1")
+    theirs = other.create("from B", "2")
+    real_read_index = FileNoteStore.read_index
+    calls: list[int] = []
+
+    def first_read_looks_mid_write(self: FileNoteStore) -> dict[str, dict[str, object]] | None:
+        calls.append(1)
+        return None if len(calls) == 1 else real_read_index(self)
+
+    monkeypatch.setattr(FileNoteStore, "read_index", first_read_looks_mid_write)
+    assert {n.id for n in store.list()} == {mine.id, theirs.id}
+    monkeypatch.undo()
+    again = store.create("from A again", "3")
+    assert set(_index(store)) == {mine.id, theirs.id, again.id}
+
+
 def test_hand_edited_and_hand_written_notes_are_picked_up(store: FileNoteStore) -> None:
     """Editing a note file in an editor, or adding one, shows up in reads and the index."""
     note = store.create("orig", "old")

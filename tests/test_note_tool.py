@@ -201,3 +201,74 @@ def test_packets_blend_search_scores_with_type_weight() -> None:
         notes_to_packets([], pinned_types=["urgent"])
     with pytest.raises(ValueError, match=r"score_share must be within \[0, 1\]"):
         notes_to_packets([], score_share=2.0)
+
+
+def test_non_utf8_note_is_never_rewritten_or_deleted(tmp_path: Path) -> None:
+    """A hand-written Latin-1 note reads leniently; update and delete refuse, bytes intact."""
+    text = "---\ntitle: Caf\xe9 notes\n---\n\nPr\xe9f\xe9rer le caf\xe9 cr\xe8me.\n"
+    raw = text.encode("latin-1")
+    (tmp_path / "legacy.md").write_bytes(raw)
+    app = _app(
+        create_note_tools(tmp_path),
+        [
+            ai_calls(call("note_read", {"note_id": "legacy"}, "r")),
+            ai_calls(call("note_update", {"note_id": "legacy", "tags": ["fr"]}, "u")),
+            ai_calls(call("note_delete", {"note_id": "legacy"}, "d")),
+            AIMessage("done"),
+        ],
+    )
+    out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert results["r"].status == "success"
+    for key in ("u", "d"):
+        assert results[key].status == "error"
+        assert "legacy.md is not valid UTF-8; fix or re-save it" in results[key].content
+    assert (tmp_path / "legacy.md").read_bytes() == raw
+    with pytest.raises(NoteError, match="not valid UTF-8"):
+        FileNoteStore(tmp_path).update("legacy", content="new")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"title": "emoji \ud83d", "content": "x"},
+        {"title": "t", "content": "cut \udc80 off"},
+        {"title": "t", "content": "x", "tags": ["ok", "bad\ud83d"]},
+    ],
+)
+def test_unpaired_surrogates_are_an_error_message_not_a_crash(
+    tmp_path: Path, args: dict[str, Any]
+) -> None:
+    """Text that cannot be saved as UTF-8 comes back as an error the model can fix."""
+    app = _app(
+        create_note_tools(tmp_path), [ai_calls(call("note_create", args, "c")), AIMessage("ok")]
+    )
+    out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert result.status == "error"
+    assert "half of a character pair" in result.content
+    assert FileNoteStore(tmp_path).list() == []
+    note = FileNoteStore(tmp_path).create("t", "x")
+    with pytest.raises(NoteError, match="title contains"):
+        FileNoteStore(tmp_path).update(note.id, title="a\ud83d")
+
+
+@pytest.mark.parametrize(
+    "namespace", [("notes.v1", "{user_id}"), ("notes", "{user_id}.x"), ("notes", "{")]
+)
+def test_malformed_namespace_template_fails_at_creation(namespace: tuple[str, ...]) -> None:
+    """Literal dots and broken braces are found by create_note_tools, not the first call."""
+    with pytest.raises(ValueError, match=r"namespace template .* is malformed"):
+        create_note_tools(namespace=namespace)
+    assert len(create_note_tools(namespace=("notes", "{user_id}", "v1"))) == len(NOTE_ACTIONS)
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_blank_workspace_is_refused_not_the_current_directory(blank: str) -> None:
+    """An empty path (e.g. an unset env var) is an error naming the parameter."""
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        FileNoteStore(blank)
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        NoteTool(blank)
+    with pytest.raises(ValueError, match="notes must be a directory path"):
+        create_note_tools(blank)

@@ -281,3 +281,72 @@ def test_awk_refusals_name_the_reason() -> None:
         check_awk_program('{print | "cat"}')
     with pytest.raises(CommandRefused, match="awk output redirection writes files"):
         check_awk_program('{printf "%s", $1 > "f"}')
+
+
+def test_awk_regex_after_an_operator_is_scanned_as_a_regex(ws: Path) -> None:
+    """A `"` inside a regex after `-`, `print`, ... cannot hide system() or `>` in a graph."""
+    keep = ws / "data.csv"
+    before = keep.read_bytes()
+    tool = create_terminal_tool(ws, timeout=5)
+    attacks = [
+        """awk '{ x = 1 - /"/ ; system("rm data.csv") ; y = "/" }' data.csv""",
+        """awk '{ print /"/ ; system("touch pwned") ; y = "/" }' data.csv""",
+        """awk '{ x = 1 + /"/ ; print "x" > "data.csv" ; y = "/" }' data.csv""",
+    ]
+    calls = [call("terminal", {"command": c}, f"c{i}") for i, c in enumerate(attacks)]
+    app = _agent(tool, [ai_calls(*calls), AIMessage("done")])
+    out = app.invoke({"messages": [("user", "go")]})
+    msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [m.status for m in msgs] == ["error"] * len(attacks)
+    assert all("awk regex literal" in str(m.content) for m in msgs)
+    assert keep.read_bytes() == before
+    assert not (ws / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        '{ x = 1 - /#/ ; system("id") }',
+        '{ x = 1 # "\nsystem("id") # " }',
+        '{ x = a\n/"/ ; system("id") ; y = "/" }',
+        '{ if (1) /"/ ; system("id") ; y = "/" }',
+        '{ x = length /2; system("id"); y = 1/ 2 }',
+        '{ x++ /2; system("id"); y = 1/ 2 }',
+        '{ case = 4; y = case /2; system("id"); z = 1/ 1 }',
+        '{ print "a\\\n" ; system("id") ; y = "" }',
+        '/[[:alpha:]/"]/ ; system("id") ; y = "/"',
+        '{ @include "x" }',
+        '{ SYMTAB["ARGV"][1] = "x" }',
+        '{ x = "unterminated }',
+        "{ x = /unterminated }",
+    ],
+)
+def test_awk_scanner_refuses_what_awks_may_read_differently(program: str) -> None:
+    """Comments, line breaks, `if (...)`, `length`, `x++`, brackets: no hidden code."""
+    with pytest.raises(CommandRefused, match="not allowed"):
+        check_awk_program(program)
+
+
+def test_awk_scanner_accepts_everyday_programs(ws: Path) -> None:
+    """Regexes, divisions, comments and string matches still run."""
+    for ok in [
+        "!/^#/",
+        "{s += $2} END {print s/NR}",
+        "{print NF/2, $1/2, (NR)/2, a[1]/2, 1.5/2}",
+        '{gsub(/a/, "b"); n = split($0, p, /,/); print /x/ ? "y" : "n"}',
+        '# comment\n/x/ {print}\n/y/,/z/ {print}\n$0 ~ "\\"" {print}',
+        "{ x = 1 \\\n / 2 }",
+        "/[\\/]/",
+    ]:
+        check_awk_program(ok)
+    result = Terminal(ws).run("awk -F, '!/^#/ && /red/ { n += NR / 2 } END { print n }' data.csv")
+    assert (result.refused, result.output) == (None, "3\n")
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_blank_workspace_is_refused(blank: str) -> None:
+    """An empty path never silently means the current directory."""
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        Terminal(blank)
+    with pytest.raises(ValueError, match="workspace must be a directory path"):
+        create_terminal_tool(blank)

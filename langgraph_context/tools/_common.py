@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -12,6 +13,17 @@ from langgraph_context._state import get_state_value
 
 DEFAULT_MESSAGE_KEY = "messages"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def check_workspace(workspace: Any, name: str = "workspace") -> None:
+    """Refuse an empty or blank path (it would silently mean the current directory).
+
+    Raises:
+        ValueError: Naming the parameter.
+    """
+    if isinstance(workspace, str | os.PathLike) and not os.fspath(workspace).strip():
+        msg = f"{name} must be a directory path, got an empty or blank string {workspace!r}"
+        raise ValueError(msg)
 
 
 def check_tool_name(name: str | None, default: str) -> str:

@@ -53,18 +53,32 @@ __all__ = [
 _RECENT_IN_SUMMARY = 5
 
 
+def _check_utf8(value: str, name: str) -> str:
+    """Refuse text that cannot be saved as UTF-8 (an unpaired surrogate, e.g. a cut emoji)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = value[error.start : error.end]
+        msg = (
+            f"{name} contains {bad!r}, half of a character pair (e.g. a cut-off emoji) that "
+            "cannot be saved; remove it or send the whole character"
+        )
+        raise NoteError(msg) from None
+    return value
+
+
 def _check_title(title: Any) -> str:
     if not isinstance(title, str) or not title.strip():
         msg = f"title must be a non-empty string, got {title!r}"
         raise NoteError(msg)
-    return title.strip()
+    return _check_utf8(title.strip(), "title")
 
 
 def _check_content(content: Any) -> str:
     if not isinstance(content, str):
         msg = f"content must be a string, got {type(content).__name__}"
         raise NoteError(msg)
-    return content
+    return _check_utf8(content, "content")
 
 
 def _check_type(note_type: Any) -> str:
@@ -85,6 +99,7 @@ def _check_tags(tags: Any) -> tuple[str, ...]:
         if not isinstance(tag, str) or not tag.strip():
             msg = f"each tag must be a non-empty string, got {tag!r}"
             raise NoteError(msg)
+        _check_utf8(tag, "tag")
         if tag.strip() not in clean:
             clean.append(tag.strip())
     return tuple(clean)
@@ -134,6 +149,10 @@ class BaseNoteStore(ABC):
     @abstractmethod
     def _remove(self, note_id: str) -> None:
         """Remove the stored note."""
+
+    def _load_for_rewrite(self, note_id: str) -> Note | None:
+        """Load a note about to be rewritten or removed; backends refuse lossy reads."""
+        return self._load(note_id)
 
     def _write_lock(self) -> AbstractContextManager[None]:
         """Serialize writers; backends add cross-process locking."""
@@ -240,7 +259,7 @@ class BaseNoteStore(ABC):
         if tags is not None:
             changes["tags"] = _check_tags(tags)
         with self._write_lock():
-            current = self._load(note_id)
+            current = self._load_for_rewrite(note_id)
             if current is None:
                 raise self._missing(note_id)
             note = replace(current, **changes, updated_at=utc_now())
@@ -261,7 +280,7 @@ class BaseNoteStore(ABC):
         """
         validate_note_id(note_id)
         with self._write_lock():
-            current = self._load(note_id)
+            current = self._load_for_rewrite(note_id)
             if current is None:
                 raise self._missing(note_id)
             self._remove(note_id)

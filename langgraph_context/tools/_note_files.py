@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph_context.tools._common import check_workspace
 from langgraph_context.tools._note_base import BaseNoteStore, Note, NoteError, validate_note_id
 from langgraph_context.tools._note_format import parse_note, render_note
 
@@ -121,6 +122,7 @@ class FileNoteStore(BaseNoteStore):
     _lock_depth: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
+        check_workspace(self.workspace)
         path = Path(self.workspace).expanduser()
         if path.exists() and not path.is_dir():
             msg = f"workspace must be a directory, got the file {str(path)!r}"
@@ -211,6 +213,27 @@ class FileNoteStore(BaseNoteStore):
             self._cache[note_id] = loaded
             return loaded[1]
 
+    def _load_for_rewrite(self, note_id: str) -> Note | None:
+        # Reads replace undecodable bytes for display; writing that text back (or
+        # deleting on the strength of it) would lose the original bytes.
+        with self._mutex:
+            note = self._load(note_id)
+            if note is None:
+                return None
+            try:
+                fd = os.open(self.note_path(note_id), os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as handle:
+                    handle.read().decode("utf-8")
+            except FileNotFoundError:
+                return None
+            except UnicodeDecodeError:
+                msg = (
+                    f"The note file {note_id}.md is not valid UTF-8; fix or re-save it as "
+                    "UTF-8 before changing or deleting this note (it was left untouched)."
+                )
+                raise NoteError(msg) from None
+            return note
+
     def _dir_signature(self) -> _FileId:
         info = os.stat(self.root)
         return (info.st_ino, info.st_mtime_ns, info.st_size)
@@ -286,7 +309,9 @@ class FileNoteStore(BaseNoteStore):
             return
         index = self.read_index()
         if index is not None and self._consistent(index, scan):
+            # Adopting the on-disk index: its entries replace ours (another writer's).
             self._known_scan, self._known_index = scan, index_sig
+            self._index_entries = index
             return
         with self._write_lock():
             # A writer may have been between its note file and its index update: look
@@ -295,6 +320,7 @@ class FileNoteStore(BaseNoteStore):
             index = self.read_index()
             if index is not None and self._consistent(index, scan):
                 self._known_scan, self._known_index = scan, self._index_signature()
+                self._index_entries = index
                 return
             self.rebuild_index()
 

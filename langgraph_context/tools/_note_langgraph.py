@@ -7,12 +7,16 @@ with a PostgreSQL or SQLite store keeps each user's notes across machines.
 
 The store API has no put-if-absent or cross-process lock: ids carry 48 random bits, so
 two writers never pick the same id, and concurrent updates of one note are
-last-writer-wins (within one process they are serialized).
+last-writer-wins across processes. Within one process they are serialized: every
+`LangGraphNoteStore` on the same store object and namespace shares one lock, so
+parallel tool calls (each building its own instance) never lose an update.
 """
 
 from __future__ import annotations
 
 import string
+import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +34,23 @@ __all__ = ["DEFAULT_NOTE_NAMESPACE", "LangGraphNoteStore", "resolve_note_namespa
 
 DEFAULT_NOTE_NAMESPACE: tuple[str, ...] = ("notes",)
 _PAGE = 5_000
+
+# One writer lock per (store object, namespace), shared by every instance in the process.
+# Keyed by id(store) (stores need not be hashable); the entry goes when the store does.
+_LOCKS: dict[int, weakref.WeakValueDictionary[tuple[str, ...], threading.RLock]] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _shared_lock(store: BaseStore, namespace: tuple[str, ...]) -> threading.RLock:
+    with _LOCKS_GUARD:
+        locks = _LOCKS.get(id(store))
+        if locks is None:
+            locks = _LOCKS[id(store)] = weakref.WeakValueDictionary()
+            weakref.finalize(store, _LOCKS.pop, id(store), None)
+        lock = locks.get(namespace)
+        if lock is None:
+            lock = locks[namespace] = threading.RLock()
+        return lock
 
 
 def check_namespace(namespace: Any) -> tuple[str, ...]:
@@ -133,6 +154,7 @@ class LangGraphNoteStore(BaseNoteStore):
             msg = f"store must be a langgraph BaseStore, got {type(self.store).__name__}"
             raise TypeError(msg)
         self.namespace = check_namespace(self.namespace)
+        self._mutex = _shared_lock(self.store, self.namespace)
 
     def _load(self, note_id: str) -> Note | None:
         item = self.store.get(self.namespace, note_id)

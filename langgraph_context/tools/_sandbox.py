@@ -249,6 +249,10 @@ def _vet_options(
             if flag in policy.denied_short:
                 reason = policy.denied_short[flag]
                 raise CommandRefused(f"{policy.name} -{flag} is not allowed: {reason}")
+            if policy.only_short is not None and flag not in policy.only_short:
+                allowed = ", ".join(f"-{f}" for f in policy.only_short)
+                msg = f"{policy.name} -{flag} is not allowed here; allowed options: {allowed}"
+                raise CommandRefused(msg)
             if flag in policy.short_values:
                 value = arg[j + 1 :]
                 if not value:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from langgraph_context.tools._sandbox_awk import check_awk_program
 from langgraph_context.tools._sandbox_policies import (
     FILE_LIST_REASON,
     SYMLINK_REASON,
@@ -127,88 +128,3 @@ def find_primary_arity(token: str) -> tuple[int, bool]:
         "-mtime, -maxdepth and actions -print, -print0, -printf, -ls."
     )
     raise CommandRefused(msg)
-
-
-_AWK_BANNED = {
-    "system": "awk system() runs other programs",
-    "getline": "awk getline reads commands or arbitrary files",
-    "ARGV": "changing ARGV makes awk read files the path checks never saw",
-    "ARGC": "changing ARGC makes awk read files the path checks never saw",
-    "ENVIRON": "the environment is not available",
-}
-_AWK_TOKEN = re.compile(
-    r'"(?:\\.|[^"\\])*"|[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\|\||&&|[=!<>]=|>>|\S'
-)
-
-
-# Tokens after which `/` can only open a regex literal (never divide).
-_REGEX_MAY_FOLLOW = frozenset(
-    {"", "(", ",", "{", "}", ";", "~", "!", "&&", "||", "?", ":", "==", "!=", "="}
-)
-
-
-def _skip_regex(program: str, start: int) -> int:
-    position = start + 1
-    while position < len(program) and program[position] != "/":
-        if program[position] == "\\":
-            position += 2
-        elif program[position] == "[":
-            position += 1
-            if position < len(program) and program[position] == "^":
-                position += 1
-            if position < len(program) and program[position] == "]":
-                position += 1
-            while position < len(program) and program[position] != "]":
-                position += 1
-            position += 1
-        else:
-            position += 1
-    return position + 1
-
-
-def check_awk_program(program: str) -> None:
-    """Refuse awk programs that could run commands, write files or read other files.
-
-    Forbidden: `system`, `getline`, `ARGV`/`ARGC`, `ENVIRON`, any `|` other than `||`,
-    and `>`/`>>` at the top level of a `print`/`printf` statement (output redirection;
-    put comparisons in parentheses: `print ($1 > 5)`).
-
-    Raises:
-        CommandRefused: With the reason.
-    """
-    refused = CommandRefused
-    in_print = False
-    depth = 0
-    previous = ""
-    position = 0
-    while position < len(program):
-        if program[position].isspace():
-            position += 1
-            continue
-        if program[position] == "/" and previous in _REGEX_MAY_FOLLOW:
-            position = _skip_regex(program, position)
-            previous = "/re/"
-            continue
-        match = _AWK_TOKEN.match(program, position)
-        if match is None:  # pragma: no cover - \S always matches
-            break
-        token = match.group(0)
-        position = match.end()
-        if token in _AWK_BANNED:
-            raise refused(f"{_AWK_BANNED[token]}; not allowed")
-        if token in {"print", "printf"}:
-            in_print, depth = True, 0
-        elif token in {";", "{", "}"}:
-            in_print = False
-        elif token in {"(", "["}:
-            depth += 1
-        elif token in {")", "]"}:
-            depth -= 1
-        elif token == "|" or (token.startswith("|") and token != "||"):
-            raise refused("awk pipes run other programs; not allowed")
-        elif token in {">", ">>"} and in_print and depth <= 0:
-            raise refused(
-                "awk output redirection writes files; put comparisons in parentheses: "
-                "print ($1 > 5)"
-            )
-        previous = token

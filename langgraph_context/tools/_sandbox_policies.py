@@ -35,6 +35,7 @@ class CommandPolicy:
         script_long: Long options that give the pattern/script/program.
         denied_short: Forbidden short options and why.
         denied_long: Forbidden long options (abbreviations included) and why.
+        only_short: If set, the only short options accepted; any other is refused.
         no_long: Refuse every long option.
         leading_free: The first operand is a pattern/script/program, not a path.
         leading_free_name: What that operand is called in messages.
@@ -56,6 +57,7 @@ class CommandPolicy:
     script_long: frozenset[str] = frozenset()
     denied_short: Mapping[str, str] = field(default_factory=dict)
     denied_long: Mapping[str, str] = field(default_factory=dict)
+    only_short: str | None = None
     no_long: bool = False
     leading_free: bool = False
     leading_free_name: str = "pattern"
@@ -137,6 +139,8 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
             "f": "program files are not allowed; pass the program inline",
             "W": "implementation options are not allowed",
         },
+        # gawk's -d/-o/-p write files, -i/-l/-E/-e load code: allow only what is needed.
+        only_short="vF",
         no_long=True,
         leading_free=True,
         leading_free_name="program",

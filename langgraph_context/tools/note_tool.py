@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -26,7 +27,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from langgraph_context.tools._common import check_tool_name, error_result
+from langgraph_context.tools._common import check_tool_name, check_workspace, error_result
 from langgraph_context.tools.note_store import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_NAMESPACE,
@@ -63,6 +64,7 @@ def _store_from(source: Any, *, scorer: NoteScorer | None) -> NoteStore | None:
     if source is None or isinstance(source, BaseStore):
         return None
     if isinstance(source, str | os.PathLike):
+        check_workspace(source, "notes")
         return FileNoteStore(Path(source), scorer=scorer)
     if isinstance(source, NoteStore):
         return source
@@ -102,6 +104,7 @@ class NoteTool:
         if (workspace is None) == (store is None):
             msg = "NoteTool needs exactly one of workspace= (a directory) or store= (a NoteStore)"
             raise ValueError(msg)
+        check_workspace(workspace)
         self.store: NoteStore = store or FileNoteStore(Path(str(workspace)), scorer=scorer)
 
     def run(self, parameters: Mapping[str, Any]) -> Any:
@@ -248,6 +251,7 @@ def create_note_tools(
     if not template or not all(isinstance(p, str) and p for p in template):
         msg = f"namespace must be a non-empty tuple of strings, got {namespace!r}"
         raise ValueError(msg)
+    _check_template(template)
     given_store = notes if isinstance(notes, BaseStore) else None
 
     def resolve(runtime: ToolRuntime) -> NoteStore:
@@ -284,6 +288,21 @@ def create_note_tools(
             )
         )
     return tools
+
+
+def _check_template(template: tuple[str, ...]) -> None:
+    """Fill every placeholder with a dummy value so literal parts are checked now."""
+    try:
+        names = {
+            name
+            for part in template
+            for _, name, _, _ in string.Formatter().parse(part)
+            if name is not None
+        }
+        resolve_note_namespace(template, {"configurable": dict.fromkeys(names, "x")})
+    except (ValueError, KeyError, IndexError) as error:
+        msg = f"namespace template {template!r} is malformed: {error}"
+        raise ValueError(msg) from None
 
 
 Resolver = Callable[[ToolRuntime], NoteStore]

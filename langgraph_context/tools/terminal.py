@@ -40,7 +40,7 @@ from typing import IO, Annotated, Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 
-from langgraph_context.tools._common import check_description, check_tool_name
+from langgraph_context.tools._common import check_description, check_tool_name, check_workspace
 from langgraph_context.tools._sandbox import CommandRefused, Stage, confine, plan_command
 from langgraph_context.tools._sandbox_policies import BUILTINS, POLICIES
 from langgraph_context.tools._sandbox_tree import render_tree
@@ -151,6 +151,7 @@ class Terminal:
         allow_cd: bool = True,
         allowed_commands: Iterable[str] | None = None,
     ) -> None:
+        check_workspace(workspace)
         root = Path(workspace).expanduser()
         if not root.is_dir():
             msg = f"workspace must be an existing directory, got {str(workspace)!r}"

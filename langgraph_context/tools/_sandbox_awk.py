@@ -1,0 +1,276 @@
+"""The awk program check: refuse programs that could run commands, write or read files.
+
+The check tokenizes the program the way awk does, so that strings, regex literals and
+comments are skipped exactly where awk skips them. The hard part is `/`: awk reads it as
+division after an operand and as the start of a regex literal elsewhere, and mawk and
+gawk disagree in a few places (after `++`, after `length`, after `if (...)`, at the
+start of a line). A `/` is read as division only where every awk agrees; where they may
+disagree the program is refused, because a misread regex hides code from the check.
+"""
+
+from __future__ import annotations
+
+from langgraph_context.tools._sandbox_policies import CommandRefused
+
+__all__ = ["check_awk_program"]
+
+_BANNED = {
+    "system": "awk system() runs other programs",
+    "getline": "awk getline reads commands or arbitrary files",
+    "ARGV": "changing ARGV makes awk read files the path checks never saw",
+    "ARGC": "changing ARGC makes awk read files the path checks never saw",
+    "ENVIRON": "the environment is not available",
+    "SYMTAB": "gawk SYMTAB reaches ARGV and ENVIRON",
+    "FUNCTAB": "gawk FUNCTAB allows indirect calls",
+}
+# Keywords: a `/` after them opens a regex in every awk.
+_KEYWORDS = frozenset(
+    {
+        "BEGIN",
+        "END",
+        "function",
+        "if",
+        "else",
+        "while",
+        "for",
+        "do",
+        "break",
+        "continue",
+        "next",
+        "nextfile",
+        "exit",
+        "return",
+        "delete",
+        "in",
+        "print",
+        "printf",
+    }
+)
+# Names after which awks disagree about `/` (builtins, gawk-only keywords): refused.
+_AMBIGUOUS_NAMES = frozenset(
+    {
+        "length",
+        "func",
+        "switch",
+        "case",
+        "default",
+        "BEGINFILE",
+        "ENDFILE",
+        "substr",
+        "index",
+        "split",
+        "sub",
+        "gsub",
+        "gensub",
+        "match",
+        "sprintf",
+        "sin",
+        "cos",
+        "atan2",
+        "exp",
+        "log",
+        "sqrt",
+        "int",
+        "rand",
+        "srand",
+        "tolower",
+        "toupper",
+        "close",
+        "fflush",
+    }
+)
+_HEADERS = frozenset({"if", "while", "for", "switch"})
+_TWO_CHAR = frozenset({"||", "&&", "==", "!=", "<=", ">=", ">>", "++", "--", "|&"})
+_OPERAND = "operand"
+_AMBIGUOUS = "ambiguous"
+_REGEX_FIX = 'write the regex as a string match instead, e.g. $0 ~ "re"'
+
+
+def _refuse(reason: str) -> CommandRefused:
+    return CommandRefused(f"{reason}; not allowed")
+
+
+def _end_of_string(program: str, start: int) -> int:
+    """Return the index just past the string literal opening at `start`."""
+    position = start + 1
+    while position < len(program):
+        char = program[position]
+        if char == '"':
+            return position + 1
+        if char == "\n" or (char == "\\" and program[position + 1 : position + 2] in {"\n", ""}):
+            break
+        position += 2 if char == "\\" else 1
+    raise _refuse("awk strings must end on the line they start")
+
+
+def _naive_regex_end(program: str, start: int) -> int:
+    """Index of the closing `/` when brackets are not special (-1 if none on the line)."""
+    position = start + 1
+    while position < len(program) and program[position] != "\n":
+        if program[position] == "\\":
+            position += 2
+        elif program[position] == "/":
+            return position
+        else:
+            position += 1
+    return -1
+
+
+def _bracket_end(program: str, position: int) -> int:
+    """Index just past the POSIX bracket expression opening at `position` (-1 if open)."""
+    position += 1
+    if program[position : position + 1] == "^":
+        position += 1
+    if program[position : position + 1] == "]":
+        position += 1
+    while position < len(program) and program[position] != "\n":
+        pair = program[position : position + 2]
+        if pair in {"[:", "[.", "[="}:
+            close = program.find(pair[1] + "]", position + 2)
+            if close < 0:
+                return -1
+            position = close + 2
+        elif program[position] == "\\":
+            position += 2
+        elif program[position] == "]":
+            return position + 1
+        else:
+            position += 1
+    return -1
+
+
+def _posix_regex_end(program: str, start: int) -> int:
+    """Index of the closing `/` when `/` inside brackets does not close (-1 if none)."""
+    position = start + 1
+    while position < len(program) and program[position] != "\n":
+        char = program[position]
+        if char == "\\":
+            position += 2
+        elif char == "[":
+            position = _bracket_end(program, position)
+            if position < 0:
+                return -1
+        elif char == "/":
+            return position
+        else:
+            position += 1
+    return -1
+
+
+def _end_of_regex(program: str, start: int) -> int:
+    """Return the index just past the regex literal opening at `start`."""
+    end = _naive_regex_end(program, start)
+    if end < 0:
+        raise _refuse("awk regex literals must end on the line they start")
+    if _posix_regex_end(program, start) != end:
+        raise _refuse(
+            "a / inside [...] in an awk regex literal is read differently by awks; use \\/"
+        )
+    if '"' in program[start:end]:
+        raise _refuse(f'a " inside an awk regex literal is ambiguous; {_REGEX_FIX}')
+    return end + 1
+
+
+def _slash_kind(previous: str, newline: bool) -> str:
+    """How `/` after token class `previous` is read: 'division', 'regex' or refused."""
+    if previous == _AMBIGUOUS or (previous == _OPERAND and newline):
+        raise _refuse(
+            "this / may be read as division by one awk and as a regex by another; "
+            f"keep a division on the line of its left operand, add parentheses, or {_REGEX_FIX}"
+        )
+    return "division" if previous == _OPERAND else "regex"
+
+
+def check_awk_program(program: str) -> None:
+    """Refuse awk programs that could run commands, write files or read other files.
+
+    Forbidden: `system`, `getline`, `ARGV`/`ARGC`, `ENVIRON`, `@` (gawk `@include`,
+    `@load`, indirect calls), any `|` other than `||`, `>`/`>>` at the top level of a
+    `print`/`printf` statement (output redirection; put comparisons in parentheses:
+    `print ($1 > 5)`), `"` inside regex literals, multi-line strings and regexes, and a
+    `/` that awks may read differently (division or regex).
+
+    Raises:
+        CommandRefused: With the reason.
+    """
+    in_print = False
+    depth = 0
+    parens: list[bool] = []  # True for the parenthesis of an if/while/for header
+    previous = ""  # "", _OPERAND, _AMBIGUOUS, or the last keyword/punctuation token
+    newline = False
+    position = 0
+    while position < len(program):
+        char = program[position]
+        pair = program[position : position + 2]
+        if char == "\n":
+            newline, position = True, position + 1
+            continue
+        if char.isspace() or pair in {"\\\n", "\\\r"}:
+            position += 2 if char == "\\" else 1
+            continue
+        if char == "#":
+            end = program.find("\n", position)
+            position = len(program) if end < 0 else end
+            continue
+        token_newline, newline = newline, False
+        if char == "/" and _slash_kind(previous, token_newline) == "regex":
+            position = _end_of_regex(program, position)
+            previous = _OPERAND
+            continue
+        if char == '"':
+            position = _end_of_string(program, position)
+            previous = _OPERAND
+            continue
+        if char.isalpha() or char == "_":
+            end = position
+            while end < len(program) and (program[end].isalnum() or program[end] == "_"):
+                end += 1
+            name, position = program[position:end], end
+            if name in _BANNED:
+                raise _refuse(_BANNED[name])
+            if name in {"print", "printf"}:
+                in_print, depth = True, 0
+            if name in _KEYWORDS:
+                previous = name
+            elif name in _AMBIGUOUS_NAMES:
+                previous = _AMBIGUOUS
+            else:
+                previous = _OPERAND
+            continue
+        if char.isdigit() or (char == "." and program[position + 1 : position + 2].isdigit()):
+            while position < len(program) and (
+                program[position].isalnum() or program[position] in "._"
+            ):
+                position += 1
+            previous = _OPERAND
+            continue
+        if char == "@":
+            raise _refuse("awk @ directives and indirect calls (@include, @load, @f()) load code")
+        if char == "\\":
+            raise _refuse(
+                "a backslash outside strings and regexes is only allowed before a newline"
+            )
+        token = pair if pair in _TWO_CHAR else char
+        position += len(token)
+        if token in {"|", "|&"}:
+            raise _refuse("awk pipes run other programs")
+        if token in {">", ">>"} and in_print and depth <= 0:
+            raise _refuse(
+                "awk output redirection writes files; put comparisons in parentheses: "
+                "print ($1 > 5)"
+            )
+        if token in {";", "{", "}"}:
+            in_print = False
+        if token in {"(", "["}:
+            depth += 1
+            if token == "(":
+                parens.append(previous in _HEADERS)
+        elif token in {")", "]"}:
+            depth -= 1
+            header = token == ")" and bool(parens) and parens.pop()
+            previous = _AMBIGUOUS if header else _OPERAND
+            continue
+        if token in {"++", "--", "$"}:
+            previous = _AMBIGUOUS if token != "$" else token
+            continue
+        previous = token
