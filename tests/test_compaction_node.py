@@ -418,3 +418,53 @@ def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
     options = {"max_tokens": 100, **kwargs}
     with pytest.raises(ValueError, match=match):
         create_compaction_node(**options)
+
+
+def test_replace_mode_never_clears_the_tool_results_the_agent_has_not_seen() -> None:
+    """Agent -> tools -> compaction -> agent: the agent always sees its latest tool outputs."""
+    seen: list[list[Any]] = []
+
+    def agent(state: State) -> dict[str, Any]:
+        seen.append(list(state["messages"]))
+        n = len(seen)
+        if isinstance(state["messages"][-1], HumanMessage):
+            calls = [
+                {"name": "read", "args": {"path": f"src/f{n}.py"}, "id": "call_1"},
+                {"name": "bash", "args": {"command": f"pytest -k t{n}"}, "id": "call_2"},
+            ]
+            return {"messages": [AIMessage("", tool_calls=calls)]}
+        return {"messages": [AIMessage(f"done turn {n} " + "blah " * 30)]}
+
+    def tools(state: State) -> dict[str, Any]:
+        last = state["messages"][-1]
+        assert isinstance(last, AIMessage)
+        return {
+            "messages": [
+                ToolMessage(f"output of {c['name']} " + "x y z " * 200, tool_call_id=c["id"])
+                for c in last.tool_calls
+            ]
+        }
+
+    def route(state: State) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+    graph = StateGraph(State)
+    graph.add_node("compaction", create_compaction_node(max_tokens=1500))
+    graph.add_node("agent", agent)
+    graph.add_node("tools", tools)
+    graph.add_edge(START, "compaction")
+    graph.add_edge("compaction", "agent")
+    graph.add_conditional_edges("agent", route, ["tools", END])
+    graph.add_edge("tools", "compaction")
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "seen"}}
+    app.invoke({"messages": [SystemMessage("You help."), HumanMessage("fix src/main.py")]}, config)
+    for turn in range(6):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn} continue")]}, config)
+        assert validate_history(state["messages"]) == []
+    after_tools = [s for s in seen if isinstance(s[-1], ToolMessage)]
+    assert len(after_tools) == 7
+    assert state["compaction"]["count"] > 0
+    for messages in after_tools:
+        assert all(str(m.content).startswith("output of") for m in messages[-2:])

@@ -346,3 +346,22 @@ def test_latest_request_is_dropped_only_when_nothing_else_fits() -> None:
     kept = compact_messages(history, max_tokens=budget, strategy="clear_tool_results")
     assert not kept.stats.within_budget
     assert "req" in [m.id for m in kept.messages]
+
+
+def test_latest_tool_round_is_not_cleared_to_make_room_for_the_snapshot() -> None:
+    """Kept messages that fit max_tokens keep their latest tool result; the snapshot shrinks."""
+    history: list = [SystemMessage("sys")]
+    for i in range(4):
+        history += [
+            HumanMessage(f"question {i} " + "w " * 100),
+            AIMessage(f"answer {i} " + "v " * 100),
+        ]
+    history += [HumanMessage("now run the tests"), *tool_round(1, "PASSED " + "ok " * 1000)]
+    must_keep = [history[0], *history[-3:]]
+    assert count_tokens(must_keep) <= 1200 < count_tokens(history)
+    for snapshot in (True, False):
+        result = compact_messages(history, max_tokens=1200, snapshot=snapshot)
+        assert result.messages[-1].content.startswith("PASSED")
+        assert result.stats.tool_results_cleared == 0
+        assert result.stats.within_budget
+        assert validate_history(result.messages) == []

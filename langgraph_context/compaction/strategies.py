@@ -284,8 +284,10 @@ def compact_messages(
         work.dropped = drop_units(work, chosen, target, head_fraction)
     elif strategy == "auto":
         applied = "clear_tool_results"
-    if work.kept_cost() > target:
-        work = last_resort(work, costs, target, max_tokens, strategy, clear_tool_args_over)
+    if work.kept_cost() > max_tokens - costs.overhead:
+        # Protected tool results are cleared only when the kept messages alone exceed
+        # the budget; the snapshot reserve never justifies it (the snapshot shrinks).
+        work = last_resort(work, costs, max_tokens, strategy, clear_tool_args_over)
 
     return _finish(
         work,
