@@ -468,3 +468,45 @@ def test_replace_mode_never_clears_the_tool_results_the_agent_has_not_seen() -> 
     assert state["compaction"]["count"] > 0
     for messages in after_tools:
         assert all(str(m.content).startswith("output of") for m in messages[-2:])
+
+
+def fact_history() -> list[Any]:
+    """A request, four lookups whose outputs each carry one fact, and a question."""
+    history: list[Any] = [SystemMessage("sys"), HumanMessage("look up the deploy tokens")]
+    for i in range(4):
+        call = {"name": "lookup", "args": {"q": f"q{i}"}, "id": f"c{i}"}
+        history += [
+            AIMessage("", tool_calls=[call]),
+            ToolMessage(f"FACT-{i}: token TOK-{i} " + "pad " * 300, tool_call_id=f"c{i}"),
+            AIMessage(f"noted {i} " + "talk " * 150),
+        ]
+    return [*history, HumanMessage("what were the tokens?")]
+
+
+@pytest.mark.parametrize("mode", ["replace", "view"])
+def test_summarizer_reads_original_tool_outputs_not_placeholders(scripted: Any, mode: str) -> None:
+    """The summarizer sees the tool outputs it folds in; the archive holds the originals."""
+    model = summarizer(scripted)
+    archive = "note" if mode == "replace" else None
+    node = create_compaction_node(
+        max_tokens=800, mode=mode, model=model, max_summary_tokens=100, archive_key=archive
+    )
+    graph = StateGraph(State)
+    graph.add_node("compaction", node)
+    graph.add_edge(START, "compaction")
+    graph.add_edge("compaction", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    state = app.invoke({"messages": fact_history()}, {"configurable": {"thread_id": mode}})
+    assert state["compaction"]["last"]["strategy"] == "summary"
+    prompts = "\n".join(str(call[-1].content) for call in model.seen)
+    assert "[Tool output cleared" not in prompts
+    visible = state["messages"] if mode == "replace" else state["llm_input_messages"]
+    for i in range(4):
+        kept = any(str(m.content).startswith(f"FACT-{i}:") for m in visible)
+        assert kept or f"TOK-{i}" in prompts
+    assert validate_history(visible) == []
+    assert count_tokens(visible) <= 800
+    if mode == "replace":
+        archived = "\n".join(v for k, v in state["note"].items() if k.startswith("compaction/"))
+        assert all(f"TOK-{i}" in archived for i in range(4))
+        assert archived.count("FACT-0:") == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
@@ -130,6 +130,29 @@ class Step:
             return True  # the running summary must stand in for what it covers
         return not self.rule.stats.within_budget
 
+    def summary_input(self) -> list[BaseMessage]:
+        """The rule-pass history with cleared messages restored to their originals.
+
+        The summarizer must read the tool outputs it folds into the summary, not the
+        placeholders the clearing pass left.
+        """
+        originals = {id(copy): original for copy, original in self.rule.cleared}
+        return [originals.get(id(m), m) for m in self.rule.messages]
+
+    def adopt(self, done: SummarizationResult) -> None:
+        """Keep `done`, with messages it kept verbatim cleared again as the rule pass did."""
+        copies = {id(original): copy for copy, original in self.rule.cleared}
+        if done.error is None and copies:
+            messages = [copies.get(id(m), m) for m in done.messages]
+            tokens = int(self.o.counter(messages)) if messages else 0
+            done = replace(
+                done,
+                messages=messages,
+                tokens_after=tokens,
+                within_budget=tokens <= self.o.max_tokens,
+            )
+        self.summarized = done
+
     def summary_kwargs(self) -> dict[str, Any]:
         o = self.o
         saved = self.record.get("summary")
@@ -165,6 +188,8 @@ class Step:
                 messages_after=len(done.messages),
                 within_budget=done.within_budget,
             )
+            summarized = {id(m) for m in done.summarized}
+            evicted = [m for m in evicted if id(m) not in summarized]
             return done.messages, stats, [*evicted, *done.summarized]
         stats["error"] = done.error
         if self.o.mode == "replace":

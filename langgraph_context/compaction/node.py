@@ -288,13 +288,14 @@ def create_compaction_node(
     def compaction(state: Any) -> dict[str, Any]:
         step = Step(options, state)
         if step.fired and model is not None and step.needs_model():
-            step.summarized = summarize_messages(step.rule.messages, **step.summary_kwargs())
+            step.adopt(summarize_messages(step.summary_input(), **step.summary_kwargs()))
         return step.update()
 
     async def acompaction(state: Any) -> dict[str, Any]:
         step = Step(options, state)
         if step.fired and model is not None and step.needs_model():
-            step.summarized = await asummarize_messages(step.rule.messages, **step.summary_kwargs())
+            done = await asummarize_messages(step.summary_input(), **step.summary_kwargs())
+            step.adopt(done)
         return step.update()
 
     return RunnableLambda(compaction, afunc=acompaction, name=name)

@@ -135,12 +135,15 @@ class CompactionResult:
         evicted: The original messages whose content left the context (dropped, or
             tool results and calls that were cleared), in history order.
         snapshot: The state snapshot extracted from them (including earlier ones), if any.
+        cleared: `(cleared copy, original)` pairs for the messages of `messages` whose
+            tool output or arguments were replaced by a placeholder.
     """
 
     messages: list[BaseMessage]
     stats: CompactionStats
     evicted: tuple[BaseMessage, ...] = ()
     snapshot: StateSnapshot | None = None
+    cleared: tuple[tuple[BaseMessage, BaseMessage], ...] = ()
 
 
 def _check(
@@ -318,6 +321,7 @@ def _finish(
 ) -> CompactionResult:
     kept: list[BaseMessage] = []
     evicted: list[BaseMessage] = []
+    pairs: list[tuple[BaseMessage, BaseMessage]] = []
     kept_cost = 0
     for u, (start, end) in enumerate(work.units):
         if u in work.dropped:
@@ -326,6 +330,9 @@ def _finish(
             kept.extend(work.current[start:end])
             kept_cost += sum(work.costs[start:end])
             evicted.extend(work.cleared[i] for i in range(start, end) if i in work.cleared)
+            pairs.extend(
+                (work.current[i], work.cleared[i]) for i in range(start, end) if i in work.cleared
+            )
     lead = 0
     while lead < len(kept) and (
         isinstance(kept[lead], SystemMessage) or compaction_kind(kept[lead]) == "summary"
@@ -393,4 +400,4 @@ def _finish(
         repairs=repairs,
         note=note,
     )
-    return CompactionResult(out, stats, tuple(evicted), snap)
+    return CompactionResult(out, stats, tuple(evicted), snap, tuple(pairs))
