@@ -510,3 +510,26 @@ def test_summarizer_reads_original_tool_outputs_not_placeholders(scripted: Any, 
         archived = "\n".join(v for k, v in state["note"].items() if k.startswith("compaction/"))
         assert all(f"TOK-{i}" in archived for i in range(4))
         assert archived.count("FACT-0:") == 1
+
+
+async def test_async_archive_to_an_async_only_store() -> None:
+    """The async node archives with `aput`, so async-only stores (sqlite, postgres) work."""
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    async with AsyncSqliteStore.from_conn_string(":memory:") as store:
+        await store.setup()
+        graph = StateGraph(State)
+        graph.add_node("worker", worker)
+        graph.add_node(
+            "compaction", create_compaction_node(max_tokens=700, archive_namespace=("archive",))
+        )
+        graph.add_edge(START, "worker")
+        graph.add_edge("worker", "compaction")
+        graph.add_edge("compaction", END)
+        app = graph.compile(checkpointer=InMemorySaver(), store=store)
+        config = {"configurable": {"thread_id": "async-store"}}
+        for turn in range(4):
+            state = await app.ainvoke({"messages": [HumanMessage(f"t{turn}")]}, config)
+        items = await store.asearch(("archive",))
+        assert len(items) == state["compaction"]["count"] >= 1
+        assert "defmodule" in items[0].value["text"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.store.base import BaseStore
 
 from langgraph_context._messages import as_messages
 from langgraph_context._state import get_state_value
@@ -207,11 +208,28 @@ class Step:
         return fallback.messages, stats, list(fallback.evicted)
 
     def update(self) -> dict[str, Any]:
+        """Return the state update, archiving to the store with `store.put`."""
+        update, archive = self._update()
+        if archive is not None:
+            store, namespace, key, value = archive
+            store.put(namespace, key, value)
+        return update
+
+    async def aupdate(self) -> dict[str, Any]:
+        """Return the state update, archiving to the store with `await store.aput`."""
+        update, archive = self._update()
+        if archive is not None:
+            store, namespace, key, value = archive
+            await store.aput(namespace, key, value)
+        return update
+
+    def _update(self) -> tuple[dict[str, Any], _Archive | None]:
         o = self.o
+        archive: _Archive | None = None
         if not self.fired:
             if o.mode == "view":
-                return {o.output_key: [*self.rule.messages, *self.pending]}
-            return {}
+                return {o.output_key: [*self.rule.messages, *self.pending]}, None
+            return {}, None
         messages, stats, evicted = self._result()
         stats["trigger"] = self.fired_by
         stats["mode"] = o.mode
@@ -230,7 +248,7 @@ class Step:
         final = [*messages, *self.pending]
         if o.mode == "view":
             update[o.output_key] = final
-            return update
+            return update, None
         if stats["strategy"] != "none" or stats.get("repairs"):
             update[o.input_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
             if evicted and (o.archive_key or o.archive_namespace):
@@ -238,11 +256,15 @@ class Step:
                 if o.archive_key:
                     update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
                 if o.archive_namespace:
-                    _archive_to_store(o.archive_namespace, count, text, len(evicted))
-        return update
+                    archive = _store_archive(o.archive_namespace, count, text, len(evicted))
+        return update, archive
 
 
-def _archive_to_store(namespace: tuple[str, ...], count: int, text: str, n: int) -> None:
+_Archive = tuple[BaseStore, tuple[str, ...], str, dict[str, Any]]
+
+
+def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) -> _Archive:
+    """Return (store, namespace, key, value) of one archive item; the caller writes it."""
     try:
         store = get_store()
     except RuntimeError:
@@ -253,7 +275,7 @@ def _archive_to_store(namespace: tuple[str, ...], count: int, text: str, n: int)
             "(e.g. InMemoryStore()) or use archive_key to archive to a note"
         )
         raise ValueError(msg)
-    store.put(namespace, f"evicted-{count}", {"text": text, "messages": n})
+    return store, namespace, f"evicted-{count}", {"text": text, "messages": n}
 
 
 def _noop(messages: list[BaseMessage]) -> CompactionResult:

@@ -296,6 +296,6 @@ def create_compaction_node(
         if step.fired and model is not None and step.needs_model():
             done = await asummarize_messages(step.summary_input(), **step.summary_kwargs())
             step.adopt(done)
-        return step.update()
+        return await step.aupdate()
 
     return RunnableLambda(compaction, afunc=acompaction, name=name)
