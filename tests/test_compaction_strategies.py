@@ -365,3 +365,40 @@ def test_latest_tool_round_is_not_cleared_to_make_room_for_the_snapshot() -> Non
         assert result.stats.tool_results_cleared == 0
         assert result.stats.within_budget
         assert validate_history(result.messages) == []
+
+
+def snapshot_then_more() -> tuple[list, list]:
+    """A first compaction (with a snapshot), then the history that grew after it."""
+    history: list = [SystemMessage("sys")]
+    for i in range(6):
+        history += [
+            HumanMessage(f"edit src/mod{i}.py please " + "w " * 40),
+            AIMessage(f"done {i} " + "v " * 40),
+        ]
+    first = compact_messages(history, max_tokens=400).messages
+    assert any(compaction_kind(m) == "snapshot" for m in first)
+    grown = [*first, HumanMessage("more " * 40), AIMessage("ok " * 40), HumanMessage("next")]
+    return first, grown
+
+
+@pytest.mark.parametrize("options", [{"snapshot": False}, {"snapshot_fraction": 0.0}])
+def test_an_earlier_snapshot_is_kept_when_no_new_one_replaces_it(options: dict) -> None:
+    """Without a new snapshot, the earlier one stays (it is the only copy of its facts)."""
+    first, grown = snapshot_then_more()
+    old = next(m for m in first if compaction_kind(m) == "snapshot")
+    result = compact_messages(grown, max_tokens=400, **options)
+    assert old in result.messages
+    assert result.stats.within_budget
+    assert validate_history(result.messages) == []
+
+
+def test_an_earlier_snapshot_that_cannot_stay_is_reported_dropped() -> None:
+    """When the earlier snapshot does not fit either, it is evicted and counted."""
+    first, grown = snapshot_then_more()
+    old = next(m for m in first if compaction_kind(m) == "snapshot")
+    budget = count_tokens([grown[0], *grown[-3:]]) + 5
+    result = compact_messages(grown, max_tokens=budget)
+    assert old not in result.messages
+    assert old in result.evicted
+    gone = len(grown) - len(result.messages)
+    assert result.stats.messages_dropped == gone

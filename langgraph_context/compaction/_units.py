@@ -146,7 +146,7 @@ def pin_units(work: Work, keep_messages: int) -> None:
     last_human = None
     for u, (start, _) in enumerate(units):
         message = items[start]
-        if isinstance(message, SystemMessage) or compaction_kind(message) == "summary":
+        if isinstance(message, SystemMessage) or compaction_kind(message) is not None:
             work.pinned.add(u)
         elif isinstance(message, HumanMessage):
             last_human = u

@@ -199,7 +199,9 @@ def compact_messages(
     are never dropped; if they alone exceed the budget, the tool results among them
     are cleared as a last resort, and if that is still not enough the result says so
     (`stats.within_budget` is false and `stats.note` explains) instead of overflowing
-    silently.
+    silently. An earlier state snapshot is merged into the new one; when no new one
+    is inserted (`snapshot=False`, no reserve or no room) it is kept verbatim if it
+    fits, else it is evicted and counted in `stats.messages_dropped`.
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
@@ -258,11 +260,15 @@ def compact_messages(
         return CompactionResult(list(items), stats)
 
     previous: StateSnapshot | None = None
+    old_snapshots: list[BaseMessage] = []
     body: list[BaseMessage] = []
     body_costs: list[int] = []
+    reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
     for message, cost in zip(items, item_costs, strict=True):
-        if compaction_kind(message) == "snapshot":
+        if reserve and compaction_kind(message) == "snapshot":
+            # merged into the new snapshot; put back in `_finish` if it has no room
             previous = extract_snapshot([message], previous=previous)
+            old_snapshots.append(message)
         else:
             body.append(message)
             body_costs.append(cost)
@@ -272,8 +278,7 @@ def compact_messages(
         costs=body_costs,
         current=list(body),
     )
-    pin_units(work, keep_messages)
-    reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
+    pin_units(work, keep_messages)  # earlier snapshots left in the body are pinned
     target = max_tokens - reserve - costs.overhead
 
     applied: str = strategy
@@ -296,6 +301,7 @@ def compact_messages(
         work,
         costs,
         previous=previous,
+        old_snapshots=old_snapshots,
         snapshot=snapshot,
         reserve=reserve,
         max_tokens=max_tokens,
@@ -311,6 +317,7 @@ def _finish(
     costs: Costs,
     *,
     previous: StateSnapshot | None,
+    old_snapshots: list[BaseMessage],
     snapshot: bool,
     reserve: int,
     max_tokens: int,
@@ -358,6 +365,19 @@ def _finish(
                 snapshot_tokens = int(costs.counter(text))
                 break
             room = room // 2
+    lost_snapshots = 0
+    if old_snapshots and out is kept:
+        # no new snapshot carries the earlier ones: keep them verbatim if they fit,
+        # otherwise report them as dropped (their text is in `evicted`)
+        old_cost = sum(costs.of(m) for m in old_snapshots)
+        candidate = [*kept[:lead], *old_snapshots, *kept[lead:]]
+        if costs.total(candidate, kept_cost + old_cost) <= max_tokens:
+            out = candidate
+            kept_cost += old_cost
+            snap = previous
+        else:
+            evicted = [*old_snapshots, *evicted]
+            lost_snapshots = len(old_snapshots)
     tokens_after = costs.total(out, kept_cost)
     within = tokens_after <= max_tokens
     note = ""
@@ -391,7 +411,7 @@ def _finish(
         tokens_after=tokens_after,
         messages_before=messages_before,
         messages_after=len(out),
-        messages_dropped=len(gone),
+        messages_dropped=len(gone) + lost_snapshots,
         tool_rounds_dropped=dropped_rounds,
         tool_results_cleared=cleared_results,
         tool_args_cleared=work.args_cleared,
