@@ -533,3 +533,28 @@ async def test_async_archive_to_an_async_only_store() -> None:
         items = await store.asearch(("archive",))
         assert len(items) == state["compaction"]["count"] >= 1
         assert "defmodule" in items[0].value["text"]
+
+
+def test_repeated_call_ids_keep_every_result_through_the_node() -> None:
+    """A parallel round whose calls share one id keeps both results across turns."""
+
+    def weather(state: State) -> dict[str, Any]:
+        calls = [
+            {"name": "weather", "args": {"city": city}, "id": "0"} for city in ("Paris", "Rome")
+        ]
+        return {
+            "messages": [
+                AIMessage("", tool_calls=calls),
+                ToolMessage("Paris: 21C", tool_call_id="0"),
+                ToolMessage("Rome: 28C", tool_call_id="0"),
+                AIMessage("Paris 21C, Rome 28C"),
+            ]
+        }
+
+    app = build(create_compaction_node(max_tokens=10_000, mode="replace"), work=weather)
+    config = {"configurable": {"thread_id": "dup-ids"}}
+    for turn in range(3):
+        state = app.invoke({"messages": [HumanMessage(f"weather {turn}?")]}, config)
+    results = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert results == ["Paris: 21C", "Rome: 28C"] * 3
+    assert validate_history(state["messages"]) == []
