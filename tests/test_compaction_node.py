@@ -558,3 +558,50 @@ def test_repeated_call_ids_keep_every_result_through_the_node() -> None:
     results = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
     assert results == ["Paris: 21C", "Rome: 28C"] * 3
     assert validate_history(state["messages"]) == []
+
+
+def long_chat() -> list[Any]:
+    """Thirty short exchanges: about 1,600 tokens, far under a 5,000-token budget."""
+    history: list[Any] = [SystemMessage("sys")]
+    for i in range(30):
+        history += [HumanMessage(f"q{i} " + "w " * 20), AIMessage(f"a{i} " + "v " * 20)]
+    return history
+
+
+def one_node_graph(node: Any) -> Any:
+    """START -> compaction -> END, checkpointed."""
+    graph = StateGraph(State)
+    graph.add_node("compaction", node)
+    graph.add_edge(START, "compaction")
+    graph.add_edge("compaction", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize(
+    ("options", "state"),
+    [
+        ({"trigger": ("messages", 20)}, {}),
+        ({"trigger": ("fraction", 0.5), "context_window": 3000}, {}),
+        ({"trigger": ("tokens", 10**6)}, {"compaction_requested": True}),
+        ({"trigger": ("messages", 20), "keep": ("messages", 6)}, {}),
+    ],
+)
+@pytest.mark.parametrize("with_model", [False, True])
+def test_a_trigger_firing_under_max_tokens_compacts(
+    scripted: Any, options: dict, state: dict, with_model: bool
+) -> None:
+    """A fired trigger or request compacts even when the history fits max_tokens."""
+    model = summarizer(scripted) if with_model else None
+    app = one_node_graph(create_compaction_node(max_tokens=5000, model=model, **options))
+    history = long_chat()
+    out = app.invoke({"messages": history, **state}, {"configurable": {"thread_id": "under"}})
+    last = out["compaction"]["last"]
+    assert last["strategy"] == ("summary" if with_model else last["strategy"]) != "none"
+    assert count_tokens(out["messages"]) < count_tokens(history)
+    assert validate_history(out["messages"]) == []
+    assert out["messages"][-1].content == history[-1].content
+    assert out["compaction_requested"] is False if state else True
+    if with_model:
+        assert len(model.seen) == 1
+    if "keep" in options:
+        assert [m.content for m in out["messages"][-6:]] == [m.content for m in history[-6:]]

@@ -6,7 +6,13 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.base import BaseStore
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("langgraph_context.compaction.node")
 
 DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
+_SUMMARY_WRAPPER = 64  # tokens of the summary message around the summary text
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,7 @@ class Step:
         self.tokens = int(options.counter(messages)) if messages else 0
         self.fired_by = self._fired()
         self.fired = self.fired_by is not None
+        self.budget = self._budget() if self.fired else options.max_tokens
         self.summarized: SummarizationResult | None = None
         self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
 
@@ -100,6 +108,29 @@ class Step:
                 return f"tool_output>={value:g}"
         return None
 
+    def _budget(self) -> int:
+        """The budget this run compacts to.
+
+        Over `max_tokens` that is `max_tokens`. A trigger (or request) firing while the
+        history still fits must still compact: then everything before the kept part
+        (`keep`, or the newer half of the history without one) is compacted, with room
+        on top for the summary (`max_summary_tokens`) or the snapshot (a quarter).
+        """
+        o = self.o
+        if self.tokens > o.max_tokens:
+            return o.max_tokens
+        keep = o.keep
+        if keep is None:
+            goal = self.tokens // 2
+        else:
+            lead = [m for m in self.messages if isinstance(m, SystemMessage)]
+            count = self._keep_messages() if keep[0] == "messages" else 0
+            tail = self.messages[len(self.messages) - count :] if count else []
+            kept = int(o.counter([*lead, *tail])) if lead or tail else 0
+            goal = kept + (keep[1] if keep[0] == "tokens" else 0)
+        goal += o.max_summary_tokens + _SUMMARY_WRAPPER if o.model is not None else goal // 4
+        return max(1, min(o.max_tokens, goal, self.tokens - 1))
+
     def _keep_messages(self) -> int:
         keep = self.o.keep
         if keep is None:
@@ -119,7 +150,7 @@ class Step:
         with_model = o.model is not None
         return compact_messages(
             self.messages,
-            max_tokens=o.max_tokens,
+            max_tokens=self.budget,
             strategy="clear_tool_results" if with_model else o.strategy,
             keep_tool_rounds=o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
@@ -150,7 +181,7 @@ class Step:
                 done,
                 messages=messages,
                 tokens_after=tokens,
-                within_budget=tokens <= self.o.max_tokens,
+                within_budget=tokens <= self.budget,
             )
         self.summarized = done
 
@@ -160,7 +191,7 @@ class Step:
         keep = o.keep
         return {
             "model": o.model,
-            "max_tokens": o.max_tokens,
+            "max_tokens": self.budget,
             "running_summary": RunningSummary.from_dict(saved) if saved else None,
             "style": o.style,
             "prompt": o.prompt,
@@ -198,7 +229,7 @@ class Step:
             return self.messages, stats, []
         fallback = compact_messages(
             self.messages,
-            max_tokens=self.o.max_tokens,
+            max_tokens=self.budget,
             strategy=self.o.strategy,
             keep_tool_rounds=self.o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
