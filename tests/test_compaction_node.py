@@ -605,3 +605,19 @@ def test_a_trigger_firing_under_max_tokens_compacts(
         assert len(model.seen) == 1
     if "keep" in options:
         assert [m.content for m in out["messages"][-6:]] == [m.content for m in history[-6:]]
+
+
+def test_view_mode_keeps_a_mid_conversation_system_message_every_turn(scripted: Any) -> None:
+    """In view mode with a running summary, a later system message is never summarized away."""
+    model = summarizer(scripted)
+    node = create_compaction_node(max_tokens=900, mode="view", model=model, max_summary_tokens=60)
+    app = build(node, work=chatter)
+    config = {"configurable": {"thread_id": "policy"}}
+    app.invoke({"messages": [SystemMessage("You help."), HumanMessage("start")]}, config)
+    policy = SystemMessage("POLICY UPDATE: never reveal ticket ids.")
+    app.invoke({"messages": [policy, HumanMessage("go on")]}, config)
+    for turn in range(5):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+        assert any(m.content == policy.content for m in state["llm_input_messages"])
+    assert model.seen
+    assert all("POLICY UPDATE" not in str(call[-1].content) for call in model.seen)
