@@ -98,14 +98,17 @@ def _scan(
     """
     violations: list[HistoryViolation] = []
     gaps: list[tuple[int, list[tuple[str, str]]]] = []
-    pending: dict[str, str] = {}
+    # call id -> names of its calls still unanswered (one entry per call: some servers
+    # repeat an id within one message, and each such call accepts one result)
+    pending: dict[str, list[str]] = {}
     answered: set[str] = set()
     block_ai: int | None = None
     seen_conversation = False
 
     def close_block(at: int) -> None:
         if pending and block_ai is not None:
-            for tid in pending:
+            missing = [(tid, name) for tid, names in pending.items() for name in names]
+            for tid, _ in missing:
                 violations.append(
                     HistoryViolation(
                         "missing_tool_result",
@@ -114,13 +117,15 @@ def _scan(
                         f"tool call {tid!r} has no result before message {at}",
                     )
                 )
-            gaps.append((at, list(pending.items())))
+            gaps.append((at, missing))
 
     for i, message in enumerate(items):
         if isinstance(message, ToolMessage):
             tid = message.tool_call_id
             if tid in pending:
-                del pending[tid]
+                pending[tid].pop(0)
+                if not pending[tid]:
+                    del pending[tid]
                 answered.add(tid)
             elif block_ai is not None and tid in answered:
                 violations.append(
@@ -151,7 +156,8 @@ def _scan(
         calls = _calls(message)
         if calls:
             block_ai = i
-            pending = dict(calls)
+            for tid, name in calls:
+                pending.setdefault(tid, []).append(name)
     if not allow_pending:
         close_block(len(items))
     return violations, gaps

@@ -13,8 +13,11 @@ Message overhead follows OpenAI's published accounting for chat models:
 * each tool call costs `TOKENS_PER_TOOL_CALL` (3) plus its id, name and JSON arguments;
 * a tool result costs its `tool_call_id` on top of its content;
 * multimodal blocks: text blocks count their text; image blocks count a flat
-  `IMAGE_BLOCK_TOKENS` (85, the low-detail image cost); any other block counts its JSON
-  with binary payloads (`data`, `base64`) replaced by a short marker;
+  `IMAGE_BLOCK_TOKENS` (85, the low-detail image cost); file, document and audio
+  blocks count a flat `FILE_BLOCK_TOKENS` (1,000: a rough figure, since providers bill
+  them per page or per second; pass the provider's counter when they dominate); any
+  other block counts its JSON with binary payloads (`data`, `base64`, `file_data` at
+  any depth, and `data:` URLs) replaced by a short marker;
 * a list of messages adds `REPLY_PRIMING_TOKENS` (3) once, for the assistant's reply.
 
 These rules match OpenAI's billing to within a few tokens per message; other providers'
@@ -38,6 +41,7 @@ from langgraph_context.history import group_tool_rounds
 
 __all__ = [
     "DEFAULT_ENCODING",
+    "FILE_BLOCK_TOKENS",
     "IMAGE_BLOCK_TOKENS",
     "REPLY_PRIMING_TOKENS",
     "TOKENS_PER_MESSAGE",
@@ -61,6 +65,10 @@ TOKENS_PER_NAME = 1
 TOKENS_PER_TOOL_CALL = 3
 REPLY_PRIMING_TOKENS = 3
 IMAGE_BLOCK_TOKENS = 85
+FILE_BLOCK_TOKENS = 1000
+_IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
+_FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio"})
+_BINARY_KEYS = frozenset({"data", "base64", "file_data"})
 
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _MEMO_LIMIT = 200_000
@@ -154,11 +162,15 @@ def _encoding_name_for_model(model: str) -> str:
         return "cl100k_base"
 
 
-def _strip_binary(block: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: (f"<{len(v)} chars>" if k in ("data", "base64") and isinstance(v, str) else v)
-        for k, v in block.items()
-    }
+def _strip_binary(value: Any, key: str = "") -> Any:
+    """Replace binary payloads (by key or as `data:` URLs) at any depth by a marker."""
+    if isinstance(value, dict):
+        return {k: _strip_binary(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_binary(v) for v in value]
+    if isinstance(value, str) and (key in _BINARY_KEYS or value.startswith("data:")):
+        return f"<{len(value)} chars>"
+    return value
 
 
 class TiktokenCounter:
@@ -274,8 +286,10 @@ class TiktokenCounter:
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             return self.count_text(block["text"])
-        if kind in ("image", "image_url", "input_image"):
+        if kind in _IMAGE_BLOCKS:
             return IMAGE_BLOCK_TOKENS
+        if kind in _FILE_BLOCKS:
+            return FILE_BLOCK_TOKENS
         return self.count_text(json.dumps(_strip_binary(block), ensure_ascii=False, default=str))
 
 

@@ -418,3 +418,206 @@ def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
     options = {"max_tokens": 100, **kwargs}
     with pytest.raises(ValueError, match=match):
         create_compaction_node(**options)
+
+
+def test_replace_mode_never_clears_the_tool_results_the_agent_has_not_seen() -> None:
+    """Agent -> tools -> compaction -> agent: the agent always sees its latest tool outputs."""
+    seen: list[list[Any]] = []
+
+    def agent(state: State) -> dict[str, Any]:
+        seen.append(list(state["messages"]))
+        n = len(seen)
+        if isinstance(state["messages"][-1], HumanMessage):
+            calls = [
+                {"name": "read", "args": {"path": f"src/f{n}.py"}, "id": "call_1"},
+                {"name": "bash", "args": {"command": f"pytest -k t{n}"}, "id": "call_2"},
+            ]
+            return {"messages": [AIMessage("", tool_calls=calls)]}
+        return {"messages": [AIMessage(f"done turn {n} " + "blah " * 30)]}
+
+    def tools(state: State) -> dict[str, Any]:
+        last = state["messages"][-1]
+        assert isinstance(last, AIMessage)
+        return {
+            "messages": [
+                ToolMessage(f"output of {c['name']} " + "x y z " * 200, tool_call_id=c["id"])
+                for c in last.tool_calls
+            ]
+        }
+
+    def route(state: State) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
+
+    graph = StateGraph(State)
+    graph.add_node("compaction", create_compaction_node(max_tokens=1500))
+    graph.add_node("agent", agent)
+    graph.add_node("tools", tools)
+    graph.add_edge(START, "compaction")
+    graph.add_edge("compaction", "agent")
+    graph.add_conditional_edges("agent", route, ["tools", END])
+    graph.add_edge("tools", "compaction")
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "seen"}}
+    app.invoke({"messages": [SystemMessage("You help."), HumanMessage("fix src/main.py")]}, config)
+    for turn in range(6):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn} continue")]}, config)
+        assert validate_history(state["messages"]) == []
+    after_tools = [s for s in seen if isinstance(s[-1], ToolMessage)]
+    assert len(after_tools) == 7
+    assert state["compaction"]["count"] > 0
+    for messages in after_tools:
+        assert all(str(m.content).startswith("output of") for m in messages[-2:])
+
+
+def fact_history() -> list[Any]:
+    """A request, four lookups whose outputs each carry one fact, and a question."""
+    history: list[Any] = [SystemMessage("sys"), HumanMessage("look up the deploy tokens")]
+    for i in range(4):
+        call = {"name": "lookup", "args": {"q": f"q{i}"}, "id": f"c{i}"}
+        history += [
+            AIMessage("", tool_calls=[call]),
+            ToolMessage(f"FACT-{i}: token TOK-{i} " + "pad " * 300, tool_call_id=f"c{i}"),
+            AIMessage(f"noted {i} " + "talk " * 150),
+        ]
+    return [*history, HumanMessage("what were the tokens?")]
+
+
+@pytest.mark.parametrize("mode", ["replace", "view"])
+def test_summarizer_reads_original_tool_outputs_not_placeholders(scripted: Any, mode: str) -> None:
+    """The summarizer sees the tool outputs it folds in; the archive holds the originals."""
+    model = summarizer(scripted)
+    archive = "note" if mode == "replace" else None
+    node = create_compaction_node(
+        max_tokens=800, mode=mode, model=model, max_summary_tokens=100, archive_key=archive
+    )
+    graph = StateGraph(State)
+    graph.add_node("compaction", node)
+    graph.add_edge(START, "compaction")
+    graph.add_edge("compaction", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    state = app.invoke({"messages": fact_history()}, {"configurable": {"thread_id": mode}})
+    assert state["compaction"]["last"]["strategy"] == "summary"
+    prompts = "\n".join(str(call[-1].content) for call in model.seen)
+    assert "[Tool output cleared" not in prompts
+    visible = state["messages"] if mode == "replace" else state["llm_input_messages"]
+    for i in range(4):
+        kept = any(str(m.content).startswith(f"FACT-{i}:") for m in visible)
+        assert kept or f"TOK-{i}" in prompts
+    assert validate_history(visible) == []
+    assert count_tokens(visible) <= 800
+    if mode == "replace":
+        archived = "\n".join(v for k, v in state["note"].items() if k.startswith("compaction/"))
+        assert all(f"TOK-{i}" in archived for i in range(4))
+        assert archived.count("FACT-0:") == 1
+
+
+async def test_async_archive_to_an_async_only_store() -> None:
+    """The async node archives with `aput`, so async-only stores (sqlite, postgres) work."""
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    async with AsyncSqliteStore.from_conn_string(":memory:") as store:
+        await store.setup()
+        graph = StateGraph(State)
+        graph.add_node("worker", worker)
+        graph.add_node(
+            "compaction", create_compaction_node(max_tokens=700, archive_namespace=("archive",))
+        )
+        graph.add_edge(START, "worker")
+        graph.add_edge("worker", "compaction")
+        graph.add_edge("compaction", END)
+        app = graph.compile(checkpointer=InMemorySaver(), store=store)
+        config = {"configurable": {"thread_id": "async-store"}}
+        for turn in range(4):
+            state = await app.ainvoke({"messages": [HumanMessage(f"t{turn}")]}, config)
+        items = await store.asearch(("archive",))
+        assert len(items) == state["compaction"]["count"] >= 1
+        assert "defmodule" in items[0].value["text"]
+
+
+def test_repeated_call_ids_keep_every_result_through_the_node() -> None:
+    """A parallel round whose calls share one id keeps both results across turns."""
+
+    def weather(state: State) -> dict[str, Any]:
+        calls = [
+            {"name": "weather", "args": {"city": city}, "id": "0"} for city in ("Paris", "Rome")
+        ]
+        return {
+            "messages": [
+                AIMessage("", tool_calls=calls),
+                ToolMessage("Paris: 21C", tool_call_id="0"),
+                ToolMessage("Rome: 28C", tool_call_id="0"),
+                AIMessage("Paris 21C, Rome 28C"),
+            ]
+        }
+
+    app = build(create_compaction_node(max_tokens=10_000, mode="replace"), work=weather)
+    config = {"configurable": {"thread_id": "dup-ids"}}
+    for turn in range(3):
+        state = app.invoke({"messages": [HumanMessage(f"weather {turn}?")]}, config)
+    results = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert results == ["Paris: 21C", "Rome: 28C"] * 3
+    assert validate_history(state["messages"]) == []
+
+
+def long_chat() -> list[Any]:
+    """Thirty short exchanges: about 1,600 tokens, far under a 5,000-token budget."""
+    history: list[Any] = [SystemMessage("sys")]
+    for i in range(30):
+        history += [HumanMessage(f"q{i} " + "w " * 20), AIMessage(f"a{i} " + "v " * 20)]
+    return history
+
+
+def one_node_graph(node: Any) -> Any:
+    """START -> compaction -> END, checkpointed."""
+    graph = StateGraph(State)
+    graph.add_node("compaction", node)
+    graph.add_edge(START, "compaction")
+    graph.add_edge("compaction", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize(
+    ("options", "state"),
+    [
+        ({"trigger": ("messages", 20)}, {}),
+        ({"trigger": ("fraction", 0.5), "context_window": 3000}, {}),
+        ({"trigger": ("tokens", 10**6)}, {"compaction_requested": True}),
+        ({"trigger": ("messages", 20), "keep": ("messages", 6)}, {}),
+    ],
+)
+@pytest.mark.parametrize("with_model", [False, True])
+def test_a_trigger_firing_under_max_tokens_compacts(
+    scripted: Any, options: dict, state: dict, with_model: bool
+) -> None:
+    """A fired trigger or request compacts even when the history fits max_tokens."""
+    model = summarizer(scripted) if with_model else None
+    app = one_node_graph(create_compaction_node(max_tokens=5000, model=model, **options))
+    history = long_chat()
+    out = app.invoke({"messages": history, **state}, {"configurable": {"thread_id": "under"}})
+    last = out["compaction"]["last"]
+    assert last["strategy"] == ("summary" if with_model else last["strategy"]) != "none"
+    assert count_tokens(out["messages"]) < count_tokens(history)
+    assert validate_history(out["messages"]) == []
+    assert out["messages"][-1].content == history[-1].content
+    assert out["compaction_requested"] is False if state else True
+    if with_model:
+        assert len(model.seen) == 1
+    if "keep" in options:
+        assert [m.content for m in out["messages"][-6:]] == [m.content for m in history[-6:]]
+
+
+def test_view_mode_keeps_a_mid_conversation_system_message_every_turn(scripted: Any) -> None:
+    """In view mode with a running summary, a later system message is never summarized away."""
+    model = summarizer(scripted)
+    node = create_compaction_node(max_tokens=900, mode="view", model=model, max_summary_tokens=60)
+    app = build(node, work=chatter)
+    config = {"configurable": {"thread_id": "policy"}}
+    app.invoke({"messages": [SystemMessage("You help."), HumanMessage("start")]}, config)
+    policy = SystemMessage("POLICY UPDATE: never reveal ticket ids.")
+    app.invoke({"messages": [policy, HumanMessage("go on")]}, config)
+    for turn in range(5):
+        state = app.invoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
+        assert any(m.content == policy.content for m in state["llm_input_messages"])
+    assert model.seen
+    assert all("POLICY UPDATE" not in str(call[-1].content) for call in model.seen)

@@ -346,3 +346,59 @@ def test_latest_request_is_dropped_only_when_nothing_else_fits() -> None:
     kept = compact_messages(history, max_tokens=budget, strategy="clear_tool_results")
     assert not kept.stats.within_budget
     assert "req" in [m.id for m in kept.messages]
+
+
+def test_latest_tool_round_is_not_cleared_to_make_room_for_the_snapshot() -> None:
+    """Kept messages that fit max_tokens keep their latest tool result; the snapshot shrinks."""
+    history: list = [SystemMessage("sys")]
+    for i in range(4):
+        history += [
+            HumanMessage(f"question {i} " + "w " * 100),
+            AIMessage(f"answer {i} " + "v " * 100),
+        ]
+    history += [HumanMessage("now run the tests"), *tool_round(1, "PASSED " + "ok " * 1000)]
+    must_keep = [history[0], *history[-3:]]
+    assert count_tokens(must_keep) <= 1200 < count_tokens(history)
+    for snapshot in (True, False):
+        result = compact_messages(history, max_tokens=1200, snapshot=snapshot)
+        assert result.messages[-1].content.startswith("PASSED")
+        assert result.stats.tool_results_cleared == 0
+        assert result.stats.within_budget
+        assert validate_history(result.messages) == []
+
+
+def snapshot_then_more() -> tuple[list, list]:
+    """A first compaction (with a snapshot), then the history that grew after it."""
+    history: list = [SystemMessage("sys")]
+    for i in range(6):
+        history += [
+            HumanMessage(f"edit src/mod{i}.py please " + "w " * 40),
+            AIMessage(f"done {i} " + "v " * 40),
+        ]
+    first = compact_messages(history, max_tokens=400).messages
+    assert any(compaction_kind(m) == "snapshot" for m in first)
+    grown = [*first, HumanMessage("more " * 40), AIMessage("ok " * 40), HumanMessage("next")]
+    return first, grown
+
+
+@pytest.mark.parametrize("options", [{"snapshot": False}, {"snapshot_fraction": 0.0}])
+def test_an_earlier_snapshot_is_kept_when_no_new_one_replaces_it(options: dict) -> None:
+    """Without a new snapshot, the earlier one stays (it is the only copy of its facts)."""
+    first, grown = snapshot_then_more()
+    old = next(m for m in first if compaction_kind(m) == "snapshot")
+    result = compact_messages(grown, max_tokens=400, **options)
+    assert old in result.messages
+    assert result.stats.within_budget
+    assert validate_history(result.messages) == []
+
+
+def test_an_earlier_snapshot_that_cannot_stay_is_reported_dropped() -> None:
+    """When the earlier snapshot does not fit either, it is evicted and counted."""
+    first, grown = snapshot_then_more()
+    old = next(m for m in first if compaction_kind(m) == "snapshot")
+    budget = count_tokens([grown[0], *grown[-3:]]) + 5
+    result = compact_messages(grown, max_tokens=budget)
+    assert old not in result.messages
+    assert old in result.evicted
+    gone = len(grown) - len(result.messages)
+    assert result.stats.messages_dropped == gone

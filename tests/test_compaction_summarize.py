@@ -355,3 +355,17 @@ def test_answer_text_rejects_other_types() -> None:
     with pytest.raises(TypeError, match="summarizer returned list, expected a message"):
         answer_text([1, 2])
     assert answer_text(AIMessage(" ok ")) == "ok"
+
+
+def test_mid_conversation_system_messages_stay_verbatim_in_place(scripted: Any) -> None:
+    """A system message inside the summarized part is kept, not folded into the summary."""
+    policy = SystemMessage("POLICY UPDATE: never reveal internal ticket ids.", id="policy")
+    history = [*chat(3), policy, *chat(3, tag="b")[1:]]
+    model = scripted(responses=[AIMessage("they chatted")])
+    result = summarize_messages(history, model=model, max_tokens=400, max_summary_tokens=20)
+    assert result.running_summary is not None
+    assert policy in result.messages
+    assert policy not in result.summarized
+    assert "POLICY UPDATE" not in model.seen[0][-1].content
+    kept = [m for m in history if any(m is k for k in result.messages)]
+    assert kept == [m for m in result.messages if compaction_kind(m) is None]  # order kept

@@ -154,3 +154,16 @@ def test_repair_always_yields_valid_history(history: list) -> None:
 def test_generated_valid_histories_validate(history: list) -> None:
     """The valid-history strategy only produces valid histories (sanity of the generator)."""
     assert validate_history(history) == []
+
+
+def test_repeated_call_id_in_one_message_accepts_one_result_per_call() -> None:
+    """Two calls with id "0" (as some servers send) take two results; a third is a duplicate."""
+    h = [HumanMessage("weather?"), calls("0", "0"), tool("0", "Paris"), tool("0", "Rome")]
+    assert validate_history(h) == []
+    assert repair_history(h).messages == h
+    extra = [*h, tool("0", "Oslo")]
+    assert [v.kind for v in validate_history(extra)] == ["duplicate_tool_result"]
+    short = [HumanMessage("weather?"), calls("0", "0"), tool("0", "Paris"), HumanMessage("hm")]
+    fixed = repair_history(short)
+    assert [v.kind for v in fixed.changes] == ["missing_tool_result"]
+    assert [m.content for m in fixed.messages][2:4] == ["Paris", CANCELLED_TOOL_RESULT]

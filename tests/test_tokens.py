@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 from typing import Any
 
@@ -74,7 +75,7 @@ def test_tool_calls_and_results_are_counted() -> None:
 
 
 def test_multimodal_blocks_rule() -> None:
-    """Text blocks count their text; images a flat 85; other blocks their JSON without payload."""
+    """Text: their text; images: a flat 85; files/audio: 1,000; others: JSON without payload."""
     c = TiktokenCounter()
     text_only = HumanMessage([{"type": "text", "text": "look"}])
     with_image = HumanMessage(
@@ -85,7 +86,9 @@ def test_multimodal_blocks_rule() -> None:
     )
     assert c.count_message(with_image) - c.count_message(text_only) == 85
     audio = HumanMessage([{"type": "audio", "data": "B" * 100_000}])
-    assert c.count_message(audio) < 40
+    assert c.count_message(audio) - c.count_message(HumanMessage([])) == 1000  # flat file/audio
+    other = HumanMessage([{"type": "blob", "data": "B" * 100_000}])
+    assert c.count_message(other) < 40
 
 
 def test_dict_messages_match_objects() -> None:
@@ -220,3 +223,25 @@ def test_reassigned_content_is_recounted() -> None:
     assert c.count_message(m) > first
     m.name = "alice"
     assert c.count_message(m) == c.count_message(HumanMessage(m.content, name="alice"))
+
+
+def test_nested_binary_payloads_are_not_counted_as_text() -> None:
+    """PDFs and audio in nested provider blocks cost a flat figure, not their base64."""
+    from langgraph_context.tokens import FILE_BLOCK_TOKENS
+
+    data = base64.b64encode(bytes(range(256)) * 1200).decode()  # ~300 KB
+    blocks = [
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+                                        "data": data}},
+        {"type": "file", "file": {"filename": "a.pdf",
+                                  "file_data": "data:application/pdf;base64," + data}},
+        {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}},
+        {"type": "file", "base64": data, "mime_type": "application/pdf"},
+    ]  # fmt: skip
+    text = HumanMessage([{"type": "text", "text": "read this"}])
+    base = count_tokens([text])
+    for block in blocks:
+        message = HumanMessage([{"type": "text", "text": "read this"}, block])
+        assert count_tokens([message]) == base + FILE_BLOCK_TOKENS
+    custom = {"type": "custom", "payload": {"items": [{"data": data}, "data:x;base64," + data]}}
+    assert count_tokens([HumanMessage([custom])]) < 100

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.store.base import BaseStore
 
 from langgraph_context._messages import as_messages
 from langgraph_context._state import get_state_value
@@ -30,6 +37,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("langgraph_context.compaction.node")
 
 DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
+_SUMMARY_WRAPPER = 64  # tokens of the summary message around the summary text
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,7 @@ class Step:
         self.tokens = int(options.counter(messages)) if messages else 0
         self.fired_by = self._fired()
         self.fired = self.fired_by is not None
+        self.budget = self._budget() if self.fired else options.max_tokens
         self.summarized: SummarizationResult | None = None
         self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
 
@@ -99,6 +108,29 @@ class Step:
                 return f"tool_output>={value:g}"
         return None
 
+    def _budget(self) -> int:
+        """The budget this run compacts to.
+
+        Over `max_tokens` that is `max_tokens`. A trigger (or request) firing while the
+        history still fits must still compact: then everything before the kept part
+        (`keep`, or the newer half of the history without one) is compacted, with room
+        on top for the summary (`max_summary_tokens`) or the snapshot (a quarter).
+        """
+        o = self.o
+        if self.tokens > o.max_tokens:
+            return o.max_tokens
+        keep = o.keep
+        if keep is None:
+            goal = self.tokens // 2
+        else:
+            lead = [m for m in self.messages if isinstance(m, SystemMessage)]
+            count = self._keep_messages() if keep[0] == "messages" else 0
+            tail = self.messages[len(self.messages) - count :] if count else []
+            kept = int(o.counter([*lead, *tail])) if lead or tail else 0
+            goal = kept + (keep[1] if keep[0] == "tokens" else 0)
+        goal += o.max_summary_tokens + _SUMMARY_WRAPPER if o.model is not None else goal // 4
+        return max(1, min(o.max_tokens, goal, self.tokens - 1))
+
     def _keep_messages(self) -> int:
         keep = self.o.keep
         if keep is None:
@@ -118,7 +150,7 @@ class Step:
         with_model = o.model is not None
         return compact_messages(
             self.messages,
-            max_tokens=o.max_tokens,
+            max_tokens=self.budget,
             strategy="clear_tool_results" if with_model else o.strategy,
             keep_tool_rounds=o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
@@ -130,13 +162,36 @@ class Step:
             return True  # the running summary must stand in for what it covers
         return not self.rule.stats.within_budget
 
+    def summary_input(self) -> list[BaseMessage]:
+        """The rule-pass history with cleared messages restored to their originals.
+
+        The summarizer must read the tool outputs it folds into the summary, not the
+        placeholders the clearing pass left.
+        """
+        originals = {id(copy): original for copy, original in self.rule.cleared}
+        return [originals.get(id(m), m) for m in self.rule.messages]
+
+    def adopt(self, done: SummarizationResult) -> None:
+        """Keep `done`, with messages it kept verbatim cleared again as the rule pass did."""
+        copies = {id(original): copy for copy, original in self.rule.cleared}
+        if done.error is None and copies:
+            messages = [copies.get(id(m), m) for m in done.messages]
+            tokens = int(self.o.counter(messages)) if messages else 0
+            done = replace(
+                done,
+                messages=messages,
+                tokens_after=tokens,
+                within_budget=tokens <= self.budget,
+            )
+        self.summarized = done
+
     def summary_kwargs(self) -> dict[str, Any]:
         o = self.o
         saved = self.record.get("summary")
         keep = o.keep
         return {
             "model": o.model,
-            "max_tokens": o.max_tokens,
+            "max_tokens": self.budget,
             "running_summary": RunningSummary.from_dict(saved) if saved else None,
             "style": o.style,
             "prompt": o.prompt,
@@ -165,6 +220,8 @@ class Step:
                 messages_after=len(done.messages),
                 within_budget=done.within_budget,
             )
+            summarized = {id(m) for m in done.summarized}
+            evicted = [m for m in evicted if id(m) not in summarized]
             return done.messages, stats, [*evicted, *done.summarized]
         stats["error"] = done.error
         if self.o.mode == "replace":
@@ -172,7 +229,7 @@ class Step:
             return self.messages, stats, []
         fallback = compact_messages(
             self.messages,
-            max_tokens=self.o.max_tokens,
+            max_tokens=self.budget,
             strategy=self.o.strategy,
             keep_tool_rounds=self.o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
@@ -182,11 +239,28 @@ class Step:
         return fallback.messages, stats, list(fallback.evicted)
 
     def update(self) -> dict[str, Any]:
+        """Return the state update, archiving to the store with `store.put`."""
+        update, archive = self._update()
+        if archive is not None:
+            store, namespace, key, value = archive
+            store.put(namespace, key, value)
+        return update
+
+    async def aupdate(self) -> dict[str, Any]:
+        """Return the state update, archiving to the store with `await store.aput`."""
+        update, archive = self._update()
+        if archive is not None:
+            store, namespace, key, value = archive
+            await store.aput(namespace, key, value)
+        return update
+
+    def _update(self) -> tuple[dict[str, Any], _Archive | None]:
         o = self.o
+        archive: _Archive | None = None
         if not self.fired:
             if o.mode == "view":
-                return {o.output_key: [*self.rule.messages, *self.pending]}
-            return {}
+                return {o.output_key: [*self.rule.messages, *self.pending]}, None
+            return {}, None
         messages, stats, evicted = self._result()
         stats["trigger"] = self.fired_by
         stats["mode"] = o.mode
@@ -205,7 +279,7 @@ class Step:
         final = [*messages, *self.pending]
         if o.mode == "view":
             update[o.output_key] = final
-            return update
+            return update, None
         if stats["strategy"] != "none" or stats.get("repairs"):
             update[o.input_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
             if evicted and (o.archive_key or o.archive_namespace):
@@ -213,11 +287,15 @@ class Step:
                 if o.archive_key:
                     update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
                 if o.archive_namespace:
-                    _archive_to_store(o.archive_namespace, count, text, len(evicted))
-        return update
+                    archive = _store_archive(o.archive_namespace, count, text, len(evicted))
+        return update, archive
 
 
-def _archive_to_store(namespace: tuple[str, ...], count: int, text: str, n: int) -> None:
+_Archive = tuple[BaseStore, tuple[str, ...], str, dict[str, Any]]
+
+
+def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) -> _Archive:
+    """Return (store, namespace, key, value) of one archive item; the caller writes it."""
     try:
         store = get_store()
     except RuntimeError:
@@ -228,7 +306,7 @@ def _archive_to_store(namespace: tuple[str, ...], count: int, text: str, n: int)
             "(e.g. InMemoryStore()) or use archive_key to archive to a note"
         )
         raise ValueError(msg)
-    store.put(namespace, f"evicted-{count}", {"text": text, "messages": n})
+    return store, namespace, f"evicted-{count}", {"text": text, "messages": n}
 
 
 def _noop(messages: list[BaseMessage]) -> CompactionResult:

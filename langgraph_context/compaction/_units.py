@@ -110,19 +110,19 @@ def copy_work(work: Work) -> Work:
 def last_resort(
     work: Work,
     costs: Costs,
-    target: int,
     max_tokens: int,
     strategy: str,
     clear_args_over: int | None,
 ) -> Work:
-    """Fit the budget by clearing protected outputs, then by dropping the latest request.
+    """Fit `max_tokens` by clearing protected outputs, then by dropping the latest request.
 
-    Used only when the regular strategy left the history over budget; each step is
-    taken only if it actually reaches the budget.
+    Used only when the kept messages alone exceed `max_tokens` (never to make room for
+    the snapshot); outputs are cleared oldest first and only as far as the budget
+    needs, and each step is taken only if it actually reaches the budget.
     """
     limit = max_tokens - costs.overhead
     cleared = copy_work(work)
-    clear_results(cleared, costs, target, 0, clear_args_over, everything=True)
+    clear_results(cleared, costs, limit, 0, clear_args_over, everything=True)
     if cleared.kept_cost() <= limit:
         return cleared  # clearing the protected outputs is enough
     request = work.request_unit
@@ -146,7 +146,7 @@ def pin_units(work: Work, keep_messages: int) -> None:
     last_human = None
     for u, (start, _) in enumerate(units):
         message = items[start]
-        if isinstance(message, SystemMessage) or compaction_kind(message) == "summary":
+        if isinstance(message, SystemMessage) or compaction_kind(message) is not None:
             work.pinned.add(u)
         elif isinstance(message, HumanMessage):
             last_human = u

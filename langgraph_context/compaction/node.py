@@ -187,7 +187,9 @@ def create_compaction_node(
             of `context_window`), `("tokens", n)`, `("messages", n)` and
             `("tool_output", n)` (one tool result of `n` tokens or more); any firing
             is enough. A truthy `request_key` in state always triggers. Default:
-            `("tokens", max_tokens)`.
+            `("tokens", max_tokens)`. A trigger that fires while the history still
+            fits `max_tokens` compacts everything before the kept part (`keep`, or
+            the newer half of the history when `keep` is not set).
         context_window: The model's context window, for `fraction` triggers.
         keep: Recent part kept verbatim: `("tokens", n)` or `("messages", n)`
             (whole tool rounds). Default: the strategies' defaults.
@@ -288,13 +290,14 @@ def create_compaction_node(
     def compaction(state: Any) -> dict[str, Any]:
         step = Step(options, state)
         if step.fired and model is not None and step.needs_model():
-            step.summarized = summarize_messages(step.rule.messages, **step.summary_kwargs())
+            step.adopt(summarize_messages(step.summary_input(), **step.summary_kwargs()))
         return step.update()
 
     async def acompaction(state: Any) -> dict[str, Any]:
         step = Step(options, state)
         if step.fired and model is not None and step.needs_model():
-            step.summarized = await asummarize_messages(step.rule.messages, **step.summary_kwargs())
-        return step.update()
+            done = await asummarize_messages(step.summary_input(), **step.summary_kwargs())
+            step.adopt(done)
+        return await step.aupdate()
 
     return RunnableLambda(compaction, afunc=acompaction, name=name)

@@ -135,12 +135,15 @@ class CompactionResult:
         evicted: The original messages whose content left the context (dropped, or
             tool results and calls that were cleared), in history order.
         snapshot: The state snapshot extracted from them (including earlier ones), if any.
+        cleared: `(cleared copy, original)` pairs for the messages of `messages` whose
+            tool output or arguments were replaced by a placeholder.
     """
 
     messages: list[BaseMessage]
     stats: CompactionStats
     evicted: tuple[BaseMessage, ...] = ()
     snapshot: StateSnapshot | None = None
+    cleared: tuple[tuple[BaseMessage, BaseMessage], ...] = ()
 
 
 def _check(
@@ -196,7 +199,9 @@ def compact_messages(
     are never dropped; if they alone exceed the budget, the tool results among them
     are cleared as a last resort, and if that is still not enough the result says so
     (`stats.within_budget` is false and `stats.note` explains) instead of overflowing
-    silently.
+    silently. An earlier state snapshot is merged into the new one; when no new one
+    is inserted (`snapshot=False`, no reserve or no room) it is kept verbatim if it
+    fits, else it is evicted and counted in `stats.messages_dropped`.
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
@@ -255,11 +260,15 @@ def compact_messages(
         return CompactionResult(list(items), stats)
 
     previous: StateSnapshot | None = None
+    old_snapshots: list[BaseMessage] = []
     body: list[BaseMessage] = []
     body_costs: list[int] = []
+    reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
     for message, cost in zip(items, item_costs, strict=True):
-        if compaction_kind(message) == "snapshot":
+        if reserve and compaction_kind(message) == "snapshot":
+            # merged into the new snapshot; put back in `_finish` if it has no room
             previous = extract_snapshot([message], previous=previous)
+            old_snapshots.append(message)
         else:
             body.append(message)
             body_costs.append(cost)
@@ -269,8 +278,7 @@ def compact_messages(
         costs=body_costs,
         current=list(body),
     )
-    pin_units(work, keep_messages)
-    reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
+    pin_units(work, keep_messages)  # earlier snapshots left in the body are pinned
     target = max_tokens - reserve - costs.overhead
 
     applied: str = strategy
@@ -284,13 +292,16 @@ def compact_messages(
         work.dropped = drop_units(work, chosen, target, head_fraction)
     elif strategy == "auto":
         applied = "clear_tool_results"
-    if work.kept_cost() > target:
-        work = last_resort(work, costs, target, max_tokens, strategy, clear_tool_args_over)
+    if work.kept_cost() > max_tokens - costs.overhead:
+        # Protected tool results are cleared only when the kept messages alone exceed
+        # the budget; the snapshot reserve never justifies it (the snapshot shrinks).
+        work = last_resort(work, costs, max_tokens, strategy, clear_tool_args_over)
 
     return _finish(
         work,
         costs,
         previous=previous,
+        old_snapshots=old_snapshots,
         snapshot=snapshot,
         reserve=reserve,
         max_tokens=max_tokens,
@@ -306,6 +317,7 @@ def _finish(
     costs: Costs,
     *,
     previous: StateSnapshot | None,
+    old_snapshots: list[BaseMessage],
     snapshot: bool,
     reserve: int,
     max_tokens: int,
@@ -316,6 +328,7 @@ def _finish(
 ) -> CompactionResult:
     kept: list[BaseMessage] = []
     evicted: list[BaseMessage] = []
+    pairs: list[tuple[BaseMessage, BaseMessage]] = []
     kept_cost = 0
     for u, (start, end) in enumerate(work.units):
         if u in work.dropped:
@@ -324,6 +337,9 @@ def _finish(
             kept.extend(work.current[start:end])
             kept_cost += sum(work.costs[start:end])
             evicted.extend(work.cleared[i] for i in range(start, end) if i in work.cleared)
+            pairs.extend(
+                (work.current[i], work.cleared[i]) for i in range(start, end) if i in work.cleared
+            )
     lead = 0
     while lead < len(kept) and (
         isinstance(kept[lead], SystemMessage) or compaction_kind(kept[lead]) == "summary"
@@ -349,6 +365,19 @@ def _finish(
                 snapshot_tokens = int(costs.counter(text))
                 break
             room = room // 2
+    lost_snapshots = 0
+    if old_snapshots and out is kept:
+        # no new snapshot carries the earlier ones: keep them verbatim if they fit,
+        # otherwise report them as dropped (their text is in `evicted`)
+        old_cost = sum(costs.of(m) for m in old_snapshots)
+        candidate = [*kept[:lead], *old_snapshots, *kept[lead:]]
+        if costs.total(candidate, kept_cost + old_cost) <= max_tokens:
+            out = candidate
+            kept_cost += old_cost
+            snap = previous
+        else:
+            evicted = [*old_snapshots, *evicted]
+            lost_snapshots = len(old_snapshots)
     tokens_after = costs.total(out, kept_cost)
     within = tokens_after <= max_tokens
     note = ""
@@ -382,7 +411,7 @@ def _finish(
         tokens_after=tokens_after,
         messages_before=messages_before,
         messages_after=len(out),
-        messages_dropped=len(gone),
+        messages_dropped=len(gone) + lost_snapshots,
         tool_rounds_dropped=dropped_rounds,
         tool_results_cleared=cleared_results,
         tool_args_cleared=work.args_cleared,
@@ -391,4 +420,4 @@ def _finish(
         repairs=repairs,
         note=note,
     )
-    return CompactionResult(out, stats, tuple(evicted), snap)
+    return CompactionResult(out, stats, tuple(evicted), snap, tuple(pairs))

@@ -213,10 +213,8 @@ def _plan(
         ids = [m.id for m in rest]
         if previous.last_message_id in ids:
             covered = ids.index(previous.last_message_id) + 1
-            kept_rest = rest[covered:]
-            if last_human is not None and any(m is last_human for m in rest[:covered]):
-                kept_rest = [last_human, *kept_rest]
-            rest = kept_rest
+            stay = [m for m in rest[:covered] if m is last_human or isinstance(m, SystemMessage)]
+            rest = [*stay, *rest[covered:]]
     summary_head = [summary_message(previous)] if previous is not None else []
     visible = [*head, *summary_head, *rest]
     plan = _Plan(
@@ -236,7 +234,9 @@ def _plan(
     if int(counter(visible)) <= max_tokens:
         return plan
 
-    room = max_tokens - int(counter([*head, HumanMessage(SUMMARY_PREFIX)])) - max_summary_tokens
+    systems = [m for m in rest if isinstance(m, SystemMessage)]  # kept verbatim, in order
+    fixed = [*head, *systems, HumanMessage(SUMMARY_PREFIX)]
+    room = max_tokens - int(counter(fixed)) - max_summary_tokens
     keep_budget = int(max_tokens * DEFAULT_KEEP_FRACTION) if keep_tokens is None else keep_tokens
     keep_budget = max(0, min(keep_budget, room))
     units = group_tool_rounds(rest)
@@ -250,11 +250,9 @@ def _plan(
             if keep_messages is not None and len(rest) - unit_start > keep_messages:
                 break
         start, used = unit_start, used + cost
-    pinned = (
-        [last_human]
-        if last_human is not None and any(m is last_human for m in rest[:start])
-        else []
-    )
+    pinned = [
+        m for m in rest[:start] if m is last_human or isinstance(m, SystemMessage)
+    ]  # the latest request and mid-conversation system messages stay, in order
     plan.tail = rest[start:]
     plan.pinned = pinned
     plan.to_summarize = [m for m in rest[:start] if not any(m is p for p in pinned)]
