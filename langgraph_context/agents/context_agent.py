@@ -38,7 +38,7 @@ from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.compaction import CompactionStateMixin
-from langgraph_context.context import ContextBuilder, create_context_node
+from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
@@ -146,17 +146,43 @@ def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
     return named
 
 
-def default_context_node() -> Any:
+def default_context_node(max_tokens: int | None = None) -> Any:
     """Return the context node `context=True` uses.
 
     A default `ContextBuilder`: messages, plan, notes and pinned memory (constraints,
     hot issues) are its sources, and untrusted packets are fenced in a fresh random
     boundary on every build.
 
+    Args:
+        max_tokens: Budget of the assembled model input (context plus recent
+            messages); `None` for the builder's default (`ContextConfig().max_tokens`).
+
     Returns:
         The node, writing `llm_input_messages`.
+
+    Raises:
+        ValueError: If `max_tokens` is not a positive int.
     """
-    return create_context_node(ContextBuilder())
+    if max_tokens is None:
+        return create_context_node(ContextBuilder())
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        msg = f"context_tokens must be a positive int, got {max_tokens!r}"
+        raise ValueError(msg)
+    return create_context_node(ContextBuilder(config=ContextConfig(max_tokens=max_tokens)))
+
+
+def _context_step(context: Any, context_tokens: int | None) -> Any:
+    """The context node for the `context`/`context_tokens` arguments (or `None`)."""
+    if context is True:
+        return default_context_node(context_tokens)
+    if context_tokens is not None:
+        msg = "context_tokens only applies with context=True (size your own node's builder)"
+        raise ValueError(msg)
+    if context is False or context is None:
+        return None
+    if isinstance(context, ContextBuilder):
+        return create_context_node(context)
+    return context
 
 
 def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
@@ -211,6 +237,7 @@ def create_context_agent(
     checks: CheckSelector | None = None,
     compaction: Any | None = None,
     context: Any = None,
+    context_tokens: int | None = None,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
@@ -232,11 +259,15 @@ def create_context_agent(
             `watch_checks` step after each tool round).
         compaction: A compaction node (`create_compaction_node(...)`), run first
             before every model call; `None` for none.
-        context: A context node (`create_context_node(...)`), or `True` for
-            `default_context_node()` (default builder plus pinned memory). It runs
-            last before every model call, so it assembles the view from the
-            compacted history. The system prompt is put before the assembled
-            context in one system message.
+        context: A context node (`create_context_node(...)`), a `ContextBuilder`
+            (wrapped in `create_context_node`), or `True` for
+            `default_context_node(context_tokens)` (default builder plus pinned
+            memory). It runs last before every model call, so it assembles the view
+            from the compacted history. The system prompt is put before the
+            assembled context in one system message.
+        context_tokens: With `context=True`, the budget of the assembled view (keep
+            it below the model's window minus the system prompt and the reply);
+            `None` for the builder's default.
         pre_model: Further nodes, run in order between `compaction` and `context`.
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
@@ -252,7 +283,8 @@ def create_context_agent(
             a node.
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
-            share a name, or `checks` selects no tool.
+            share a name, `checks` selects no tool, or `context_tokens` is not a
+            positive int or is given without `context=True`.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -273,10 +305,7 @@ def create_context_agent(
         msg = f"tools must have distinct names; repeated: {duplicates}"
         raise ValueError(msg)
     before = _named_steps(pre_model, "pre_model")
-    if context is True:
-        context = default_context_node()
-    elif context is False:
-        context = None
+    context = _context_step(context, context_tokens)
     for step_name, step in (("compaction", compaction), ("context", context)):
         if step is None:
             continue
