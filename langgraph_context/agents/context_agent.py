@@ -25,18 +25,19 @@ The graph::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.pregel.protocol import PregelProtocol
 
 from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
-from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.memory import (
@@ -227,7 +228,7 @@ def _model_input(state: Any, prompt: PromptLike, state_in_prompt: bool) -> list[
 
 
 def create_context_agent(
-    model: BaseChatModel | ModelFactory,
+    model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
     tools: Sequence[BaseTool] = (),
     *,
     system_prompt: PromptLike = None,
@@ -246,7 +247,9 @@ def create_context_agent(
     """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
 
     Args:
-        model: A chat model, or a factory building one from the run's config (such as
+        model: A chat model (also one wrapped by `with_retry`, `with_fallbacks` or a
+            configurable `init_chat_model`: any runnable but a compiled graph), or a
+            factory building one from the run's config (such as
             `resolve_chat_model`), called once per model step.
         tools: The agent's own tools, added to the plan, note and memory tools.
         system_prompt: Instructions, or a function of the state returning them.
@@ -279,8 +282,8 @@ def create_context_agent(
         A `StateGraph`; compile it with your checkpointer and store.
 
     Raises:
-        TypeError: If `model` is neither a chat model nor callable, or a step is not
-            a node.
+        TypeError: If `model` is neither a chat model nor callable (or is a compiled
+            graph), cannot bind the tools, or a step is not a node.
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
             share a name, `checks` selects no tool, or `context_tokens` is not a
@@ -295,7 +298,7 @@ def create_context_agent(
         >>> graph.invoke({"messages": [("user", "hi")]})["messages"][-1].content
         'hello'
     """
-    if not isinstance(model, BaseChatModel) and not callable(model):
+    if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
         msg = f"model must be a chat model or a factory taking a config, got {model!r}"
         raise TypeError(msg)
     all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
@@ -325,16 +328,15 @@ def create_context_agent(
         msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
         raise ValueError(msg)
     fixed = (
-        (model.bind_tools(all_tools) if all_tools else model)
-        if isinstance(model, BaseChatModel)
+        bind_model_tools(cast("Runnable[Any, Any]", model), all_tools)
+        if is_chat_model(model)
         else None
     )
 
     def _chat(config: RunnableConfig) -> Any:
         if fixed is not None:
             return fixed
-        built = model(config)  # type: ignore[operator]
-        return built.bind_tools(all_tools) if all_tools else built
+        return bind_model_tools(model(config), all_tools)  # type: ignore[operator]
 
     def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
         response = _chat(config).invoke(_model_input(state, system_prompt, state_in_prompt), config)
