@@ -203,7 +203,11 @@ def _load_env_factories() -> None:
                 f"got {entry!r}"
             )
             raise ValueError(msg)
-        factory = getattr(importlib.import_module(module_name), attribute)
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as exc:
+            msg = f"{MODEL_FACTORIES_ENV_VAR} entry {entry!r} cannot be loaded: {exc}"
+            raise ValueError(msg) from exc
         register_model_factory(name.strip(), factory)
     _env_loaded = spec
 
@@ -215,7 +219,8 @@ def model_factory_names() -> list[str]:
         Names usable as `configurable["model_factory"]`.
 
     Raises:
-        ValueError: If `LGC_MODEL_FACTORIES` is malformed.
+        ValueError: If `LGC_MODEL_FACTORIES` is malformed or names a module or
+            attribute that cannot be loaded.
     """
     _load_env_factories()
     with _lock:

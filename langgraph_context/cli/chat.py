@@ -9,7 +9,9 @@ the history was compacted. Type `/exit` (or end the input) to leave.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ __all__ = [
     "DEFAULT_DB",
     "DEFAULT_WINDOW",
     "ModelOptions",
+    "check_model",
     "context_budget",
     "model_configured",
     "model_error",
@@ -119,6 +122,37 @@ class _InputMeter(BaseCallbackHandler):
         self.tokens = count_tokens(messages[0]) if messages else 0
 
 
+def check_model(options: ModelOptions, thread: str) -> None:
+    """Build the configured model once, turning any failure into one `CLIError` line."""
+    try:
+        resolve_chat_model(options.config(thread))
+    except Exception as exc:  # a user's factory may raise anything
+        kind = type(exc).__name__
+        first = str(exc).splitlines()[0] if str(exc) else kind
+        msg = first if isinstance(exc, (ValueError, TypeError)) else f"{kind}: {first}"
+        raise CLIError(f"cannot build the model: {msg}") from exc
+
+
+def _check_db(db: Path) -> None:
+    """Refuse a `--db` that is a folder or a file SQLite cannot open, before chatting."""
+    if db.is_dir():
+        msg = f"--db {str(db)!r} is a directory; pass a SQLite file path"
+        raise CLIError(msg)
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        msg = f"cannot create the thread database folder {str(db.parent)!r}: {exc}"
+        raise CLIError(msg) from exc
+    if not db.exists():
+        return
+    try:
+        with closing(sqlite3.connect(db)) as conn:
+            conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.Error as exc:
+        msg = f"--db {str(db)!r} is not a SQLite database: {exc}"
+        raise CLIError(msg) from exc
+
+
 def run_chat(
     *,
     options: ModelOptions,
@@ -155,16 +189,9 @@ def run_chat(
         raise CLIError(msg)
     read = read_line or input
     options.apply_environment()
-    try:
-        resolve_chat_model(options.config(thread))
-    except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc)) from exc
+    check_model(options, thread)
     db = (db or DEFAULT_DB).expanduser()
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        msg = f"cannot create the thread database folder {str(db.parent)!r}: {exc}"
-        raise CLIError(msg) from exc
+    _check_db(db)
     out = console()
     compaction = create_compaction_node(
         max_tokens=window // 2, trigger=("fraction", 0.8), context_window=window
@@ -174,6 +201,11 @@ def run_chat(
     run_config: RunnableConfig = {**config, "callbacks": [meter]}
     out.print(f"chat on thread {thread!r} (saved in {db}); /exit to leave", markup=False)
     with SqliteSaver.from_conn_string(str(db)) as saver:
+        try:
+            saver.setup()
+        except sqlite3.Error as exc:
+            msg = f"--db {str(db)!r} is not a usable SQLite database: {exc}"
+            raise CLIError(msg) from exc
         graph = create_context_agent(
             resolve_chat_model,
             system_prompt=SYSTEM_PROMPT,

@@ -34,7 +34,7 @@ from langgraph_context.agents import create_codebase_maintainer_graph, resolve_c
 from langgraph_context.agents.demo import run_maintainer_demo
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
-from langgraph_context.cli.chat import ModelOptions, model_configured, model_error
+from langgraph_context.cli.chat import ModelOptions, check_model, model_configured, model_error
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket
 from langgraph_context.history import validate_history
@@ -175,10 +175,8 @@ def _llm_maintainer(out: Console, workspace: Path, options: ModelOptions) -> int
     """One real LLM turn of the codebase maintainer on `workspace`."""
     options.apply_environment()
     config = options.config("demo")
-    try:
-        model = resolve_chat_model(config)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc)) from exc
+    check_model(options, "demo")
+    model = resolve_chat_model(config)
     out.print(
         Panel(
             f"Running the codebase maintainer on a real model ({options.factory}, "
