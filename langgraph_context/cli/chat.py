@@ -68,6 +68,11 @@ class ModelOptions:
         self.model = model
         self.base_url = base_url
         self.factory = factory or DEFAULT_MODEL_FACTORY
+        self.factory_given = factory is not None
+
+    def explicit(self) -> bool:
+        """Whether a model was chosen by flags (`--model`, `--base-url`, `--model-factory`)."""
+        return bool(self.model or self.base_url or self.factory_given)
 
     def config(self, thread_id: str) -> RunnableConfig:
         """The run config selecting this model for `thread_id`."""
