@@ -186,6 +186,17 @@ def _context_step(context: Any, context_tokens: int | None) -> Any:
     return context
 
 
+def _check_selector(checks: CheckSelector, names: list[str]) -> None:
+    """Refuse check names that are not among the agent's tools (a typo would be silent)."""
+    if callable(checks):
+        return
+    wanted = [checks] if isinstance(checks, str) else list(checks)
+    unknown = sorted({str(n) for n in wanted} - set(names))
+    if unknown:
+        msg = f"checks must name the agent's tools; unknown: {unknown}; tools: {sorted(names)}"
+        raise ValueError(msg)
+
+
 def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
     tools: list[BaseTool] = []
     if memory_tools:
@@ -286,7 +297,8 @@ def create_context_agent(
             graph), cannot bind the tools, or a step is not a node.
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
-            share a name, `checks` selects no tool, or `context_tokens` is not a
+            share a name, `checks` names a tool the agent does not have (or none),
+            or `context_tokens` is not a
             positive int or is given without `context=True`.
 
     Example:
@@ -323,6 +335,7 @@ def create_context_agent(
             msg = "post_tools step name 'watch_checks' is taken by the checks argument"
             raise ValueError(msg)
         after = [("watch_checks", create_hot_issue_node(checks)), *after]
+        _check_selector(checks, names)
     clash = {n for n, _ in before} & {n for n, _ in after}
     if clash:
         msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
