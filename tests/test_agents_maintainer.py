@@ -229,7 +229,9 @@ def test_errors(tmp_path: Path) -> None:
         create_codebase_maintainer_graph(model, workspace=workspace, notes=42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="mode must be one of"):
         build_briefing("fix", "x")  # type: ignore[arg-type]
-    graph = create_codebase_maintainer_graph(model, workspace=workspace).compile()
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, notes=tmp_path / "notes"
+    ).compile()
     with pytest.raises(ValueError, match=r"state\['mode'\] must be one of"):
         graph.invoke({"messages": [HumanMessage("x")], "mode": "fix"})
 

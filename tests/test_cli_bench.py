@@ -218,3 +218,19 @@ def test_quick_tokens_benchmark_end_to_end(tmp_path: Path) -> None:
     text = (out / REPORT_NAME).read_text(encoding="utf-8")
     assert "## tokens" in text
     assert "| tokens_per_second |" in text
+
+
+def test_out_that_is_a_file_fails_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--out` naming a file is one error line, and no benchmark is run for nothing."""
+    _fake_checkout(tmp_path, monkeypatch)
+    called: list[Any] = []
+    monkeypatch.setattr(bench.subprocess, "call", lambda *a, **k: called.append(a) or 0)
+    out = tmp_path / "taken"
+    out.write_text("not a folder", encoding="utf-8")
+    assert main(["bench", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("error: cannot use --out")
+    assert called == []

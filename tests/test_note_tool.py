@@ -13,6 +13,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_context.history import validate_history
 from langgraph_context.tools.note_packets import notes_to_packets
 from langgraph_context.tools.note_store import FileNoteStore, LangGraphNoteStore, Note, NoteError
 from langgraph_context.tools.note_tool import NOTE_ACTIONS, NoteTool, create_note_tools
@@ -142,11 +143,14 @@ def test_note_tool_factory_options_and_errors(tmp_path: Path) -> None:
         create_note_tools(42)  # type: ignore[arg-type]
 
 
-def test_store_tools_without_any_store_raise(tmp_path: Path) -> None:
-    """Store-backed tools in a graph compiled without a store fail loudly (setup error)."""
+def test_store_tools_without_any_store_answer_with_an_error(tmp_path: Path) -> None:
+    """Without a store the tool call is answered with an error; the thread stays valid."""
     app = _app(create_note_tools(), [ai_calls(call("note_list", {}, "a")), AIMessage("x")])
-    with pytest.raises(ValueError, match="No LangGraph store available"):
-        app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
+    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert result.status == "error"
+    assert "No LangGraph store available" in str(result.content)
+    assert validate_history(out["messages"]) == []
 
 
 def test_explicit_base_store_is_used_with_config_namespace() -> None:

@@ -25,20 +25,21 @@ The graph::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.pregel.protocol import PregelProtocol
 
 from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
-from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
-from langgraph_context.context import ContextBuilder, create_context_node
+from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
@@ -146,17 +147,54 @@ def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
     return named
 
 
-def default_context_node() -> Any:
+def default_context_node(max_tokens: int | None = None) -> Any:
     """Return the context node `context=True` uses.
 
     A default `ContextBuilder`: messages, plan, notes and pinned memory (constraints,
     hot issues) are its sources, and untrusted packets are fenced in a fresh random
     boundary on every build.
 
+    Args:
+        max_tokens: Budget of the assembled model input (context plus recent
+            messages); `None` for the builder's default (`ContextConfig().max_tokens`).
+
     Returns:
         The node, writing `llm_input_messages`.
+
+    Raises:
+        ValueError: If `max_tokens` is not a positive int.
     """
-    return create_context_node(ContextBuilder())
+    if max_tokens is None:
+        return create_context_node(ContextBuilder())
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        msg = f"context_tokens must be a positive int, got {max_tokens!r}"
+        raise ValueError(msg)
+    return create_context_node(ContextBuilder(config=ContextConfig(max_tokens=max_tokens)))
+
+
+def _context_step(context: Any, context_tokens: int | None) -> Any:
+    """The context node for the `context`/`context_tokens` arguments (or `None`)."""
+    if context is True:
+        return default_context_node(context_tokens)
+    if context_tokens is not None:
+        msg = "context_tokens only applies with context=True (size your own node's builder)"
+        raise ValueError(msg)
+    if context is False or context is None:
+        return None
+    if isinstance(context, ContextBuilder):
+        return create_context_node(context)
+    return context
+
+
+def _check_selector(checks: CheckSelector, names: list[str]) -> None:
+    """Refuse check names that are not among the agent's tools (a typo would be silent)."""
+    if callable(checks):
+        return
+    wanted = [checks] if isinstance(checks, str) else list(checks)
+    unknown = sorted({str(n) for n in wanted} - set(names))
+    if unknown:
+        msg = f"checks must name the agent's tools; unknown: {unknown}; tools: {sorted(names)}"
+        raise ValueError(msg)
 
 
 def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
@@ -201,7 +239,7 @@ def _model_input(state: Any, prompt: PromptLike, state_in_prompt: bool) -> list[
 
 
 def create_context_agent(
-    model: BaseChatModel | ModelFactory,
+    model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
     tools: Sequence[BaseTool] = (),
     *,
     system_prompt: PromptLike = None,
@@ -211,6 +249,7 @@ def create_context_agent(
     checks: CheckSelector | None = None,
     compaction: Any | None = None,
     context: Any = None,
+    context_tokens: int | None = None,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
@@ -219,7 +258,9 @@ def create_context_agent(
     """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
 
     Args:
-        model: A chat model, or a factory building one from the run's config (such as
+        model: A chat model (also one wrapped by `with_retry`, `with_fallbacks` or a
+            configurable `init_chat_model`: any runnable but a compiled graph), or a
+            factory building one from the run's config (such as
             `resolve_chat_model`), called once per model step.
         tools: The agent's own tools, added to the plan, note and memory tools.
         system_prompt: Instructions, or a function of the state returning them.
@@ -232,11 +273,15 @@ def create_context_agent(
             `watch_checks` step after each tool round).
         compaction: A compaction node (`create_compaction_node(...)`), run first
             before every model call; `None` for none.
-        context: A context node (`create_context_node(...)`), or `True` for
-            `default_context_node()` (default builder plus pinned memory). It runs
-            last before every model call, so it assembles the view from the
-            compacted history. The system prompt is put before the assembled
-            context in one system message.
+        context: A context node (`create_context_node(...)`), a `ContextBuilder`
+            (wrapped in `create_context_node`), or `True` for
+            `default_context_node(context_tokens)` (default builder plus pinned
+            memory). It runs last before every model call, so it assembles the view
+            from the compacted history. The system prompt is put before the
+            assembled context in one system message.
+        context_tokens: With `context=True`, the budget of the assembled view (keep
+            it below the model's window minus the system prompt and the reply);
+            `None` for the builder's default.
         pre_model: Further nodes, run in order between `compaction` and `context`.
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
@@ -248,11 +293,13 @@ def create_context_agent(
         A `StateGraph`; compile it with your checkpointer and store.
 
     Raises:
-        TypeError: If `model` is neither a chat model nor callable, or a step is not
-            a node.
+        TypeError: If `model` is neither a chat model nor callable (or is a compiled
+            graph), cannot bind the tools, or a step is not a node.
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
-            share a name, or `checks` selects no tool.
+            share a name, `checks` names a tool the agent does not have (or none),
+            or `context_tokens` is not a
+            positive int or is given without `context=True`.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -263,7 +310,7 @@ def create_context_agent(
         >>> graph.invoke({"messages": [("user", "hi")]})["messages"][-1].content
         'hello'
     """
-    if not isinstance(model, BaseChatModel) and not callable(model):
+    if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
         msg = f"model must be a chat model or a factory taking a config, got {model!r}"
         raise TypeError(msg)
     all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
@@ -273,10 +320,7 @@ def create_context_agent(
         msg = f"tools must have distinct names; repeated: {duplicates}"
         raise ValueError(msg)
     before = _named_steps(pre_model, "pre_model")
-    if context is True:
-        context = default_context_node()
-    elif context is False:
-        context = None
+    context = _context_step(context, context_tokens)
     for step_name, step in (("compaction", compaction), ("context", context)):
         if step is None:
             continue
@@ -291,21 +335,21 @@ def create_context_agent(
             msg = "post_tools step name 'watch_checks' is taken by the checks argument"
             raise ValueError(msg)
         after = [("watch_checks", create_hot_issue_node(checks)), *after]
+        _check_selector(checks, names)
     clash = {n for n, _ in before} & {n for n, _ in after}
     if clash:
         msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
         raise ValueError(msg)
     fixed = (
-        (model.bind_tools(all_tools) if all_tools else model)
-        if isinstance(model, BaseChatModel)
+        bind_model_tools(cast("Runnable[Any, Any]", model), all_tools)
+        if is_chat_model(model)
         else None
     )
 
     def _chat(config: RunnableConfig) -> Any:
         if fixed is not None:
             return fixed
-        built = model(config)  # type: ignore[operator]
-        return built.bind_tools(all_tools) if all_tools else built
+        return bind_model_tools(model(config), all_tools)  # type: ignore[operator]
 
     def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
         response = _chat(config).invoke(_model_input(state, system_prompt, state_in_prompt), config)

@@ -104,6 +104,7 @@ _BLOCKERS = 3
 _RELEVANT = 3
 _TASKS = 5
 _SNIPPET = 200
+_CHARS_PER_TOKEN = 4
 _MODE_COMMANDS: dict[str, tuple[str, ...]] = {
     "explore": ("find . -type f -name '*.py' | sort | head -n 60",),
     "auto": ("find . -type f -name '*.py' | sort | head -n 60",),
@@ -120,6 +121,18 @@ class MaintainerState(ContextAgentState):
 
     mode: NotRequired[str]
     briefing: NotRequired[str]
+
+
+def _output_chars_cap(room_tokens: int) -> int:
+    """Largest terminal output (in characters) the maintainer allows for a context room.
+
+    Half of `room_tokens` at about four characters a token, at least 1,000 characters.
+
+    Example:
+        >>> _output_chars_cap(4000)
+        8000
+    """
+    return max(1_000, room_tokens // 2 * _CHARS_PER_TOKEN)
 
 
 def _check_mode(value: Any, parameter: str) -> MaintainerMode:
@@ -254,7 +267,9 @@ def create_codebase_maintainer_graph(
         model: A chat model, or a factory building one from the run's config.
         workspace: The codebase directory (the terminal is confined to it).
         notes: Where notes persist: a directory (Markdown files), a `NoteStore`, a
-            LangGraph `BaseStore`, or `None` for the store the graph is compiled with.
+            LangGraph `BaseStore`, or `None` for the store the graph is compiled with
+            (a run of a graph compiled without one fails with `ValueError` at its
+            first step, before the model is called).
         note_namespace: Namespace template for store-backed notes (`{user_id}`-style
             parts are filled from `configurable`).
         project_name: Name used in the instructions (default: the workspace's name).
@@ -285,8 +300,10 @@ def create_codebase_maintainer_graph(
         briefing_tokens: Cap on each turn's briefing.
         token_counter: Counter for the briefing cap (`None` = offline tiktoken).
         terminal_timeout: Seconds a terminal command may run.
-        max_output_chars: Cap on one terminal command's output (kept well below
-            `context_tokens`, so one file read leaves room for the context).
+        max_output_chars: Cap on one terminal command's output. With the default
+            context node it is clamped (never rejected) to fit the
+            room `context_tokens` leaves after the instructions: about half of it at
+            four characters a token, so one file read cannot crowd out the context.
         state_schema: The graph state (extend `MaintainerState` to add keys).
 
     Returns:
@@ -324,6 +341,7 @@ def create_codebase_maintainer_graph(
             state_sources=(*DEFAULT_STATE_SOURCES, briefing_packets),
         )
         context = create_context_node(builder, keep_last=keep_last)
+        max_output_chars = min(max_output_chars, _output_chars_cap(context_tokens - prompt_cost))
     elif context is False:
         context = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):
@@ -352,6 +370,13 @@ def create_codebase_maintainer_graph(
         return LangGraphNoteStore(backing, namespace=resolve_note_namespace(namespace, config))
 
     def brief(state: Any, config: RunnableConfig, *, store: BaseStore) -> dict[str, Any]:
+        if notes is None and store is None:
+            # Fail before the model runs, so no note tool call is left unanswered.
+            msg = (
+                "the maintainer keeps its notes in the graph's store (notes=None), but the "
+                "graph was compiled without one: compile with store=... or pass notes="
+            )
+            raise ValueError(msg)
         request = _last_request(state)
         if request is None:
             return {}  # a later model call of the same turn keeps the turn's briefing

@@ -24,10 +24,13 @@ import importlib
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.base import RunnableBindingBase
+from langchain_core.tools import BaseTool
+from langgraph.pregel.protocol import PregelProtocol
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -37,7 +40,9 @@ __all__ = [
     "MODEL_ENV_VAR",
     "MODEL_FACTORIES_ENV_VAR",
     "ModelFactory",
+    "bind_model_tools",
     "create_openai_model",
+    "is_chat_model",
     "model_factory_names",
     "register_model_factory",
     "resolve_chat_model",
@@ -45,6 +50,48 @@ __all__ = [
 
 ModelFactory = Callable[[RunnableConfig], BaseChatModel]
 """Builds a chat model for one run from the run's config."""
+
+
+def is_chat_model(obj: Any) -> bool:
+    """Whether `obj` is used as a chat model rather than a graph or a model factory.
+
+    Like `create_react_agent`, any runnable counts (a `BaseChatModel`, or one wrapped by
+    `with_retry`, `with_fallbacks`, `bind`, or a configurable `init_chat_model`), except
+    a compiled graph (`Pregel`, `RemoteGraph`).
+
+    Example:
+        >>> from langchain_core.language_models import FakeListChatModel
+        >>> is_chat_model(FakeListChatModel(responses=["x"]).with_retry())
+        True
+    """
+    return isinstance(obj, Runnable) and not isinstance(obj, PregelProtocol)
+
+
+def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnable[Any, Any]:
+    """Bind `tools` to a chat model, also through `with_retry`-style bindings.
+
+    Args:
+        model: A chat model or a runnable wrapping one.
+        tools: The tools; none leaves the model as it is.
+
+    Returns:
+        The model with the tools bound.
+
+    Raises:
+        TypeError: If the model (or the model it wraps) cannot bind tools.
+    """
+    if not tools:
+        return model
+    bind = getattr(model, "bind_tools", None)
+    if callable(bind):
+        return cast("Runnable[Any, Any]", bind(tools))
+    if isinstance(model, RunnableBindingBase):
+        # with_retry, bind(...): bind the wrapped model, keep the wrapper's settings.
+        inner = bind_model_tools(model.bound, tools)
+        return model.model_copy(update={"bound": inner})
+    msg = f"model {type(model).__name__} cannot bind tools (it has no bind_tools)"
+    raise TypeError(msg)
+
 
 DEFAULT_MODEL_FACTORY = "openai"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -156,7 +203,11 @@ def _load_env_factories() -> None:
                 f"got {entry!r}"
             )
             raise ValueError(msg)
-        factory = getattr(importlib.import_module(module_name), attribute)
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as exc:
+            msg = f"{MODEL_FACTORIES_ENV_VAR} entry {entry!r} cannot be loaded: {exc}"
+            raise ValueError(msg) from exc
         register_model_factory(name.strip(), factory)
     _env_loaded = spec
 
@@ -168,7 +219,8 @@ def model_factory_names() -> list[str]:
         Names usable as `configurable["model_factory"]`.
 
     Raises:
-        ValueError: If `LGC_MODEL_FACTORIES` is malformed.
+        ValueError: If `LGC_MODEL_FACTORIES` is malformed or names a module or
+            attribute that cannot be loaded.
     """
     _load_env_factories()
     with _lock:

@@ -36,7 +36,7 @@ from langgraph.types import Command
 
 from langgraph_context._messages import content_text
 from langgraph_context._state import get_state_value
-from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools._common import (
     check_description,
@@ -261,11 +261,12 @@ def create_subagent_tool(
     """Create a `delegate_task(task)` tool that runs a sub-agent in a clean context.
 
     Args:
-        agent: A compiled graph taking `{input_key: [HumanMessage]}` and returning a
-            state with messages (and `note` when it keeps notes), or a chat model (or
-            a factory `(config) -> chat model`, such as `resolve_chat_model`), which
-            is run in a tool-calling loop with `tools` (and the note tools when
-            `share_notes` is set).
+        agent: A compiled graph (`Pregel`, `RemoteGraph`) taking
+            `{input_key: [HumanMessage]}` and returning a state with messages (and
+            `note` when it keeps notes), or a chat model (any other runnable, such
+            as `model.with_retry()`), or a factory `(config) -> chat model` such as
+            `resolve_chat_model`; a model is run in a tool-calling loop with `tools`
+            (and the note tools when `share_notes` is set).
         tools: The sub-agent's tools; only when `agent` is a chat model.
         system_prompt: The sub-agent's instructions; only when `agent` is a chat model.
         max_result_tokens: Cap on the returned report (the book suggests 1,000-2,000).
@@ -301,7 +302,7 @@ def create_subagent_tool(
     if isinstance(agent, StateGraph):
         msg = "agent is an uncompiled StateGraph; pass graph.compile() instead"
         raise TypeError(msg)
-    is_model = isinstance(agent, BaseChatModel)
+    is_model = is_chat_model(agent)  # any runnable but a compiled graph, like a wrapped model
     is_factory = not is_model and not isinstance(agent, Runnable) and callable(agent)
     if is_model or is_factory:
         from langgraph_context.agents.context_agent import (  # noqa: PLC0415 - avoids a cycle
@@ -309,7 +310,7 @@ def create_subagent_tool(
         )
 
         runner: Runnable[Any, Any] = create_context_agent(
-            cast("BaseChatModel | ModelFactory", agent),
+            cast("Runnable[Any, Any] | ModelFactory", agent),
             tools,
             system_prompt=system_prompt,
             plan_tools=False,

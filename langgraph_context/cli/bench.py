@@ -277,7 +277,7 @@ def write_report(results: Path, out: Path) -> Path:
     found = sorted(p.stem for p in results.glob("*.json")) if results.is_dir() else []
     if not found:
         raise CLIError(f"no benchmark results (*.json) in {results}: run the benchmarks first")
-    out.mkdir(parents=True, exist_ok=True)
+    _report_folder(out)
     lines = ["# langgraph-context benchmark report", "", f"Results read from `{results}`.", ""]
     plotted = {"locomo": _locomo, "turns": _turns, "compaction": _compaction}
     for name, section in plotted.items():
@@ -290,8 +290,21 @@ def write_report(results: Path, out: Path) -> Path:
             if data is not None:
                 lines += _scalars(name, data)
     report = out / REPORT_NAME
-    report.write_text("\n".join(lines), encoding="utf-8")
+    try:
+        report.write_text("\n".join(lines), encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot write {report}: {exc}") from exc
     return report
+
+
+def _report_folder(out: Path) -> Path:
+    """Create the report folder now, so a bad `--out` fails before the long run."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        msg = f"cannot use --out {str(out)!r} as the report folder: {exc}"
+        raise CLIError(msg) from exc
+    return out
 
 
 def run_bench(names: Sequence[str], *, quick: bool = False, out: Path | None = None) -> int:
@@ -306,8 +319,9 @@ def run_bench(names: Sequence[str], *, quick: bool = False, out: Path | None = N
         0 on success.
 
     Raises:
-        CLIError: If this is not a source checkout, matplotlib is missing, or a
-            benchmark failed (the report is still written from what exists).
+        CLIError: If this is not a source checkout, matplotlib is missing, `out`
+            cannot be a folder (checked before running), or a benchmark failed (the
+            report is still written from what exists).
     """
     root = repo_root()
     known = sorted(p.parent.name for p in (root / "benchmarks").glob("*/__main__.py"))
@@ -316,10 +330,11 @@ def run_bench(names: Sequence[str], *, quick: bool = False, out: Path | None = N
         msg = f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(known)}"
         raise CLIError(msg, exit_code=2)
     _pyplot()  # fail before a long run, not after it
+    results = root / "benchmarks" / "results"
+    folder = _report_folder(out if out is not None else results / "report")
     command = [sys.executable, "-m", "benchmarks", *(["--quick"] if quick else []), *names]
     code = subprocess.call(command, cwd=root)
-    results = root / "benchmarks" / "results"
-    report = write_report(results, out if out is not None else results / "report")
+    report = write_report(results, folder)
     print(f"wrote {report}")
     if code:
         raise CLIError(f"benchmarks failed (exit {code}); the report covers the results on disk")

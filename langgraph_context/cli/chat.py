@@ -9,10 +9,13 @@ the history was compacted. Type `/exit` (or end the input) to leave.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -34,6 +37,8 @@ __all__ = [
     "DEFAULT_DB",
     "DEFAULT_WINDOW",
     "ModelOptions",
+    "check_model",
+    "context_budget",
     "model_configured",
     "model_error",
     "run_chat",
@@ -63,6 +68,11 @@ class ModelOptions:
         self.model = model
         self.base_url = base_url
         self.factory = factory or DEFAULT_MODEL_FACTORY
+        self.factory_given = factory is not None
+
+    def explicit(self) -> bool:
+        """Whether a model was chosen by flags (`--model`, `--base-url`, `--model-factory`)."""
+        return bool(self.model or self.base_url or self.factory_given)
 
     def config(self, thread_id: str) -> RunnableConfig:
         """The run config selecting this model for `thread_id`."""
@@ -95,6 +105,59 @@ def model_error(exc: Exception, options: ModelOptions) -> CLIError:
     return CLIError(f"the model at {where} failed ({kind}): {first}")
 
 
+def context_budget(window: int) -> int:
+    """Tokens of assembled context the model is sent, for a `window`-token model.
+
+    The window minus room for the reply (a quarter, at most 4,096 tokens) and the
+    system prompt, which the agent puts in front of the assembled context.
+    """
+    return max(1, window - min(window // 4, 4_096) - count_tokens(SYSTEM_PROMPT))
+
+
+class _InputMeter(BaseCallbackHandler):
+    """Remembers the size of the last input a chat model was actually sent."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
+    ) -> None:
+        """Count the messages of this model call (the last call of a turn wins)."""
+        self.tokens = count_tokens(messages[0]) if messages else 0
+
+
+def check_model(options: ModelOptions, thread: str) -> None:
+    """Build the configured model once, turning any failure into one `CLIError` line."""
+    try:
+        resolve_chat_model(options.config(thread))
+    except Exception as exc:  # a user's factory may raise anything
+        kind = type(exc).__name__
+        first = str(exc).splitlines()[0] if str(exc) else kind
+        msg = first if isinstance(exc, (ValueError, TypeError)) else f"{kind}: {first}"
+        raise CLIError(f"cannot build the model: {msg}") from exc
+
+
+def _check_db(db: Path) -> None:
+    """Refuse a `--db` that is a folder or a file SQLite cannot open, before chatting."""
+    if db.is_dir():
+        msg = f"--db {str(db)!r} is a directory; pass a SQLite file path"
+        raise CLIError(msg)
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        msg = f"cannot create the thread database folder {str(db.parent)!r}: {exc}"
+        raise CLIError(msg) from exc
+    if not db.exists():
+        return
+    try:
+        with closing(sqlite3.connect(db)) as conn:
+            conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.Error as exc:
+        msg = f"--db {str(db)!r} is not a SQLite database: {exc}"
+        raise CLIError(msg) from exc
+
+
 def run_chat(
     *,
     options: ModelOptions,
@@ -109,7 +172,8 @@ def run_chat(
         options: The model to use.
         db: SQLite file holding the threads (default `DEFAULT_DB`).
         thread: The thread to continue or start.
-        window: The model's context window in tokens (compaction keeps under it).
+        window: The model's context window in tokens: the assembled input is kept to
+            `context_budget(window)` and compaction keeps the stored history under it.
         read_line: Reads one user line (default: the built-in `input`); EOF ends the chat.
 
     Returns:
@@ -130,27 +194,28 @@ def run_chat(
         raise CLIError(msg)
     read = read_line or input
     options.apply_environment()
-    try:
-        resolve_chat_model(options.config(thread))
-    except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc)) from exc
+    check_model(options, thread)
     db = (db or DEFAULT_DB).expanduser()
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        msg = f"cannot create the thread database folder {str(db.parent)!r}: {exc}"
-        raise CLIError(msg) from exc
+    _check_db(db)
     out = console()
     compaction = create_compaction_node(
         max_tokens=window // 2, trigger=("fraction", 0.8), context_window=window
     )
     config = options.config(thread)
+    meter = _InputMeter()
+    run_config: RunnableConfig = {**config, "callbacks": [meter]}
     out.print(f"chat on thread {thread!r} (saved in {db}); /exit to leave", markup=False)
     with SqliteSaver.from_conn_string(str(db)) as saver:
+        try:
+            saver.setup()
+        except sqlite3.Error as exc:
+            msg = f"--db {str(db)!r} is not a usable SQLite database: {exc}"
+            raise CLIError(msg) from exc
         graph = create_context_agent(
             resolve_chat_model,
             system_prompt=SYSTEM_PROMPT,
             context=True,
+            context_tokens=context_budget(window),
             compaction=compaction,
         ).compile(checkpointer=saver)
         compactions = _compactions(graph.get_state(config).values)
@@ -164,14 +229,13 @@ def run_chat(
             if not line:
                 continue
             try:
-                state = graph.invoke({"messages": [HumanMessage(line)]}, config)
+                state = graph.invoke({"messages": [HumanMessage(line)]}, run_config)
             except Exception as exc:
                 raise model_error(exc, options) from exc
             reply = state["messages"][-1]
             text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
             out.print(f"assistant> {text}", markup=False, highlight=False)
-            sent = _sent_tokens(state)
-            out.print(usage_bar(sent, window))
+            out.print(usage_bar(meter.tokens, window))
             now = _compactions(state)
             if now > compactions:
                 out.print(f"history compacted ({now} so far in this thread)")
@@ -182,9 +246,3 @@ def run_chat(
 def _compactions(state: Any) -> int:
     record = (state or {}).get("compaction") or {}
     return int(record.get("count", 0))
-
-
-def _sent_tokens(state: Any) -> int:
-    """Tokens of the history the last model call could see (after compaction)."""
-    messages: list[BaseMessage] = state.get("messages", [])
-    return count_tokens(messages)

@@ -11,8 +11,9 @@ as `--workspace` (default: the current directory).
 3. The compaction node shrinks a long exploration history (real terminal output of
    the folder's files) to a budget, tool-pair safe, and shows the state snapshot.
 
-With a model configured (`--model`, `--base-url`, or the OpenAI environment
-variables), the maintainer runs on that model instead.
+Only when a model is chosen on the command line (`--model`, `--base-url` or
+`--model-factory`) does the maintainer run on it instead; environment variables such
+as `OPENAI_API_KEY` alone never make the demo call an LLM.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from langgraph_context.agents import create_codebase_maintainer_graph, resolve_c
 from langgraph_context.agents.demo import run_maintainer_demo
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
-from langgraph_context.cli.chat import ModelOptions, model_configured, model_error
+from langgraph_context.cli.chat import ModelOptions, check_model, model_error
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket
 from langgraph_context.history import validate_history
@@ -56,11 +57,15 @@ MAX_FILES = 40
 
 def _python_files(workspace: Path) -> list[Path]:
     skip = {".venv", ".git", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
-    files = [
-        p
-        for p in sorted(workspace.rglob("*.py"))
-        if not skip.intersection(p.relative_to(workspace).parts)
-    ]
+    files: list[Path] = []
+    try:
+        for p in sorted(workspace.rglob("*.py")):
+            # Dangling symlinks and folders named *.py are skipped, not read.
+            if not skip.intersection(p.relative_to(workspace).parts) and p.is_file():
+                files.append(p)
+    except OSError as exc:
+        msg = f"cannot list the Python files of {str(workspace)!r}: {exc}"
+        raise CLIError(msg) from exc
     return files[:MAX_FILES]
 
 
@@ -83,7 +88,10 @@ def _context(out: Console, workspace: Path, notes: FileNoteStore) -> None:
     _section(out, f"2. Context assembly for: {QUESTION!r}")
     packets: list[ContextPacket] = notes_to_packets(notes.search(QUESTION, limit=10))
     for path in _python_files(workspace):
-        text = path.read_text(errors="replace")
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue  # unreadable (permissions, vanished): the demo goes on without it
         head = "\n".join(text.splitlines()[:25])
         packets.append(
             ContextPacket(head, type="retrieved", source=str(path.relative_to(workspace)))
@@ -154,18 +162,22 @@ def _compaction(out: Console, workspace: Path) -> None:
         f"(real terminal output of {len(history) // 2 - 1} files)"
     )
     out.print(usage_bar(before, COMPACTION_BUDGET))
-    out.print(
-        f"after compaction ({last.get('strategy', '?')}): {len(after_messages)} messages, "
-        f"{after:,} tokens; {last.get('tool_results_cleared', 0)} old tool outputs cleared, "
-        f"{last.get('messages_dropped', 0)} messages dropped, a state snapshot added"
-    )
+    snapshot = next((m for m in after_messages if m.additional_kwargs.get("lgc_compaction")), None)
+    if not last:
+        out.print(f"under the budget: nothing compacted ({len(after_messages)} messages kept)")
+    else:
+        added = "a state snapshot added" if snapshot is not None else "no snapshot added"
+        out.print(
+            f"after compaction ({last.get('strategy', '?')}): {len(after_messages)} messages, "
+            f"{after:,} tokens; {last.get('tool_results_cleared', 0)} old tool outputs "
+            f"cleared, {last.get('messages_dropped', 0)} messages dropped, {added}"
+        )
     out.print(usage_bar(after, COMPACTION_BUDGET))
     problems = validate_history(after_messages)
     out.print(
         "tool calls and results still paired: "
         + ("yes" if not problems else f"NO ({len(problems)} problems)")
     )
-    snapshot = next((m for m in after_messages if m.additional_kwargs.get("lgc_compaction")), None)
     if snapshot is not None:
         lines = content_text(snapshot.content).splitlines()
         out.print(Panel("\n".join(lines[:12]), title="state snapshot (first lines)"), markup=False)
@@ -175,10 +187,8 @@ def _llm_maintainer(out: Console, workspace: Path, options: ModelOptions) -> int
     """One real LLM turn of the codebase maintainer on `workspace`."""
     options.apply_environment()
     config = options.config("demo")
-    try:
-        model = resolve_chat_model(config)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc)) from exc
+    check_model(options, "demo")
+    model = resolve_chat_model(config)
     out.print(
         Panel(
             f"Running the codebase maintainer on a real model ({options.factory}, "
@@ -208,8 +218,9 @@ def run_demo(*, workspace: Path, options: ModelOptions | None = None) -> int:
 
     Args:
         workspace: The folder to explore (read-only).
-        options: The model, when one is configured; `None` or an unconfigured one runs
-            the offline showcase (scripted policy, no LLM).
+        options: The model flags; `None`, or options without `--model`, `--base-url`
+            or `--model-factory`, run the offline showcase (scripted policy, no LLM)
+            whatever the environment says.
 
     Returns:
         0 on success.
@@ -222,14 +233,14 @@ def run_demo(*, workspace: Path, options: ModelOptions | None = None) -> int:
         msg = f"workspace {str(workspace)!r} is not a directory"
         raise CLIError(msg)
     out = console()
-    if options is not None and model_configured(options):
+    if options is not None and options.explicit():
         return _llm_maintainer(out, workspace, options)
     out.print(
         Panel(
             "No LLM is used in this demo: a scripted policy plays the model. "
             "Every graph, node and tool is real and works on real files under "
-            f"{workspace}.\nConfigure a model (--model / --base-url / OPENAI_API_KEY) "
-            "to run the same agent on an LLM.",
+            f"{workspace}.\nPass --model / --base-url / --model-factory to run the same "
+            "agent on an LLM.",
             title="langgraph-context demo",
         )
     )

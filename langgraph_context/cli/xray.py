@@ -78,12 +78,37 @@ def _pick_messages(data: Any, index: int, path: Path) -> tuple[Any, str]:
     )
 
 
+# Loaders meet arbitrary JSON: a wrong type anywhere must be one line, not a traceback.
+_LOAD_ERRORS = (ValueError, TypeError, KeyError, AttributeError)
+
+
+def _load_error(exc: Exception) -> str:
+    if isinstance(exc, ValueError):
+        return _first_line(exc)
+    return f"malformed transcript ({type(exc).__name__}: {_first_line(exc)})"
+
+
+def _jsonl_like(text: str) -> bool:
+    """Whether `text` is not one JSON document but its first line parses alone (JSONL)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        first = text.lstrip().split("\n", 1)[0]
+        try:
+            json.loads(first)
+        except json.JSONDecodeError:
+            return False
+        return True
+    return False
+
+
 def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 0) -> _Loaded:
     """Load `path` as OpenAI JSON or a Claude Code JSONL session.
 
     Args:
         path: The transcript file.
-        fmt: `auto` (by extension, then by content), `openai` or `claude`.
+        fmt: `auto` (`.jsonl` is Claude, `.json` is OpenAI; otherwise JSONL when the
+            text is not one JSON document but its first line is), `openai` or `claude`.
         index: Which trajectory to take from a list of trajectories.
 
     Returns:
@@ -97,16 +122,13 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
         raise CLIError(f"{path}: the file is empty")
     if fmt == "auto":
         fmt = "claude" if path.suffix == ".jsonl" else "openai"
-        if fmt == "openai":
-            try:
-                json.loads(text)
-            except json.JSONDecodeError:
-                fmt = "claude"  # several JSON documents, one per line
+        if fmt == "openai" and path.suffix != ".json" and _jsonl_like(text):
+            fmt = "claude"  # several JSON documents, one per line
     if fmt == "claude":
         try:
             messages = load_claude_code_session(text.splitlines())
-        except ValueError as exc:
-            raise CLIError(f"{path}: {_first_line(exc)}") from exc
+        except _LOAD_ERRORS as exc:
+            raise CLIError(f"{path}: {_load_error(exc)}") from exc
         if not messages:
             raise CLIError(f"{path}: no user or assistant messages found in the session")
         return _Loaded(messages, "claude", "Claude Code session")
@@ -118,8 +140,8 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
     picked, detail = _pick_messages(data, index, path)
     try:
         messages = load_openai_transcript(picked)
-    except ValueError as exc:
-        raise CLIError(f"{path}: {_first_line(exc)}") from exc
+    except _LOAD_ERRORS as exc:
+        raise CLIError(f"{path}: {_load_error(exc)}") from exc
     if not messages:
         raise CLIError(f"{path}: the transcript holds no messages")
     return _Loaded(messages, "openai", detail)

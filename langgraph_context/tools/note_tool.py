@@ -259,11 +259,13 @@ def create_note_tools(
             return fixed
         store = given_store or runtime.store
         if store is None:
+            # A NoteError becomes an error ToolMessage: the tool call is answered and
+            # the thread stays valid, instead of the run dying mid tool round.
             msg = (
                 "No LangGraph store available: compile the graph with store=... or pass "
                 "notes= to create_note_tools."
             )
-            raise ValueError(msg)
+            raise NoteError(msg)
         return LangGraphNoteStore(
             store, namespace=resolve_note_namespace(template, runtime.config), scorer=scorer
         )
