@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from langgraph_context._messages import as_messages
 
@@ -83,9 +89,46 @@ class HistoryRepair:
 
 
 def _calls(message: BaseMessage) -> list[tuple[str, str]]:
+    """The `(id, name)` of each call an AI message makes.
+
+    `tool_calls` first; an AI message built from provider-native Anthropic dicts has
+    `tool_use` content blocks and empty `tool_calls`, and those blocks are its calls.
+    """
     if not isinstance(message, AIMessage):
         return []
-    return [(str(tc["id"]), tc["name"]) for tc in message.tool_calls if tc.get("id") is not None]
+    if message.tool_calls:
+        return [
+            (str(tc["id"]), tc["name"]) for tc in message.tool_calls if tc.get("id") is not None
+        ]
+    return [
+        (str(block["id"]), str(block.get("name", "")))
+        for block in _blocks(message)
+        if block.get("type") == "tool_use" and block.get("id") is not None
+    ]
+
+
+def _results(message: BaseMessage) -> list[str]:
+    """The call ids a message answers.
+
+    A `ToolMessage`, or a user message holding provider-native `tool_result` blocks
+    (Anthropic's format).
+    """
+    if isinstance(message, ToolMessage):
+        return [message.tool_call_id]
+    if not isinstance(message, HumanMessage):
+        return []
+    return [
+        str(block["tool_use_id"])
+        for block in _blocks(message)
+        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None
+    ]
+
+
+def _blocks(message: BaseMessage) -> list[dict[str, Any]]:
+    content = message.content
+    if isinstance(content, str):
+        return []
+    return [block for block in content if isinstance(block, dict)]
 
 
 def _scan(
@@ -120,8 +163,8 @@ def _scan(
             gaps.append((at, missing))
 
     for i, message in enumerate(items):
-        if isinstance(message, ToolMessage):
-            tid = message.tool_call_id
+        results = _results(message)
+        for tid in results:
             if tid in pending:
                 pending[tid].pop(0)
                 if not pending[tid]:
@@ -148,6 +191,7 @@ def _scan(
                         f"no preceding AI message in this block calls {tid!r}",
                     )
                 )
+        if results:
             continue
         close_block(i)
         pending, answered, block_ai = {}, set(), None
@@ -214,21 +258,42 @@ def repair_history(
     violations, gaps = _scan(items, allow_pending=allow_pending_tool_calls)
     if not violations:
         return HistoryRepair(list(items))
-    drop = {
-        v.index
-        for v in violations
-        if v.kind in ("orphan_tool_result", "duplicate_tool_result", "leading_tool_result")
-    }
+    unpaired: dict[int, set[str | None]] = {}
+    for v in violations:
+        if v.kind in ("orphan_tool_result", "duplicate_tool_result", "leading_tool_result"):
+            unpaired.setdefault(v.index, set()).add(v.tool_call_id)
     inserts = dict(gaps)
     out: list[BaseMessage] = []
     for i, message in enumerate(items):
         for tid, name in inserts.get(i, []):
             out.append(_cancelled(tid, name))
-        if i not in drop:
+        if i not in unpaired:
             out.append(message)
+        elif not isinstance(message, ToolMessage):
+            # A user message with native tool_result blocks: drop only the unpaired
+            # blocks, keep the user's own text.
+            kept = _without_results(message, unpaired[i])
+            if kept is not None:
+                out.append(kept)
     for tid, name in inserts.get(len(items), []):
         out.append(_cancelled(tid, name))
     return HistoryRepair(out, tuple(violations))
+
+
+def _without_results(message: BaseMessage, ids: set[str | None]) -> BaseMessage | None:
+    content = message.content
+    if isinstance(content, str):  # pragma: no cover - results live in list content
+        return message
+    kept = [
+        block
+        for block in content
+        if not (
+            isinstance(block, dict)
+            and block.get("type") == "tool_result"
+            and str(block.get("tool_use_id")) in ids
+        )
+    ]
+    return message.model_copy(update={"content": kept}) if kept else None
 
 
 def _cancelled(tool_call_id: str, name: str) -> ToolMessage:
@@ -260,7 +325,7 @@ def group_tool_rounds(messages: Sequence[Any]) -> list[tuple[int, int]]:
     while i < len(items):
         end = i + 1
         if _calls(items[i]):
-            while end < len(items) and isinstance(items[end], ToolMessage):
+            while end < len(items) and _results(items[end]):
                 end += 1
         units.append((i, end))
         i = end

@@ -26,6 +26,7 @@ tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -197,8 +198,9 @@ class TiktokenCounter:
         self._text_memo: dict[str, int] = {}
         self._message_memo: dict[tuple[Any, ...], int] = {}
         # Fast path keyed by object identity. An entry holds the message itself (so its
-        # id cannot be reused) and the content / tool_calls objects it was counted with;
-        # a message whose content or tool calls were reassigned misses and is recounted.
+        # id cannot be reused) and deep copies of the list content / tool calls it was
+        # counted with: a message edited in place (a block appended, tool-call args
+        # changed by a human-in-the-loop step) compares unequal and is recounted.
         self._identity_memo: dict[int, tuple[BaseMessage, Any, Any, Any, int]] = {}
 
     @property
@@ -231,12 +233,13 @@ class TiktokenCounter:
     def count_message(self, message: BaseMessage) -> int:
         """Return the tokens one message costs, overhead included (no reply priming)."""
         calls = getattr(message, "tool_calls", None)
+        content = message.content
         hit = self._identity_memo.get(id(message))
         if (
             hit is not None
             and hit[0] is message
-            and hit[1] is message.content
-            and hit[2] is calls
+            and (hit[1] is content if isinstance(content, str) else hit[1] == content)
+            and hit[2] == calls
             and hit[3] == message.name
         ):
             return hit[4]
@@ -249,7 +252,13 @@ class TiktokenCounter:
             self._message_memo[key] = n
         if len(self._identity_memo) >= _MEMO_LIMIT:
             self._identity_memo.clear()
-        self._identity_memo[id(message)] = (message, message.content, calls, message.name, n)
+        self._identity_memo[id(message)] = (
+            message,
+            content if isinstance(content, str) else copy.deepcopy(content),
+            copy.deepcopy(calls) if calls else calls,
+            message.name,
+            n,
+        )
         return n
 
     def count_messages(self, messages: Sequence[Any]) -> int:

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 
 from langgraph_context import (
     CANCELLED_TOOL_RESULT,
+    compact_messages,
     group_tool_rounds,
     repair_history,
     safe_cut_points,
@@ -167,3 +177,62 @@ def test_repeated_call_id_in_one_message_accepts_one_result_per_call() -> None:
     fixed = repair_history(short)
     assert [v.kind for v in fixed.changes] == ["missing_tool_result"]
     assert [m.content for m in fixed.messages][2:4] == ["Paris", CANCELLED_TOOL_RESULT]
+
+
+def _anthropic_history(rounds: int) -> list[BaseMessage]:
+    """A history built from Anthropic-native dicts: tool_use / tool_result blocks only."""
+    raw: list[dict[str, Any]] = [{"role": "user", "content": "read the files"}]
+    for i in range(rounds):
+        raw.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"reading f{i}"},
+                    {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {}},
+                ],
+            }
+        )
+        raw.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x " * 300}
+                ],
+            }
+        )
+    raw.append({"role": "user", "content": "summarise"})
+    return list(convert_to_messages(raw))
+
+
+def _native_pairs_intact(messages: list[BaseMessage]) -> bool:
+    """Every kept tool_use block is answered by the next message, and vice versa."""
+    for i, message in enumerate(messages):
+        blocks = message.content if isinstance(message.content, list) else []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                after = messages[i + 1].content if i + 1 < len(messages) else ""
+                answers = [b.get("tool_use_id") for b in after if isinstance(b, dict)]
+                if isinstance(after, str) or block["id"] not in answers:
+                    return False
+            if block.get("type") == "tool_result":
+                before = messages[i - 1].content if i > 0 else ""
+                calls = [b.get("id") for b in before if isinstance(b, dict)]
+                if isinstance(before, str) or block["tool_use_id"] not in calls:
+                    return False
+    return True
+
+
+def test_anthropic_native_tool_blocks_pair_like_tool_messages() -> None:
+    """tool_use and tool_result blocks are one unit; no strategy separates them."""
+    history = _anthropic_history(4)
+    assert all(not getattr(m, "tool_calls", None) for m in history)  # blocks only
+    assert group_tool_rounds(history)[:3] == [(0, 1), (1, 3), (3, 5)]
+    orphan = [history[0], history[2]]
+    assert [v.kind for v in validate_history(orphan)] == ["orphan_tool_result"]
+    assert repair_history(orphan).messages == [history[0]]
+    for strategy in ("drop_oldest", "drop_middle", "auto"):
+        result = compact_messages(history, max_tokens=500, strategy=strategy, snapshot=False)
+        assert _native_pairs_intact(result.messages), strategy
+        assert validate_history(result.messages) == []

@@ -245,3 +245,16 @@ def test_nested_binary_payloads_are_not_counted_as_text() -> None:
         assert count_tokens([message]) == base + FILE_BLOCK_TOKENS
     custom = {"type": "custom", "payload": {"items": [{"data": data}, "data:x;base64," + data]}}
     assert count_tokens([HumanMessage([custom])]) < 100
+
+
+def test_in_place_edits_are_recounted() -> None:
+    """A block appended to list content or tool-call args edited in place is recounted."""
+    counter = TiktokenCounter()
+    message = HumanMessage(content=[{"type": "text", "text": "short"}])
+    before = counter([message])
+    message.content.append({"type": "text", "text": "word " * 500})  # type: ignore[union-attr]
+    assert counter([message]) == TiktokenCounter()([message]) > before + 400
+    call = AIMessage("", tool_calls=[{"name": "write", "args": {"text": "a"}, "id": "c1"}])
+    before = counter([call])
+    call.tool_calls[0]["args"]["text"] = "b " * 500
+    assert counter([call]) == TiktokenCounter()([call]) > before + 400
