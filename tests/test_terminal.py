@@ -350,3 +350,18 @@ def test_blank_workspace_is_refused(blank: str) -> None:
         Terminal(blank)
     with pytest.raises(ValueError, match="workspace must be a directory path"):
         create_terminal_tool(blank)
+
+
+def test_glob_over_symlink_loops_is_bounded(tmp_path: Path) -> None:
+    """Globs walking symlinked directory loops are refused quickly, not run for minutes."""
+    for i in range(10):
+        os.symlink(".", tmp_path / f"l{i}")
+    (tmp_path / "a.txt").write_text("x\n")
+    terminal = Terminal(tmp_path, timeout=2)
+    started = time.monotonic()
+    result = terminal.run("echo */*/*/*/*/*/*/zzz")
+    assert time.monotonic() - started < 3
+    assert result.refused is not None
+    assert "narrow it" in result.refused
+    assert terminal.run("echo l1/l2/*.txt").output.strip() == "l1/l2/a.txt"
+    assert terminal.run("ls */a.txt").refused is None

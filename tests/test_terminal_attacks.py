@@ -129,6 +129,14 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("interpreter", "awk -E prog.awk a.txt", REFUSED),
     ("interpreter", "awk -e 'BEGIN{}' a.txt", REFUSED),
     ("interpreter", """awk '!/^#/ { n += $1 / 2 } END { print n }' a.txt""", RAN),
+    # a number glued to a name: awk reads 1 then system(...)
+    ("interpreter", """awk 'BEGIN{x=1system("touch pwned")}'""", REFUSED),
+    ("interpreter", """awk 'BEGIN{x=.5system("touch pwned")}'""", REFUSED),
+    ("interpreter", """awk 'BEGIN{x=1e5system("touch pwned")}'""", REFUSED),
+    ("interpreter", """awk '{(1getline l < "../outside/secret.txt"); print l}' a.txt""", REFUSED),
+    ("interpreter", """awk 'BEGIN{xésystem("touch pwned")}'""", REFUSED),
+    ("interpreter", "file -z a.txt", REFUSED),
+    ("interpreter", "file --uncompress a.txt", REFUSED),
     ("interpreter", "find . -exec touch pwned \\;", REFUSED),
     ("interpreter", "find . -execdir id \\;", REFUSED),
     ("interpreter", "find . -ok rm {} \\;", REFUSED),
@@ -182,6 +190,14 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("secrets", "cat /proc/1/environ", REFUSED),
     ("secrets", "strings /proc/self/environ", REFUSED),
     ("secrets", "awk 'BEGIN{print ENVIRON[\"LGC_CANARY_SECRET\"]}'", REFUSED),
+    ("secrets", "awk 'BEGIN{print 1ENVIRON[\"LGC_CANARY_SECRET\"]}'", REFUSED),
+    # a non-ASCII `name=` operand is a file to awk, not an assignment
+    ("path", "awk '{print}' 'aé=/secret.txt'", REFUSED),
+    # '..' after a wildcard walks anywhere, and outside names must not be echoed
+    ("path", "ls s*/../../outside/*", REFUSED),
+    ("path", "cat s*/../../outside/secret.txt", REFUSED),
+    ("writing", "sort -S 1K big.txt", REFUSED),
+    ("writing", "sort --buffer-size=1K big.txt", REFUSED),
     ("secrets", "grep -r canary /proc/self", REFUSED),
     ("secrets", "cat link_proc", REFUSED),
     ("secrets", "sed -n p /proc/self/environ", REFUSED),
@@ -240,6 +256,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Term
     os.symlink(outside / "secret.txt", ws / "link_out")
     os.symlink("/etc/passwd", ws / "link_etc")
     os.symlink(outside, ws / "link_dir")
+    os.symlink(outside, ws / "aé=")
     os.symlink("/proc/self/environ", ws / "link_proc")
     os.mkfifo(ws / "fifo")
     previous = os.environ.get(CANARY_NAME)

@@ -19,8 +19,8 @@ process. The rules:
 
 from __future__ import annotations
 
+import fnmatch
 import glob
-import itertools
 import os
 import re
 from collections.abc import Mapping
@@ -38,6 +38,7 @@ from langgraph_context.tools._sandbox_policies import (
 __all__ = ["MAX_GLOB_MATCHES", "CommandRefused", "Stage", "confine", "plan_command", "split_words"]
 
 MAX_GLOB_MATCHES = 5_000
+MAX_GLOB_ENTRIES = 50_000
 _GLOB_CHARS = frozenset("*?[")
 _REFUSED_CHARS: Mapping[str, str] = {
     ";": "command chaining with ';' is not allowed; run one command (pipes are fine)",
@@ -182,18 +183,78 @@ def _expand(words: list[_Word], cwd: Path, root: Path) -> list[str]:
             # `/*/*/*` never walks the whole file system.
             fixed = re.split(r"(?<!\[)[*?\[]", word.pattern, maxsplit=1)[0]
             confine(os.path.dirname(fixed) or ".", cwd, root)
-            found = itertools.islice(glob.iglob(word.pattern, root_dir=cwd), MAX_GLOB_MATCHES + 1)
-            matches = sorted(found)
-            if len(matches) > MAX_GLOB_MATCHES:
-                msg = f"glob {word.text!r} matches more than {MAX_GLOB_MATCHES} paths; narrow it"
+            if ".." in word.pattern[len(fixed) :].split("/"):
+                msg = f"'..' after a wildcard is not allowed in {word.text!r}"
                 raise CommandRefused(msg)
+            matches = sorted(_bounded_glob(word.pattern, cwd, word.text))
             if matches:
                 for match in matches:
-                    confine(match, cwd, root)
+                    try:
+                        confine(match, cwd, root)
+                    except CommandRefused:
+                        # Say no more than that: the outside name is not the model's to see.
+                        msg = f"glob {word.text!r} reaches outside the workspace"
+                        raise CommandRefused(msg) from None
                 out.extend(matches)
                 continue
         out.append(text)
     return out
+
+
+def _bounded_glob(pattern: str, cwd: Path, shown: str) -> list[str]:
+    """Expand `pattern` like `glob.glob(pattern, root_dir=cwd)`, within fixed limits.
+
+    `glob` itself walks in this process with no limit: symlinked directory loops make
+    `*/*/*/*/*/*/x` take minutes before any command timeout starts. Here every directory
+    entry looked at counts against `MAX_GLOB_ENTRIES`, and matches against
+    `MAX_GLOB_MATCHES`; going over either refuses the command.
+    """
+    absolute = pattern.startswith("/")
+    parts = [p for p in pattern.split("/") if p]
+    trailing_slash = pattern.endswith("/")
+    bases = ["/" if absolute else ""]
+    seen = 0
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1 and not trailing_slash
+        found: list[str] = []
+        for base in bases:
+            directory = os.path.join(cwd, base) if base else str(cwd)
+            if not glob.has_magic(part):
+                candidate = os.path.join(base, part)
+                full = os.path.join(cwd, candidate)
+                if os.path.lexists(full) if last else os.path.isdir(full):
+                    found.append(candidate)
+                continue
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            seen += len(entries)
+            if seen > MAX_GLOB_ENTRIES:
+                msg = f"glob {shown!r} walks more than {MAX_GLOB_ENTRIES} entries; narrow it"
+                raise CommandRefused(msg)
+            for entry in entries:
+                if entry.name.startswith(".") and not part.startswith("."):
+                    continue
+                if not fnmatch.fnmatchcase(entry.name, part):
+                    continue
+                if not last and not _is_dir(entry):
+                    continue
+                found.append(os.path.join(base, entry.name))
+            if len(found) > MAX_GLOB_MATCHES:
+                msg = f"glob {shown!r} matches more than {MAX_GLOB_MATCHES} paths; narrow it"
+                raise CommandRefused(msg)
+        bases = found
+        if not bases:
+            return []
+    return [b + "/" for b in bases] if trailing_slash else bases
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _match_long(name: str, options: Mapping[str, str] | frozenset[str]) -> str | None:
@@ -350,7 +411,9 @@ def plan_command(command: str, *, cwd: Path, root: Path, allowed: frozenset[str]
                 raise CommandRefused(msg)
             if policy.operands_are_paths:
                 for operand in operands:
-                    if name == "awk" and re.fullmatch(r"[A-Za-z_]\w*=.*", operand):
+                    # awk treats only ASCII-identifier `var=value` operands as
+                    # assignments; anything else is a file and is path-checked.
+                    if name == "awk" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", operand):
                         continue
                     _check_value(operand, cwd, root)
         stages.append(Stage(name, tuple(policy.prefix_args) + tuple(args)))

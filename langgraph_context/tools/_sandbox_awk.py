@@ -181,6 +181,29 @@ def _slash_kind(previous: str, newline: bool) -> str:
     return "division" if previous == _OPERAND else "regex"
 
 
+_DIGITS = frozenset("0123456789")
+
+
+def _is_name_char(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char == "_")
+
+
+def _number_end(program: str, position: int) -> int:
+    """Where an awk numeric literal starting at `position` ends (digits, '.', exponent)."""
+    end = position
+    while end < len(program) and (program[end] in _DIGITS or program[end] == "."):
+        end += 1
+    if end < len(program) and program[end] in "eE":
+        after = end + 1
+        if after < len(program) and program[after] in "+-":
+            after += 1
+        if after < len(program) and program[after] in _DIGITS:
+            end = after
+            while end < len(program) and program[end] in _DIGITS:
+                end += 1
+    return end
+
+
 def check_awk_program(program: str) -> None:
     """Refuse awk programs that could run commands, write files or read other files.
 
@@ -221,9 +244,13 @@ def check_awk_program(program: str) -> None:
             position = _end_of_string(program, position)
             previous = _OPERAND
             continue
+        if not char.isascii():
+            # awk names and operators are ASCII; what awk makes of other bytes differs
+            # between implementations, so they may appear only in strings and regexes.
+            raise _refuse("non-ASCII characters are allowed only inside awk strings and regexes")
         if char.isalpha() or char == "_":
             end = position
-            while end < len(program) and (program[end].isalnum() or program[end] == "_"):
+            while end < len(program) and _is_name_char(program[end]):
                 end += 1
             name, position = program[position:end], end
             if name in _BANNED:
@@ -237,11 +264,16 @@ def check_awk_program(program: str) -> None:
             else:
                 previous = _OPERAND
             continue
-        if char.isdigit() or (char == "." and program[position + 1 : position + 2].isdigit()):
-            while position < len(program) and (
-                program[position].isalnum() or program[position] in "._"
-            ):
-                position += 1
+        if char in _DIGITS or (char == "." and program[position + 1 : position + 2] in _DIGITS):
+            position = _number_end(program, position)
+            if position < len(program) and _is_name_char(program[position]):
+                # awk ends the number where strtod does and reads what follows as a
+                # separate name ("1system(...)" is 1 then system(...)): refuse rather
+                # than guess where a number ends.
+                raise _refuse(
+                    "a name or letter right after a number is ambiguous in awk; "
+                    "put a space or an operator between them"
+                )
             previous = _OPERAND
             continue
         if char == "@":

@@ -77,6 +77,7 @@ WRITES_REASON = "it writes files and this terminal is read-only"
 FILE_LIST_REASON = "it reads file names from a file, bypassing the path checks"
 _SYMLINK, _WRITES, _FILE_LIST = SYMLINK_REASON, WRITES_REASON, FILE_LIST_REASON
 _FOLLOW = "following a file never ends; use tail -n N instead"
+_DECOMPRESS = "it runs a decompressor program"
 
 _GREP_FREE = _fs(
     "regexp",
@@ -205,12 +206,17 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
     CommandPolicy("wc", denied_long={"files0-from": _FILE_LIST}),
     CommandPolicy(
         "sort",
-        short_values="kSt",
-        long_values=_fs("key", "field-separator", "buffer-size", "parallel", "batch-size"),
-        free_short="kSt",
-        free_long=_fs("key", "field-separator", "buffer-size", "parallel", "batch-size"),
-        denied_short={"o": _WRITES, "T": "it writes temporary files"},
+        short_values="kt",
+        long_values=_fs("key", "field-separator", "parallel", "batch-size"),
+        free_short="kt",
+        free_long=_fs("key", "field-separator", "parallel", "batch-size"),
+        denied_short={
+            "o": _WRITES,
+            "T": "it writes temporary files",
+            "S": "a small buffer makes sort write temporary files",
+        },
         denied_long={
+            "buffer-size": "a small buffer makes sort write temporary files",
             "output": _WRITES,
             "temporary-directory": "it writes temporary files",
             "compress-program": "it runs another program",
@@ -240,8 +246,20 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
         long_values=_fs("separator", "exclude", "exclude-quiet", "parameter"),
         free_short="FeP",
         free_long=_fs("separator", "exclude", "exclude-quiet", "parameter"),
-        denied_short={"f": _FILE_LIST, "m": "custom magic files", "C": _WRITES},
-        denied_long={"files-from": _FILE_LIST, "magic-file": "custom magic", "compile": _WRITES},
+        denied_short={
+            "f": _FILE_LIST,
+            "m": "custom magic files",
+            "C": _WRITES,
+            "z": _DECOMPRESS,
+            "Z": _DECOMPRESS,
+        },
+        denied_long={
+            "files-from": _FILE_LIST,
+            "magic-file": "custom magic",
+            "compile": _WRITES,
+            "uncompress": _DECOMPRESS,
+            "uncompress-noreport": _DECOMPRESS,
+        },
     ),
     CommandPolicy(
         "stat",

@@ -206,6 +206,9 @@ class Terminal:
             "LC_ALL": "C.UTF-8",
             "TERM": "dumb",
             "TZ": "UTC",
+            # Not a directory and cannot become one: a command that wants a temporary
+            # file (tac on a pipe, sort spilling to disk) fails instead of writing.
+            "TMPDIR": "/dev/null/no-temporary-files",
         }
 
     def run(self, command: str) -> TerminalResult:
