@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_messages,
+)
 
 MessageLike = BaseMessage | dict[str, Any]
 
@@ -63,3 +69,28 @@ def content_text(content: str | Sequence[Any]) -> str:
         elif isinstance(block, dict) and isinstance(block.get("text"), str):
             parts.append(block["text"])
     return "\n".join(parts)
+
+
+def message_blocks(message: BaseMessage) -> list[dict[str, Any]]:
+    """The dict content blocks of a message (empty for plain-text content)."""
+    content = message.content
+    if isinstance(content, str):
+        return []
+    return [block for block in content if isinstance(block, dict)]
+
+
+def tool_result_ids(message: BaseMessage) -> list[str]:
+    """The call ids a message answers.
+
+    A `ToolMessage`, or a user message holding provider-native `tool_result` blocks
+    (Anthropic's format).
+    """
+    if isinstance(message, ToolMessage):
+        return [message.tool_call_id]
+    if not isinstance(message, HumanMessage):
+        return []
+    return [
+        str(block["tool_use_id"])
+        for block in message_blocks(message)
+        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None
+    ]

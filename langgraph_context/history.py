@@ -19,12 +19,11 @@ from typing import Any, Literal
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    HumanMessage,
     SystemMessage,
     ToolMessage,
 )
 
-from langgraph_context._messages import as_messages
+from langgraph_context._messages import as_messages, message_blocks, tool_result_ids
 
 __all__ = [
     "CANCELLED_TOOL_RESULT",
@@ -102,33 +101,9 @@ def _calls(message: BaseMessage) -> list[tuple[str, str]]:
         ]
     return [
         (str(block["id"]), str(block.get("name", "")))
-        for block in _blocks(message)
+        for block in message_blocks(message)
         if block.get("type") == "tool_use" and block.get("id") is not None
     ]
-
-
-def _results(message: BaseMessage) -> list[str]:
-    """The call ids a message answers.
-
-    A `ToolMessage`, or a user message holding provider-native `tool_result` blocks
-    (Anthropic's format).
-    """
-    if isinstance(message, ToolMessage):
-        return [message.tool_call_id]
-    if not isinstance(message, HumanMessage):
-        return []
-    return [
-        str(block["tool_use_id"])
-        for block in _blocks(message)
-        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None
-    ]
-
-
-def _blocks(message: BaseMessage) -> list[dict[str, Any]]:
-    content = message.content
-    if isinstance(content, str):
-        return []
-    return [block for block in content if isinstance(block, dict)]
 
 
 def _scan(
@@ -163,7 +138,7 @@ def _scan(
             gaps.append((at, missing))
 
     for i, message in enumerate(items):
-        results = _results(message)
+        results = tool_result_ids(message)
         for tid in results:
             if tid in pending:
                 pending[tid].pop(0)
@@ -325,7 +300,7 @@ def group_tool_rounds(messages: Sequence[Any]) -> list[tuple[int, int]]:
     while i < len(items):
         end = i + 1
         if _calls(items[i]):
-            while end < len(items) and _results(items[end]):
+            while end < len(items) and tool_result_ids(items[end]):
                 end += 1
         units.append((i, end))
         i = end

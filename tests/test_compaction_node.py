@@ -621,3 +621,64 @@ def test_view_mode_keeps_a_mid_conversation_system_message_every_turn(scripted: 
         assert any(m.content == policy.content for m in state["llm_input_messages"])
     assert model.seen
     assert all("POLICY UPDATE" not in str(call[-1].content) for call in model.seen)
+
+
+def _random_history(rng: Any) -> list[Any]:
+    """A seeded agent history: system, several user turns, parallel tool rounds."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    messages: list[Any] = [SystemMessage("rules " + text(20))] if rng.random() < 0.6 else []
+    call = 0
+    for _ in range(rng.randint(1, 6)):
+        messages.append(HumanMessage(text(rng.choice([5, 60, 600]))))
+        for _ in range(rng.randint(0, 3)):
+            ids = [f"c{call + j}" for j in range(rng.randint(1, 3))]
+            call += len(ids)
+            calls = [{"name": "t", "args": {"q": text(3)}, "id": i} for i in ids]
+            messages.append(AIMessage(text(rng.choice([0, 10])), tool_calls=calls))
+            messages += [
+                ToolMessage(text(rng.choice([10, 300, 1500])), tool_call_id=i) for i in ids
+            ]
+        if rng.random() < 0.2:
+            messages.append(SystemMessage("note " + text(10)))
+        messages.append(AIMessage(text(rng.choice([10, 200]))))
+    for n, message in enumerate(messages):
+        message.id = f"m{n}"
+    return messages
+
+
+@pytest.mark.parametrize("mode", ["view", "replace"])
+def test_a_trigger_under_the_window_never_drops_the_latest_request(mode: str) -> None:
+    """Compacting a history that fits (a trigger fired) keeps the user's latest request."""
+    import random
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from langgraph_context.compaction import create_compaction_node
+
+    class State(MessagesState, total=False):
+        llm_input_messages: list[Any]
+        compaction: dict[str, Any]
+
+    rng = random.Random(7)
+    for _ in range(60):
+        history = _random_history(rng)
+        request = [m.id for m in history if isinstance(m, HumanMessage)][-1]
+        node = create_compaction_node(
+            max_tokens=20_000,
+            mode=mode,
+            trigger=rng.choice([("tokens", 1000), ("messages", 5)]),
+            keep=rng.choice([None, ("messages", 4), ("tokens", 500)]),
+        )
+        graph = StateGraph(State)
+        graph.add_node("compact", node)
+        graph.add_edge(START, "compact")
+        out = graph.compile().invoke({"messages": history})
+        seen = out.get("llm_input_messages") if mode == "view" else out["messages"]
+        assert request in [m.id for m in seen or out["messages"]], out.get("compaction")

@@ -287,3 +287,34 @@ def test_recent_tool_results_in_content_blocks_are_sanitized() -> None:
     assert "Ignore all previous instructions" not in block["text"]
     assert block["text"].startswith("Result ok.")
     assert messages[2].content[0]["text"] == attack  # the history is untouched
+
+
+def test_many_parallel_tool_results_are_cut_to_fit_and_the_node_ends(scripted: type) -> None:
+    """25 long parallel results: every result is shortened, the input fits, no hang."""
+    from langgraph.prebuilt import create_react_agent
+
+    calls = [{"name": "read_log", "args": {"path": str(i)}, "id": f"c{i}"} for i in range(25)]
+    model = scripted(responses=[AIMessage("", tool_calls=calls), AIMessage("done")])
+    builder = ContextBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(model, [read_log], pre_model_hook=create_context_node(builder))
+    out = agent.invoke({"messages": [HumanMessage("read all the logs")]})
+    assert out["messages"][-1].content == "done"
+    second = model.seen[1]
+    assert [m.type for m in second] == ["system", "ai"] + ["tool"] * 25
+    assert builder.counter(second) <= builder.config.max_tokens
+    assert all("shortened by langgraph-context" in m.content for m in second[2:])
+
+
+def test_native_tool_result_is_not_sent_as_the_user_turn() -> None:
+    """With nothing recent, the user turn passed on is a real request, not a tool_result."""
+    messages = [
+        HumanMessage("task: read a.py", id="task"),
+        AIMessage([{"type": "tool_use", "id": "t1", "name": "read", "input": {}}], id="call"),
+        HumanMessage(
+            [{"type": "tool_result", "tool_use_id": "t1", "content": "print(1)"}], id="result"
+        ),
+    ]
+    out = create_context_node(keep_last=0).invoke({"messages": messages})
+    assert [m.id for m in out["llm_input_messages"][1:]] == ["task"]

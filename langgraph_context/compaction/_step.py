@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    HumanMessage,
     RemoveMessage,
     SystemMessage,
     ToolMessage,
@@ -17,7 +18,7 @@ from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.base import BaseStore
 
-from langgraph_context._messages import as_messages
+from langgraph_context._messages import as_messages, tool_result_ids
 from langgraph_context._state import get_state_value
 from langgraph_context.compaction._transcript import render_message
 from langgraph_context.compaction.prompts import PromptStyle
@@ -28,7 +29,7 @@ from langgraph_context.compaction.strategies import (
     compact_messages,
 )
 from langgraph_context.compaction.summarize import RunningSummary, SummarizationResult
-from langgraph_context.history import repair_history
+from langgraph_context.history import group_tool_rounds, repair_history
 from langgraph_context.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ logger = logging.getLogger("langgraph_context.compaction.node")
 
 DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
 _SUMMARY_WRAPPER = 64  # tokens of the summary message around the summary text
+_MUST_KEEP_SLACK = 16  # per-message overheads the strategies add on top
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,36 @@ class Step:
             kept = int(o.counter([*lead, *tail])) if lead or tail else 0
             goal = kept + (keep[1] if keep[0] == "tokens" else 0)
         goal += o.max_summary_tokens + _SUMMARY_WRAPPER if o.model is not None else goal // 4
-        return max(1, min(o.max_tokens, goal, self.tokens - 1))
+        budget = max(1, min(o.max_tokens, goal, self.tokens - 1))
+        # Never below what must stay (system messages, the latest user request and all
+        # after it): under max_tokens, nothing justifies dropping the request. When only
+        # that is left, the budget is the history itself and nothing is compacted.
+        return min(max(budget, self._must_keep_tokens()), self.tokens)
+
+    def _must_keep_tokens(self) -> int:
+        """Tokens of what compaction never drops.
+
+        System messages, the latest user request, the latest tool round (or message)
+        and the kept tail.
+        """
+        messages = self.messages
+        if not messages:
+            return 0
+        request = next(
+            (
+                i
+                for i in range(len(messages) - 1, -1, -1)
+                if isinstance(messages[i], HumanMessage) and not tool_result_ids(messages[i])
+            ),
+            None,
+        )
+        last_start = min(group_tool_rounds(messages)[-1][0], len(messages) - self._keep_messages())
+        kept = [
+            m
+            for i, m in enumerate(messages)
+            if isinstance(m, SystemMessage) or i == request or i >= last_start
+        ]
+        return int(self.o.counter(kept)) + _MUST_KEEP_SLACK
 
     def _keep_messages(self) -> int:
         keep = self.o.keep
@@ -155,6 +186,7 @@ class Step:
             keep_tool_rounds=o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
             token_counter=o.counter,
+            drop_request=self.tokens > o.max_tokens,
         )
 
     def needs_model(self) -> bool:
@@ -234,6 +266,7 @@ class Step:
             keep_tool_rounds=self.o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
             token_counter=self.o.counter,
+            drop_request=self.tokens > self.o.max_tokens,
         )
         stats.update(fallback.stats.as_dict(), error=done.error)
         return fallback.messages, stats, list(fallback.evicted)

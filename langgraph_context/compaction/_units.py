@@ -113,6 +113,8 @@ def last_resort(
     max_tokens: int,
     strategy: str,
     clear_args_over: int | None,
+    *,
+    drop_request: bool = True,
 ) -> Work:
     """Fit `max_tokens` by clearing protected outputs, then by dropping the latest request.
 
@@ -126,7 +128,9 @@ def last_resort(
     if cleared.kept_cost() <= limit:
         return cleared  # clearing the protected outputs is enough
     request = work.request_unit
-    if strategy == "clear_tool_results" or request is None or request in work.tail:
+    if not drop_request or strategy == "clear_tool_results" or request is None:
+        return work
+    if request in work.tail:
         return work
     if request == len(work.units) - 1:
         return work

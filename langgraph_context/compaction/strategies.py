@@ -190,6 +190,7 @@ def compact_messages(
     snapshot_fraction: float = DEFAULT_SNAPSHOT_FRACTION,
     head_fraction: float = DEFAULT_HEAD_FRACTION,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
+    drop_request: bool = True,
 ) -> CompactionResult:
     """Compact a history under `max_tokens` without a model, keeping tool pairs intact.
 
@@ -216,6 +217,10 @@ def compact_messages(
         snapshot_fraction: Share of `max_tokens` reserved for the snapshot.
         head_fraction: Share of the budget `drop_middle` gives to the head.
         token_counter: Counter for budgets (default: offline tiktoken).
+        drop_request: Allow dropping the latest user request as the very last resort
+            (its text goes to the snapshot when there is room). `False` reports the
+            result over budget instead; the compaction node passes `False` when it
+            compacts a history that already fits its window (a trigger fired).
 
     Returns:
         A `CompactionResult` with the messages, stats, evicted messages and snapshot.
@@ -295,7 +300,9 @@ def compact_messages(
     if work.kept_cost() > max_tokens - costs.overhead:
         # Protected tool results are cleared only when the kept messages alone exceed
         # the budget; the snapshot reserve never justifies it (the snapshot shrinks).
-        work = last_resort(work, costs, max_tokens, strategy, clear_tool_args_over)
+        work = last_resort(
+            work, costs, max_tokens, strategy, clear_tool_args_over, drop_request=drop_request
+        )
 
     return _finish(
         work,

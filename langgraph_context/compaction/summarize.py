@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from langgraph_context._messages import as_messages
+from langgraph_context._messages import as_messages, tool_result_ids
 from langgraph_context.compaction._calls import arun_calls, run_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
 from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
@@ -269,7 +269,11 @@ def _plan(
 
 def _last_request(messages: Sequence[BaseMessage]) -> BaseMessage | None:
     for message in reversed(messages):
-        if isinstance(message, HumanMessage) and compaction_kind(message) is None:
+        if (
+            isinstance(message, HumanMessage)
+            and compaction_kind(message) is None
+            and not tool_result_ids(message)  # native tool results are not a request
+        ):
             return message
     return None
 

@@ -12,6 +12,7 @@ calls the model on `state["llm_input_messages"]`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context._messages import as_messages, content_text
+from langgraph_context._messages import as_messages, content_text, tool_result_ids
 from langgraph_context._state import get_state_value
 from langgraph_context.context.builder import ContextBuilder, ContextResult
 from langgraph_context.context.compress import truncate_text
@@ -41,6 +42,8 @@ __all__ = [
     "ContextStateMixin",
     "create_context_node",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_KEEP_LAST = 6
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
@@ -197,7 +200,9 @@ def create_context_node(
         if system_instructions:
             parts.append(system_instructions)
         instructions = "\n\n".join(p for p in parts if p)
-        query = _query(messages, state, query_key)
+        # The query is rendered in [Task] and also stays in the recent turns: a huge
+        # pasted message is cut in [Task] to a quarter of the window.
+        query = truncate_text(_query(messages, state, query_key), limit // 4, token_counter=counter)
         # The context message always has room for role, task and output; the recent
         # messages get the rest, whole tool rounds moved out first, then the largest
         # texts (stale tool output first) shortened.
@@ -242,9 +247,13 @@ def create_context_node(
 
 
 def _last_human_turn(older: list[BaseMessage]) -> tuple[list[BaseMessage], list[BaseMessage]]:
-    """With nothing recent, still pass the last user turn: a request needs one."""
+    """With nothing recent, still pass the last user turn: a request needs one.
+
+    A user message that only carries tool results (Anthropic's native format) is not a
+    turn of its own: moved alone it would be a result without its call.
+    """
     for i in range(len(older) - 1, -1, -1):
-        if isinstance(older[i], HumanMessage):
+        if isinstance(older[i], HumanMessage) and not tool_result_ids(older[i]):
             return [older[i]], older[:i] + older[i + 1 :]
     return [], older
 
@@ -268,28 +277,48 @@ def _shorten(recent: list[BaseMessage], allowed: int, counter: TokenCounter) -> 
 
     Tool results go first (stale output is what overflows), then the user's and the
     model's own text; images, tool calls and ids are kept, so every tool call still
-    has its result. Returns `recent` as short as it gets when even that is too long.
+    has its result. Texts keep at least `_MIN_SHORTENED_TOKENS` at first; if that is
+    not enough (many parallel results), tool results are cut down to the notice alone.
+    Every pass visits each message once, so this always ends; when even the shortest
+    form is too long it returns that, with a warning.
     """
     messages = list(recent)
-    for kinds in ((ToolMessage,), (HumanMessage, AIMessage)):
-        while (excess := counter(messages) - allowed) > 0:
-            sizes = [
-                (counter(content_text(m.content)), i)
-                for i, m in enumerate(messages)
-                if isinstance(m, kinds) and _text_blocks_only(m.content)
-            ]
-            sizes = [(n, i) for n, i in sizes if n > _MIN_SHORTENED_TOKENS]
-            if not sizes:
-                break
-            total, i = max(sizes)
-            text = content_text(messages[i].content)
-            notice_tokens = counter(_SHORTENED.format(shown=total, total=total))
-            keep = max(_MIN_SHORTENED_TOKENS, total - excess - notice_tokens)
-            head = truncate_text(text, keep, token_counter=counter)
-            shown = counter(head)
+    originals: dict[int, tuple[str, int]] = {}
+    shown: dict[int, int] = {}  # tokens of the original still shown, once shortened
+    passes = (
+        ((ToolMessage,), _MIN_SHORTENED_TOKENS),
+        ((HumanMessage, AIMessage), _MIN_SHORTENED_TOKENS),
+        ((ToolMessage,), 0),
+    )
+    for kinds, floor in passes:
+        candidates = []
+        for i, m in enumerate(messages):
+            if isinstance(m, kinds) and _text_blocks_only(m.content):
+                if i not in originals:
+                    text = content_text(m.content)
+                    originals[i] = (text, counter(text))
+                candidates.append((originals[i][1], i))
+        for total, i in sorted(candidates, reverse=True):
+            excess = counter(messages) - allowed
+            if excess <= 0:
+                return messages
+            now = shown.get(i, total)
+            # The first cut of a message also pays for its notice.
+            extra = 0 if i in shown else counter(_SHORTENED.format(shown=total, total=total))
+            keep = max(floor, now - excess - extra)
+            if keep >= now:
+                continue
+            head = truncate_text(originals[i][0], keep, token_counter=counter)
+            shown[i] = counter(head)
             messages[i] = messages[i].model_copy(
-                update={"content": head + _SHORTENED.format(shown=shown, total=total)}
+                update={"content": head + _SHORTENED.format(shown=shown[i], total=total)}
             )
+    if counter(messages) > allowed:
+        logger.warning(
+            "recent messages need %d tokens even shortened, over the %d left for them",
+            counter(messages),
+            allowed,
+        )
     return messages
 
 
