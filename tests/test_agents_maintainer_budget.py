@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
@@ -69,3 +70,15 @@ def test_terminal_output_is_clamped_to_the_context_budget(tmp_path: Path) -> Non
     graph.compile().invoke({"messages": [("user", "read every file")]})
     assert len(model.seen) == 4
     assert all(count_tokens(seen) <= 4000 for seen in model.seen)
+
+
+@pytest.mark.parametrize("bad", ["4000", None, 0, True])
+def test_bad_max_output_chars_is_a_clear_value_error(tmp_path: Path, bad: Any) -> None:
+    """The clamp never hides the terminal's own check of max_output_chars."""
+    with pytest.raises(ValueError, match="max_output_chars must be a positive integer"):
+        create_codebase_maintainer_graph(
+            ScriptedChatModel(responses=[]),
+            workspace=tmp_path,
+            notes=tmp_path / "n",
+            max_output_chars=bad,
+        )

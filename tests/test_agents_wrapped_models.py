@@ -59,3 +59,57 @@ def test_a_compiled_graph_is_not_a_model() -> None:
     graph = create_context_agent(ScriptedChatModel(responses=[AIMessage("x")])).compile()
     with pytest.raises(TypeError, match="model must be a chat model"):
         create_context_agent(graph)
+
+
+@pytest.mark.parametrize("kind", ["graph_with_retry", "lambda"])
+def test_wrapped_graphs_and_lambda_agents_stay_sub_agent_graphs(kind: str) -> None:
+    """A compiled graph under with_retry, or a RunnableLambda agent, runs as a graph."""
+    from langchain_core.runnables import RunnableLambda
+
+    from langgraph_context.agents.models import is_chat_model
+
+    child: Runnable[Any, Any]
+    if kind == "lambda":
+        child = RunnableLambda(
+            lambda state: {"messages": [*state["messages"], AIMessage("child did it")]}
+        )
+    else:
+        child_model = ScriptedChatModel(responses=[AIMessage("child did it")])
+        child = create_context_agent(child_model).compile().with_retry()
+    assert not is_chat_model(child)
+    sub = create_subagent_tool(child)
+    parent = ScriptedChatModel(
+        responses=[ai_calls(tool_call("delegate_task", {"task": "q"}, "r1")), AIMessage("end")]
+    )
+    out = (
+        create_context_agent(parent, [sub], plan_tools=False, note_tools=False, memory_tools=False)
+        .compile()
+        .invoke({"messages": [("user", "go")]})
+    )
+    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert result.content == "child did it"
+
+
+def test_tools_bound_through_bind_and_with_config_keep_their_settings() -> None:
+    """bind(stop=...) kwargs and with_config(tags=...) survive binding the tools."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.tools import tool
+
+    from langgraph_context.agents.models import bind_model_tools
+
+    class Model(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.bind(tools=[t.name for t in tools], **kwargs)
+
+    @tool
+    def ping(x: str) -> str:
+        """Ping."""
+        return x
+
+    model = Model(messages=iter([AIMessage("x")]))
+    bound: Any = bind_model_tools(model.bind(stop=["STOP"]), [ping])
+    assert bound.kwargs == {"stop": ["STOP"]}
+    assert bound.bound.kwargs == {"tools": ["ping"]}
+    configured: Any = bind_model_tools(model.with_config(tags=["keep-me"]), [ping])
+    assert configured.config == {"tags": ["keep-me"]}
+    assert configured.bound.kwargs == {"tools": ["ping"]}

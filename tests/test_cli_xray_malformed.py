@@ -65,3 +65,21 @@ def test_jsonl_without_the_extension_is_still_detected(
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert main(["xray", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["format"] == "claude"
+
+
+def test_a_session_saved_as_json_is_still_read_as_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Auto mode falls back to JSONL for a `.json` file whose lines are documents."""
+    records = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}},
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+        },
+    ]
+    path = tmp_path / "session.json"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["xray", str(path)]) == 0
+    assert "Claude Code session" in capsys.readouterr().out

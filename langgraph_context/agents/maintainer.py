@@ -341,7 +341,10 @@ def create_codebase_maintainer_graph(
             state_sources=(*DEFAULT_STATE_SOURCES, briefing_packets),
         )
         context = create_context_node(builder, keep_last=keep_last)
-        max_output_chars = min(max_output_chars, _output_chars_cap(context_tokens - prompt_cost))
+        if isinstance(max_output_chars, int) and not isinstance(max_output_chars, bool):
+            # Anything else is left for the terminal to reject with its own message.
+            cap = _output_chars_cap(context_tokens - prompt_cost)
+            max_output_chars = min(max_output_chars, cap)
     elif context is False:
         context = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):

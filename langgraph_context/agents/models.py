@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.tools import BaseTool
 from langgraph.pregel.protocol import PregelProtocol
@@ -55,16 +55,33 @@ ModelFactory = Callable[[RunnableConfig], BaseChatModel]
 def is_chat_model(obj: Any) -> bool:
     """Whether `obj` is used as a chat model rather than a graph or a model factory.
 
-    Like `create_react_agent`, any runnable counts (a `BaseChatModel`, or one wrapped by
-    `with_retry`, `with_fallbacks`, `bind`, or a configurable `init_chat_model`), except
-    a compiled graph (`Pregel`, `RemoteGraph`).
+    A `BaseChatModel`, one wrapped by `with_retry`, `with_fallbacks`, `bind` or
+    `with_config`, or a configurable `init_chat_model` (anything with `bind_tools`
+    under its wrappers). A compiled graph (`Pregel`, `RemoteGraph`), also wrapped, and
+    any other runnable (e.g. a `RunnableLambda` agent) is not.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
         >>> is_chat_model(FakeListChatModel(responses=["x"]).with_retry())
         True
     """
-    return isinstance(obj, Runnable) and not isinstance(obj, PregelProtocol)
+    if not isinstance(obj, Runnable) or isinstance(obj, PregelProtocol):
+        return False
+    inner = _innermost(obj)
+    if isinstance(inner, PregelProtocol):
+        return False  # a compiled graph wrapped by with_retry / with_config
+    return isinstance(inner, BaseChatModel) or callable(getattr(inner, "bind_tools", None))
+
+
+def _innermost(runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    """The runnable under `bind`/`with_retry`/`with_config` bindings and fallbacks."""
+    while True:
+        if isinstance(runnable, RunnableBindingBase):
+            runnable = runnable.bound
+        elif isinstance(runnable, RunnableWithFallbacks):
+            runnable = runnable.runnable
+        else:
+            return runnable
 
 
 def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnable[Any, Any]:
@@ -82,13 +99,15 @@ def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnab
     """
     if not tools:
         return model
+    if isinstance(model, RunnableBindingBase):
+        # with_retry, bind(...), with_config(...): bind the wrapped model and keep the
+        # wrapper's own kwargs and config (its `bind_tools` attribute would reach the
+        # inner model and drop them).
+        inner = bind_model_tools(model.bound, tools)
+        return model.model_copy(update={"bound": inner})
     bind = getattr(model, "bind_tools", None)
     if callable(bind):
         return cast("Runnable[Any, Any]", bind(tools))
-    if isinstance(model, RunnableBindingBase):
-        # with_retry, bind(...): bind the wrapped model, keep the wrapper's settings.
-        inner = bind_model_tools(model.bound, tools)
-        return model.model_copy(update={"bound": inner})
     msg = f"model {type(model).__name__} cannot bind tools (it has no bind_tools)"
     raise TypeError(msg)
 

@@ -107,8 +107,9 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
 
     Args:
         path: The transcript file.
-        fmt: `auto` (`.jsonl` is Claude, `.json` is OpenAI; otherwise JSONL when the
-            text is not one JSON document but its first line is), `openai` or `claude`.
+        fmt: `auto` (`.jsonl` is Claude; anything else is OpenAI JSON unless the text
+            is not one JSON document but its first line is, e.g. a session saved as
+            `.json`), `openai` or `claude`.
         index: Which trajectory to take from a list of trajectories.
 
     Returns:
@@ -122,7 +123,7 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
         raise CLIError(f"{path}: the file is empty")
     if fmt == "auto":
         fmt = "claude" if path.suffix == ".jsonl" else "openai"
-        if fmt == "openai" and path.suffix != ".json" and _jsonl_like(text):
+        if fmt == "openai" and _jsonl_like(text):
             fmt = "claude"  # several JSON documents, one per line
     if fmt == "claude":
         try:
