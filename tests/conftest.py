@@ -20,3 +20,13 @@ def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
 def scripted() -> type[ScriptedChatModel]:
     """The scripted model class (instantiate with `responses=[...]`)."""
     return ScriptedChatModel
+
+
+MODEL_ENV = ("OPENAI_API_KEY", "LGC_API_KEY", "LGC_BASE_URL", "OPENAI_BASE_URL", "LGC_MODEL")
+
+
+@pytest.fixture
+def no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No model configured by the machine's environment (use via `usefixtures`)."""
+    for name in MODEL_ENV:
+        monkeypatch.delenv(name, raising=False)

@@ -13,6 +13,20 @@ from langgraph_context.agents import create_context_agent, create_subagent_tool
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
 
+def _delegate_once(sub: Any) -> str:
+    """Run a parent agent that calls the sub-agent tool once; return the tool's result."""
+    parent = ScriptedChatModel(
+        responses=[ai_calls(tool_call("delegate_task", {"task": "q"}, "r1")), AIMessage("end")]
+    )
+    out = (
+        create_context_agent(parent, [sub], plan_tools=False, note_tools=False, memory_tools=False)
+        .compile()
+        .invoke({"messages": [("user", "go")]})
+    )
+    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    return str(result.content)
+
+
 def _wrappers(model: ScriptedChatModel) -> list[Runnable[Any, Any]]:
     return [model.with_retry(), model.with_fallbacks([model])]
 
@@ -41,16 +55,7 @@ def test_subagent_runs_a_wrapped_model(wrap: int) -> None:
     """A wrapped model is run as a sub-agent (with its prompt), not as a compiled graph."""
     child = ScriptedChatModel(responses=[AIMessage("child says 42")])
     sub = create_subagent_tool(_wrappers(child)[wrap], system_prompt="Investigate.")
-    parent = ScriptedChatModel(
-        responses=[ai_calls(tool_call("delegate_task", {"task": "q"}, "r1")), AIMessage("end")]
-    )
-    out = (
-        create_context_agent(parent, [sub], plan_tools=False, note_tools=False, memory_tools=False)
-        .compile()
-        .invoke({"messages": [("user", "go")]})
-    )
-    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert result.content == "child says 42"
+    assert _delegate_once(sub) == "child says 42"
     assert "Investigate." in str(child.seen[0][0].content)
 
 
@@ -78,16 +83,7 @@ def test_wrapped_graphs_and_lambda_agents_stay_sub_agent_graphs(kind: str) -> No
         child = create_context_agent(child_model).compile().with_retry()
     assert not is_chat_model(child)
     sub = create_subagent_tool(child)
-    parent = ScriptedChatModel(
-        responses=[ai_calls(tool_call("delegate_task", {"task": "q"}, "r1")), AIMessage("end")]
-    )
-    out = (
-        create_context_agent(parent, [sub], plan_tools=False, note_tools=False, memory_tools=False)
-        .compile()
-        .invoke({"messages": [("user", "go")]})
-    )
-    (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert result.content == "child did it"
+    assert _delegate_once(sub) == "child did it"
 
 
 def test_tools_bound_through_bind_and_with_config_keep_their_settings() -> None:

@@ -16,15 +16,8 @@ from langgraph_context.cli.chat import context_budget
 from langgraph_context.testing import ScriptedChatModel
 from langgraph_context.tokens import count_tokens
 
-MODEL_ENV = ("OPENAI_API_KEY", "LGC_API_KEY", "LGC_BASE_URL", "OPENAI_BASE_URL", "LGC_MODEL")
 LINE = "please remember this detail about the system " * 40
-
-
-@pytest.fixture(autouse=True)
-def no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test sees a model configured by the machine's environment."""
-    for name in MODEL_ENV:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 def _chat(

@@ -11,14 +11,7 @@ from langgraph_context.agents import register_model_factory
 from langgraph_context.cli import main
 from langgraph_context.testing import ScriptedChatModel
 
-MODEL_ENV = ("OPENAI_API_KEY", "LGC_API_KEY", "LGC_BASE_URL", "OPENAI_BASE_URL", "LGC_MODEL")
-
-
-@pytest.fixture(autouse=True)
-def no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test sees a model configured by the machine's environment."""
-    for name in MODEL_ENV:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_model_env")
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
