@@ -4,10 +4,13 @@ The model comes from each run's configuration (`configurable.model_factory`, def
 `openai`: any OpenAI-compatible endpoint from `LGC_BASE_URL`/`OPENAI_BASE_URL` with the
 key from `LGC_API_KEY`/`OPENAI_API_KEY`, model from `configurable.model` or `LGC_MODEL`).
 Notes are kept in the server's store, per `configurable.user_id`, so every thread of a
-user sees them. The model is assumed to have a `WINDOW`-token context window: the
-stored history is compacted at 24,000 tokens and each model call is sent at most
-the window minus room for the reply and the system prompt.
+user sees them. The model's context window is `LGC_CONTEXT_WINDOW` tokens (default
+32,000, at least 8,192): the stored history is compacted at three quarters of it and
+each model call is sent at most the window minus room for the reply and the system
+prompt.
 """
+
+import os
 
 from langgraph_context.agents import (
     create_context_agent,
@@ -18,8 +21,27 @@ from langgraph_context.agents import (
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.tokens import count_tokens
 
-WINDOW = 32_000
+DEFAULT_WINDOW = 32_000
+MIN_WINDOW = 8_192
 REPLY_TOKENS = 4_096
+
+
+def context_window() -> int:
+    """The model's window from `LGC_CONTEXT_WINDOW` (a clear error when it is unusable)."""
+    raw = os.environ.get("LGC_CONTEXT_WINDOW", "").strip()
+    if not raw:
+        return DEFAULT_WINDOW
+    try:
+        window = int(raw.replace("_", "").replace(",", ""))
+    except ValueError:
+        window = 0
+    if window < MIN_WINDOW:
+        msg = f"LGC_CONTEXT_WINDOW must be a whole number of tokens >= {MIN_WINDOW}, got {raw!r}"
+        raise ValueError(msg)
+    return window
+
+
+WINDOW = context_window()
 
 SYSTEM_PROMPT = (
     "You are a careful assistant. Keep a plan with write_plan/update_plan for multi-step "
@@ -30,7 +52,9 @@ SYSTEM_PROMPT = (
 graph = create_context_agent(
     resolve_chat_model,
     system_prompt=SYSTEM_PROMPT,
-    compaction=create_compaction_node(max_tokens=24_000, trigger=("tokens", 24_000)),
+    compaction=create_compaction_node(
+        max_tokens=WINDOW * 3 // 4, trigger=("tokens", WINDOW * 3 // 4)
+    ),
     context=True,
     context_tokens=WINDOW - REPLY_TOKENS - count_tokens(SYSTEM_PROMPT),
     pre_model={"load_notes": create_load_notes_node()},

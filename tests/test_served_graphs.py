@@ -1,0 +1,40 @@
+"""The served graphs in `graphs/` load, and the context agent's window is configurable."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"served_{name}", GRAPHS / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_context_window_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LGC_CONTEXT_WINDOW sizes compaction and the model input; default 32,000."""
+    monkeypatch.delenv("LGC_CONTEXT_WINDOW", raising=False)
+    assert _load("context_agent").WINDOW == 32_000
+    monkeypatch.setenv("LGC_CONTEXT_WINDOW", "128_000")
+    served = _load("context_agent")
+    assert served.WINDOW == 128_000
+    assert {"compaction", "context"} <= set(served.graph.get_graph().nodes)
+
+
+@pytest.mark.parametrize("raw", ["lots", "4096", "-1"])
+def test_unusable_context_window_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    """A window that is not a number, or too small to work with, fails at load."""
+    monkeypatch.setenv("LGC_CONTEXT_WINDOW", raw)
+    with pytest.raises(ValueError, match="LGC_CONTEXT_WINDOW must be a whole number"):
+        _load("context_agent")
