@@ -318,3 +318,14 @@ def test_native_tool_result_is_not_sent_as_the_user_turn() -> None:
     ]
     out = create_context_node(keep_last=0).invoke({"messages": messages})
     assert [m.id for m in out["llm_input_messages"][1:]] == ["task"]
+
+
+def test_a_history_without_user_turns_still_sends_the_task_as_one() -> None:
+    """System-only history with a query from state: the task is the user turn."""
+    node = create_context_node(query_key="question", keep_last=2)
+    out = node.invoke({"messages": [SystemMessage("Be brief.")], "question": "What is 2+2?"})
+    sent = out["llm_input_messages"]
+    assert [m.type for m in sent] == ["system", "human"]
+    assert sent[1].content == "What is 2+2?"
+    empty = create_context_node().invoke({"messages": []})
+    assert [m.type for m in empty["llm_input_messages"]] == ["system"]  # nothing to ask

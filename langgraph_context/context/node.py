@@ -203,6 +203,10 @@ def create_context_node(
         # The query is rendered in [Task] and also stays in the recent turns: a huge
         # pasted message is cut in [Task] to a quarter of the window.
         query = truncate_text(_query(messages, state, query_key), limit // 4, token_counter=counter)
+        if not recent and query:
+            # No user turn anywhere (a system-only history, a query from `query_key`):
+            # the task itself is the turn, since a request needs a non-system message.
+            recent = [HumanMessage(query)]
         # The context message always has room for role, task and output; the recent
         # messages get the rest, whole tool rounds moved out first, then the largest
         # texts (stale tool output first) shortened.
