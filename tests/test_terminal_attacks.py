@@ -136,6 +136,11 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("interpreter", """awk '{(1getline l < "../outside/secret.txt"); print l}' a.txt""", REFUSED),
     ("interpreter", """awk 'BEGIN{xésystem("touch pwned")}'""", REFUSED),
     ("interpreter", "file -z a.txt", REFUSED),
+    # a quote inside a regex is fine where every awk reads a regex, never elsewhere
+    ("interpreter", """awk '/"hello/' a.txt""", RAN),
+    ("interpreter", """awk '$0 ~ /"x"/ || /"y/' a.txt""", RAN),
+    ("interpreter", """awk '{ print /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
+    ("interpreter", """awk '{ x = 2 * /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
     ("interpreter", "file --uncompress a.txt", REFUSED),
     ("interpreter", "find . -exec touch pwned \\;", REFUSED),
     ("interpreter", "find . -execdir id \\;", REFUSED),

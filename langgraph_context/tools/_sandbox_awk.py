@@ -157,7 +157,13 @@ def _posix_regex_end(program: str, start: int) -> int:
     return -1
 
 
-def _end_of_regex(program: str, start: int) -> int:
+# Tokens after which every awk reads `/` as the start of a regex (never division):
+# the start of the program or a line, an opening bracket, a separator, a logical or
+# match operator. Only there may a regex literal hold a `"`.
+_REGEX_CERTAIN = frozenset({"", "(", ",", "{", ";", "!", "~", "!~", "&&", "||"})
+
+
+def _end_of_regex(program: str, start: int, *, quote_allowed: bool = False) -> int:
     """Return the index just past the regex literal opening at `start`."""
     end = _naive_regex_end(program, start)
     if end < 0:
@@ -166,7 +172,7 @@ def _end_of_regex(program: str, start: int) -> int:
         raise _refuse(
             "a / inside [...] in an awk regex literal is read differently by awks; use \\/"
         )
-    if '"' in program[start:end]:
+    if '"' in program[start:end] and not quote_allowed:
         raise _refuse(f'a " inside an awk regex literal is ambiguous; {_REGEX_FIX}')
     return end + 1
 
@@ -210,8 +216,9 @@ def check_awk_program(program: str) -> None:
     Forbidden: `system`, `getline`, `ARGV`/`ARGC`, `ENVIRON`, `@` (gawk `@include`,
     `@load`, indirect calls), any `|` other than `||`, `>`/`>>` at the top level of a
     `print`/`printf` statement (output redirection; put comparisons in parentheses:
-    `print ($1 > 5)`), `"` inside regex literals, multi-line strings and regexes, and a
-    `/` that awks may read differently (division or regex).
+    `print ($1 > 5)`), `"` inside a regex literal unless every awk reads a regex there
+    (program or rule start, after `(`, `,`, `;`, `!`, `~`, `&&`, `||`), multi-line
+    strings and regexes, and a `/` that awks may read differently (division or regex).
 
     Raises:
         CommandRefused: With the reason.
@@ -237,7 +244,8 @@ def check_awk_program(program: str) -> None:
             continue
         token_newline, newline = newline, False
         if char == "/" and _slash_kind(previous, token_newline) == "regex":
-            position = _end_of_regex(program, position)
+            certain = previous in _REGEX_CERTAIN or (token_newline and previous == "}")
+            position = _end_of_regex(program, position, quote_allowed=certain)
             previous = _OPERAND
             continue
         if char == '"':
