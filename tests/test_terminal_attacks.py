@@ -136,6 +136,23 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("interpreter", """awk '{(1getline l < "../outside/secret.txt"); print l}' a.txt""", REFUSED),
     ("interpreter", """awk 'BEGIN{xésystem("touch pwned")}'""", REFUSED),
     ("interpreter", "file -z a.txt", REFUSED),
+    # brackets read differently by mawk's lexer and by POSIX: the regex ends elsewhere
+    (
+        "interpreter",
+        """awk 'BEGIN { x = 1 ~ /[[..][]/ ; y = "]/ ; system("touch pwned") ; q = " # " }'""",
+        REFUSED,
+    ),
+    (
+        "interpreter",
+        """awk 'BEGIN { x = 1 ~ /[[==][]/ ; y = "]/ ; system("touch pwned") ; q = " # " }'""",
+        REFUSED,
+    ),
+    (
+        "interpreter",
+        """awk 'BEGIN { x = 1 ~ /[[:[:]]/ ; y = "]/ ; system("touch pwned") ; q = " # " }'""",
+        REFUSED,
+    ),
+    ("interpreter", """awk '{ gsub(/[[:space:]]+/, " "); print }' a.txt""", RAN),
     # a quote inside a regex is fine where every awk reads a regex, never elsewhere
     ("interpreter", """awk '/"hello/' a.txt""", RAN),
     ("interpreter", """awk '$0 ~ /"x"/ || /"y/' a.txt""", RAN),

@@ -10,6 +10,8 @@ disagree the program is refused, because a misread regex hides code from the che
 
 from __future__ import annotations
 
+import re
+
 from langgraph_context.tools._sandbox_policies import CommandRefused
 
 __all__ = ["check_awk_program"]
@@ -163,12 +165,96 @@ def _posix_regex_end(program: str, start: int) -> int:
 _REGEX_CERTAIN = frozenset({"", "(", ",", "{", ";", "!", "~", "!~", "&&", "||"})
 
 
+def _box_regex_end(program: str, start: int, *, escapes_in_box: bool) -> int:
+    """Index of the closing `/` when `[...]` closes at its first `]` (mawk's lexer).
+
+    No classes or collating elements: a box opened by `[` (a `]` right after `[` or `[^`
+    is literal) closes at the next `]`. Whether a backslash escapes inside the box
+    differs between implementations, hence `escapes_in_box`.
+    """
+    position = start + 1
+    while position < len(program) and program[position] != "\n":
+        char = program[position]
+        if char == "\\":
+            position += 2
+        elif char == "[":
+            position += 1
+            if program[position : position + 1] == "^":
+                position += 1
+            if program[position : position + 1] == "]":
+                position += 1
+            while position < len(program) and program[position] not in "]\n":
+                step = 2 if escapes_in_box and program[position] == "\\" else 1
+                position += step
+            if position >= len(program) or program[position] == "\n":
+                return -1
+            position += 1
+        elif char == "/":
+            return position
+        else:
+            position += 1
+    return -1
+
+
+_CLASS = re.compile(
+    r"\[:(?:alpha|digit|alnum|upper|lower|space|blank|punct|print|graph|cntrl|xdigit):\]"
+)
+
+
+def _check_brackets(body: str) -> None:
+    """Refuse a `[` inside a bracket expression unless it opens a named class.
+
+    Awks lex `[[:x:]]`, `[[.x.]]`, `[[=x=]]` and stray `[` inside brackets differently
+    (mawk's lexer does not know collating elements), so a regex could end at another
+    `/` for awk than for this scanner. Only the twelve POSIX class names pass.
+    """
+    position, inside = 0, False
+    while position < len(body):
+        char = body[position]
+        if char == "\\":
+            position += 2
+        elif not inside and char == "[":
+            inside = True
+            position += 1
+            if body[position : position + 1] == "^":
+                position += 1
+            if body[position : position + 1] == "]":
+                position += 1
+        elif inside and char == "[":
+            match = _CLASS.match(body, position)
+            if match is None:
+                raise _refuse(
+                    "inside [...] of an awk regex only named classes such as [:alpha:] may "
+                    "use [ (write \\[ for a literal bracket)"
+                )
+            position = match.end()
+        elif inside and char == "]":
+            inside = False
+            position += 1
+        else:
+            position += 1
+
+
 def _end_of_regex(program: str, start: int, *, quote_allowed: bool = False) -> int:
-    """Return the index just past the regex literal opening at `start`."""
+    """Return the index just past the regex literal opening at `start`.
+
+    The literal must end at the same `/` however its brackets are read: plain text,
+    POSIX bracket expressions, or mawk's simpler boxes (with or without escapes). A
+    regex whose extent depends on the reading is refused: that disagreement is how code
+    hides from the scanner (`/[[..][]/ ; y = "]/ ; system(...)`).
+    """
     end = _naive_regex_end(program, start)
-    if end < 0:
+    if end < 0 or "\n" in program[start:end]:
+        # A backslash-newline inside a regex is dropped by some awks before brackets
+        # are read, so the regex must sit on one physical line.
         raise _refuse("awk regex literals must end on the line they start")
-    if _posix_regex_end(program, start) != end:
+    _check_brackets(program[start + 1 : end])
+    readings = {
+        _posix_regex_end(program, start),
+        _box_regex_end(program, start, escapes_in_box=True),
+        _box_regex_end(program, start, escapes_in_box=False),
+    }
+    if readings != {end}:
         raise _refuse(
             "a / inside [...] in an awk regex literal is read differently by awks; use \\/"
         )
