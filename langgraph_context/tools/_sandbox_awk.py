@@ -79,6 +79,10 @@ _AMBIGUOUS_NAMES = frozenset(
         "toupper",
         "close",
         "fflush",
+        # time builtins of mawk and gawk
+        "systime",
+        "strftime",
+        "mktime",
     }
 )
 _HEADERS = frozenset({"if", "while", "for", "switch"})
