@@ -131,8 +131,10 @@ def test_pre_model_hook_of_create_react_agent(scripted: type) -> None:
     second = model.seen[1]
     assert isinstance(second[0], SystemMessage)
     assert "[State]\nAnswer in one line" in second[0].content
-    # keep_last=1 would split the tool round: the call and its result are kept together.
-    assert [type(m) for m in second[1:]] == [AIMessage, ToolMessage]
+    # keep_last=1 would split the tool round: the call and its result are kept together,
+    # and with no user turn among them the task goes first as one.
+    assert [type(m) for m in second[1:]] == [HumanMessage, AIMessage, ToolMessage]
+    assert second[1].content == "Weather in Oslo?"
     assert second[0].content.endswith("[Task]\nWeather in Oslo?")
     assert len(out["messages"]) == len(history(3)) + 4
 
@@ -226,13 +228,14 @@ def test_huge_recent_tool_result_is_shortened_not_the_role_or_task(scripted: typ
         agent = create_react_agent(model, [read_log], pre_model_hook=node)
     out = agent.invoke({"messages": [HumanMessage("Summarise the log please")]})
     second = model.seen[1]
-    assert [m.type for m in second] == ["system", "ai", "tool"]
+    assert [m.type for m in second] == ["system", "human", "ai", "tool"]
+    assert second[1].content == "Summarise the log please"
     assert "You are the billing assistant. Answer in French." in second[0].content
     assert second[0].content.endswith("[Task]\nSummarise the log please")
     assert builder.counter(second) <= 1000
-    assert "shortened by langgraph-context" in second[2].content
-    assert second[2].content.startswith("line 0: some log output")
-    assert second[2].tool_call_id == "c1"
+    assert "shortened by langgraph-context" in second[3].content
+    assert second[3].content.startswith("line 0: some log output")
+    assert second[3].tool_call_id == "c1"
     # The state keeps the whole result: only the model's view is shortened.
     assert out["messages"][2].content.count("\n") == 399
 
@@ -302,9 +305,9 @@ def test_many_parallel_tool_results_are_cut_to_fit_and_the_node_ends(scripted: t
     out = agent.invoke({"messages": [HumanMessage("read all the logs")]})
     assert out["messages"][-1].content == "done"
     second = model.seen[1]
-    assert [m.type for m in second] == ["system", "ai"] + ["tool"] * 25
+    assert [m.type for m in second] == ["system", "human", "ai"] + ["tool"] * 25
     assert builder.counter(second) <= builder.config.max_tokens
-    assert all("shortened by langgraph-context" in m.content for m in second[2:])
+    assert all("shortened by langgraph-context" in m.content for m in second[3:])
 
 
 def test_native_tool_result_is_not_sent_as_the_user_turn() -> None:
@@ -329,3 +332,26 @@ def test_a_history_without_user_turns_still_sends_the_task_as_one() -> None:
     assert sent[1].content == "What is 2+2?"
     empty = create_context_node().invoke({"messages": []})
     assert [m.type for m in empty["llm_input_messages"]] == ["system"]  # nothing to ask
+
+
+def test_shortening_never_makes_a_message_longer() -> None:
+    """A text shorter than its would-be notice is left whole; results go first."""
+    from langgraph_context.context.node import _shorten
+
+    counter = ContextBuilder().counter
+    ai = AIMessage(" ".join(["plan"] * 40), tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
+    result = ToolMessage(" ".join(["data"] * 3000), tool_call_id="c1")
+    out = _shorten([ai, result], counter([ai]) + 45, counter)
+    assert out[0] is ai  # 40 tokens of text: a 32-token head plus notice would be longer
+    assert counter(out[1].content) < 60
+    tiny = ToolMessage("ok", tool_call_id="c2")
+    assert _shorten([tiny], 0, counter) == [tiny]
+
+
+def test_a_user_turn_leads_when_the_recent_messages_have_none() -> None:
+    """An AI greeting or an opening tool round alone: the task is sent first as the turn."""
+    node = create_context_node(query_key="question", keep_last=4)
+    greeting = [SystemMessage("Be brief."), AIMessage("Hello! How can I help?")]
+    sent = node.invoke({"messages": greeting, "question": "Sum 2 and 2"})["llm_input_messages"]
+    assert [m.type for m in sent] == ["system", "human", "ai"]
+    assert sent[1].content == "Sum 2 and 2"

@@ -203,10 +203,6 @@ def create_context_node(
         # The query is rendered in [Task] and also stays in the recent turns: a huge
         # pasted message is cut in [Task] to a quarter of the window.
         query = truncate_text(_query(messages, state, query_key), limit // 4, token_counter=counter)
-        if not recent and query:
-            # No user turn anywhere (a system-only history, a query from `query_key`):
-            # the task itself is the turn, since a request needs a non-system message.
-            recent = [HumanMessage(query)]
         # The context message always has room for role, task and output; the recent
         # messages get the rest, whole tool rounds moved out first, then the largest
         # texts (stale tool output first) shortened.
@@ -226,6 +222,17 @@ def create_context_node(
             older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
         if recent and counter(recent) > allowed:
             recent = _shorten(recent, allowed, counter)
+        if query and not any(
+            isinstance(m, HumanMessage) and not tool_result_ids(m) for m in recent
+        ):
+            # Providers want a user turn (Anthropic: first): when the recent messages
+            # hold none (a long tool loop, a system-only history, a query from
+            # `query_key`), the task goes first as one.
+            rest = recent
+            recent = [HumanMessage(query), *rest]
+            if rest and counter(recent) > allowed:
+                added = counter(recent) - counter(rest)
+                recent = [recent[0], *_shorten(rest, max(0, allowed - added), counter)]
         room = max(1, limit - overhead - (counter(recent) if recent else 0))
         view = _StateView(state, older, messages_key)
         return query, instructions or None, view, recent, room
@@ -313,10 +320,13 @@ def _shorten(recent: list[BaseMessage], allowed: int, counter: TokenCounter) -> 
             if keep >= now:
                 continue
             head = truncate_text(originals[i][0], keep, token_counter=counter)
-            shown[i] = counter(head)
-            messages[i] = messages[i].model_copy(
-                update={"content": head + _SHORTENED.format(shown=shown[i], total=total)}
+            shorter = messages[i].model_copy(
+                update={"content": head + _SHORTENED.format(shown=counter(head), total=total)}
             )
+            if counter([shorter]) >= counter([messages[i]]):
+                continue  # the notice would cost more than it saves
+            shown[i] = counter(head)
+            messages[i] = shorter
     if counter(messages) > allowed:
         logger.warning(
             "recent messages need %d tokens even shortened, over the %d left for them",
