@@ -682,3 +682,24 @@ def test_a_trigger_under_the_window_never_drops_the_latest_request(mode: str) ->
         out = graph.compile().invoke({"messages": history})
         seen = out.get("llm_input_messages") if mode == "view" else out["messages"]
         assert request in [m.id for m in seen or out["messages"]], out.get("compaction")
+
+
+def test_trigger_under_the_window_reports_its_target_and_the_window_verdict() -> None:
+    """The record names the lower target it aimed for; within_budget is about max_tokens."""
+    import random
+
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from langgraph_context.compaction import create_compaction_node
+
+    class State(MessagesState, total=False):
+        compaction: dict[str, Any]
+
+    history = _random_history(random.Random(21))
+    node = create_compaction_node(max_tokens=50_000, trigger=("messages", 2), keep=("messages", 2))
+    graph = StateGraph(State)
+    graph.add_node("compact", node)
+    graph.add_edge(START, "compact")
+    last = graph.compile().invoke({"messages": history})["compaction"]["last"]
+    assert last["target_tokens"] < 50_000
+    assert last["within_budget"] is True

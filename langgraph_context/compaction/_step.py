@@ -295,6 +295,11 @@ class Step:
                 return {o.output_key: [*self.rule.messages, *self.pending]}, None
             return {}, None
         messages, stats, evicted = self._result()
+        # The step may aim below max_tokens (a trigger fired while the history fit);
+        # the record says what it aimed for and judges the result against the window.
+        stats["target_tokens"] = self.budget
+        if self.tokens <= o.max_tokens:
+            stats["within_budget"] = int(stats.get("tokens_after", self.tokens)) <= o.max_tokens
         stats["trigger"] = self.fired_by
         stats["mode"] = o.mode
         count = int(self.record.get("count", 0)) + (1 if stats["strategy"] != "none" else 0)

@@ -81,7 +81,8 @@ class CompactionRecord(TypedDict, total=False):
         count: Compactions performed so far in this thread.
         summary: The running summary (`RunningSummary.to_dict()`), when a model is used.
         last: Stats of the latest compaction (tokens and messages before/after,
-            strategy, trigger, repairs, error, within_budget).
+            strategy, trigger, repairs, error, `target_tokens` it aimed for, and
+            `within_budget` judged against `max_tokens`).
         error: The latest summarizer failure, or `None`.
     """
 
