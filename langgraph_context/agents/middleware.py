@@ -27,30 +27,19 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AnyMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import run_in_executor
-from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from langgraph_context._messages import content_text
-from langgraph_context.agents.context_agent import LLM_INPUT_KEY
+from langgraph_context.agents.context_agent import LLM_INPUT_KEY, _state_tools
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.context import ContextBuilder, create_context_node
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
-    create_record_constraint_tool,
-    create_resolve_constraint_tool,
 )
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
-from langgraph_context.tools import (
-    create_ls_tool,
-    create_query_note_tool,
-    create_update_note_tool,
-    create_update_plan_tool,
-    create_write_note_tool,
-    create_write_plan_tool,
-)
 
 __all__ = [
     "CompactionAgentState",
@@ -321,11 +310,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         if checks is None and not memory_tools:
             msg = "checks is None and memory_tools is False: the middleware would add nothing"
             raise ValueError(msg)
-        self.tools = (
-            [create_record_constraint_tool(), create_resolve_constraint_tool()]
-            if memory_tools
-            else []
-        )
+        self.tools = _state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
         self._watch = create_hot_issue_node(checks) if checks is not None else None
 
     def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -380,17 +365,7 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
         if not plan_tools and not note_tools:
             msg = "plan_tools and note_tools are both False: the middleware would add nothing"
             raise ValueError(msg)
-        tools: list[BaseTool] = []
-        if plan_tools:
-            tools += [create_write_plan_tool(), create_update_plan_tool()]
-        if note_tools:
-            tools += [
-                create_write_note_tool(),
-                create_ls_tool(),
-                create_query_note_tool(),
-                create_update_note_tool(),
-            ]
-        self.tools = tools
+        self.tools = _state_tools(plan_tools, note_tools, memory_tools=False)
 
 
 def create_state_tools_middleware(

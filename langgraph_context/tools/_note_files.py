@@ -197,6 +197,10 @@ class FileNoteStore(BaseNoteStore):
         hit = self._cache.get(note_id)
         if hit is not None and hit[0] == signature:
             return hit[1]
+        return self._reload(note_id)
+
+    def _reload(self, note_id: str) -> Note | None:
+        """Read the note's file and refresh (or drop) its cache entry."""
         loaded = self._read_file(note_id)
         if loaded is None:
             self._cache.pop(note_id, None)
@@ -206,12 +210,7 @@ class FileNoteStore(BaseNoteStore):
 
     def _load(self, note_id: str) -> Note | None:
         with self._mutex:
-            loaded = self._read_file(note_id)
-            if loaded is None:
-                self._cache.pop(note_id, None)
-                return None
-            self._cache[note_id] = loaded
-            return loaded[1]
+            return self._reload(note_id)
 
     def _load_for_rewrite(self, note_id: str) -> Note | None:
         # Reads replace undecodable bytes for display; writing that text back (or
