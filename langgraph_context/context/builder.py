@@ -236,11 +236,27 @@ class ContextBuilder:
         hardening = self.hardening
         if self.wrap_untrusted is None and self.protect_untrusted and hardening is None:
             hardening = HARDENING_INSTRUCTION
-        skeleton = structure_context(role, query, config=self.config, hardening=hardening)
+        return self._skeleton_cost(query, role, (None, hardening))[0]
+
+    def _skeleton_cost(
+        self,
+        query: str,
+        role: list[ContextPacket],
+        protection: tuple[UntrustedRenderer | None, str | None],
+    ) -> tuple[int, int]:
+        """Tokens of the fixed sections plus every header, and of the role section."""
+        wrap, hardening = protection
+        skeleton = structure_context(
+            role, query, config=self.config, wrap_untrusted=wrap, hardening=hardening
+        )
+        role_section = skeleton.section("role")
+        role_text = role_section.render() if role_section.entries else ""
+        # Count every header as if its section were present: a safe upper bound.
         headers = "\n\n".join(
             self.config.section_titles[name] for name in ("state", "evidence", "context")
         )
-        return self.counter(skeleton.text) + self.counter(headers) + 6
+        fixed = self.counter(skeleton.text) + self.counter(headers) + 6
+        return fixed, self.counter(role_text)
 
     def _split(
         self, packets: Iterable[ContextPacket]
@@ -259,19 +275,8 @@ class ContextBuilder:
         protection: tuple[UntrustedRenderer | None, str | None],
     ) -> tuple[int, int]:
         """The packets' budget and the summary's, for one build."""
-        config = self.config
-        wrap, hardening = protection
-        skeleton = structure_context(
-            role, query, config=config, wrap_untrusted=wrap, hardening=hardening
-        )
-        role_text = skeleton.section("role").render() if skeleton.section("role").entries else ""
-        # Count every header as if its section were present: a safe upper bound.
-        headers = "\n\n".join(
-            config.section_titles[name] for name in ("state", "evidence", "context")
-        )
-        fixed = self.counter(skeleton.text) + self.counter(headers) + 6
-        role_tokens = self.counter(role_text)
-        reserve = int(max_tokens * config.reserve_ratio)
+        fixed, role_tokens = self._skeleton_cost(query, role, protection)
+        reserve = int(max_tokens * self.config.reserve_ratio)
         available = max(0, max_tokens - fixed - max(0, reserve - role_tokens))
         room = self._summary_room(available)
         return max(0, available - room), max(0, room - 8)
