@@ -10,7 +10,8 @@ switch modes.
 
 import os
 
-from langgraph_context.agents import create_codebase_maintainer_graph, resolve_chat_model
+from langgraph_context.agents import create_codebase_maintainer_graph
+from langgraph_context.cli.models import resolve_chat_model
 
 WORKSPACE_ENV_VAR = "LGC_WORKSPACE"
 

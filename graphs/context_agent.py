@@ -12,13 +12,10 @@ prompt.
 
 import os
 
-from langgraph_context.agents import (
-    create_context_agent,
-    create_load_notes_node,
-    create_save_notes_node,
-    resolve_chat_model,
-)
+from langgraph_context.agents import create_context_agent
+from langgraph_context.cli.models import resolve_chat_model
 from langgraph_context.compaction import create_compaction_node
+from langgraph_context.notes import create_load_notes_node, create_save_notes_node
 from langgraph_context.tokens import count_tokens
 
 DEFAULT_WINDOW = 32_000

@@ -2,232 +2,128 @@
 
 Decide, before every model call, which tokens the model sees: budgeted context
 assembly, tool-pair-safe compaction, plan and note tools over state, pinned memory.
+
+The top level holds what an agent is composed from; everything else is imported from
+its subpackage (`langgraph_context.context`, `.compaction`, `.memory`, `.notes`,
+`.safety`, `.tools`, `.agents`) or lower module (`.tokens`, `.messages`, `.state`,
+`.packet`). Names load on first use, so `import langgraph_context` stays cheap.
 """
 
-from langgraph_context.agents import (
-    ContextAgentState,
-    MaintainerState,
-    create_codebase_maintainer_graph,
-    create_compaction_middleware,
-    create_context_agent,
-    create_context_middleware,
-    create_memory_middleware,
-    create_pre_model_middleware,
-    create_state_tools_middleware,
-    create_subagent_tool,
-    register_model_factory,
-    resolve_chat_model,
-)
-from langgraph_context.compaction import (
-    CompactionResult,
-    CompactionStateMixin,
-    CompactionStats,
-    RunningSummary,
-    StateSnapshot,
-    SummarizationResult,
-    asummarize_messages,
-    compact_messages,
-    create_compaction_node,
-    extract_snapshot,
-    summarize_messages,
-)
-from langgraph_context.context import (
-    TRUSTED_PACKET_TYPES,
-    ContextBuilder,
-    ContextConfig,
-    ContextPacket,
-    ContextResult,
-    ContextStateMixin,
-    StoreSource,
-    create_context_node,
-    select_packets,
-)
-from langgraph_context.history import (
-    CANCELLED_TOOL_RESULT,
-    HistoryRepair,
-    HistoryViolation,
-    group_tool_rounds,
-    repair_history,
-    safe_cut_points,
-    validate_history,
-)
-from langgraph_context.memory import (
-    Constraint,
-    HotIssue,
-    MemoryStateMixin,
-    aextract_constraints,
-    constraint_reducer,
-    create_constraint_extractor_node,
-    create_hot_issue_node,
-    create_record_constraint_tool,
-    create_resolve_constraint_tool,
-    extract_constraints,
-    hot_issue_reducer,
-    memory_packets,
-    render_memory,
-)
-from langgraph_context.safety import (
-    HARDENING_INSTRUCTION,
-    InjectionFinding,
-    OutputVerdict,
-    PromptInjectionError,
-    SafetyStateMixin,
-    check_output,
-    create_output_guard_node,
-    find_injections,
-    new_boundary,
-    protect_packet,
-    sanitize_untrusted,
-    wrap_untrusted,
-)
-from langgraph_context.state import (
-    PLAN_STATUSES,
-    NoteStateMixin,
-    PlanItem,
-    PlanStateMixin,
-    PlanStatus,
-    note_reducer,
-    plan_reducer,
-)
-from langgraph_context.tokens import (
-    DEFAULT_ENCODING,
-    TiktokenCounter,
-    TokenCounter,
-    approximate_text_tokens,
-    count_tokens,
-    default_counter,
-    estimate_tokens,
-    resolve_counter,
-    truncate_messages,
-)
-from langgraph_context.tools import (
-    NOTE_TYPES,
-    FileNoteStore,
-    LangGraphNoteStore,
-    Note,
-    NoteError,
-    NoteStore,
-    NoteTool,
-    PlanUpdate,
-    Terminal,
-    TerminalResult,
-    create_ls_tool,
-    create_note_tools,
-    create_query_note_tool,
-    create_terminal_tool,
-    create_update_note_tool,
-    create_update_plan_tool,
-    create_write_note_tool,
-    create_write_plan_tool,
-    notes_to_packets,
-    render_plan,
-)
-from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langgraph_context.agents import (
+        create_codebase_maintainer_graph,
+        create_context_agent,
+        create_context_middleware,
+        create_subagent_tool,
+    )
+    from langgraph_context.compaction import (
+        CompactionStateMixin,
+        asummarize_messages,
+        compact_messages,
+        create_compaction_node,
+        summarize_messages,
+    )
+    from langgraph_context.context import ContextBuilder, ContextStateMixin, create_context_node
+    from langgraph_context.errors import LangGraphContextError
+    from langgraph_context.memory import (
+        create_record_constraint_tool,
+        create_resolve_constraint_tool,
+    )
+    from langgraph_context.notes import create_note_tools
+    from langgraph_context.packet import ContextPacket
+    from langgraph_context.state import MemoryStateMixin, NoteStateMixin, PlanStateMixin
+    from langgraph_context.tokens import count_tokens
+    from langgraph_context.tools import (
+        create_ls_tool,
+        create_query_note_tool,
+        create_terminal_tool,
+        create_update_note_tool,
+        create_update_plan_tool,
+        create_write_note_tool,
+        create_write_plan_tool,
+    )
 
 __version__ = "0.1.0"
 
+_HOMES: dict[str, str] = {
+    "CompactionStateMixin": "compaction",
+    "ContextBuilder": "context",
+    "ContextPacket": "packet",
+    "ContextStateMixin": "context",
+    "LangGraphContextError": "errors",
+    "MemoryStateMixin": "state",
+    "NoteStateMixin": "state",
+    "PlanStateMixin": "state",
+    "asummarize_messages": "compaction",
+    "compact_messages": "compaction",
+    "count_tokens": "tokens",
+    "create_codebase_maintainer_graph": "agents",
+    "create_compaction_node": "compaction",
+    "create_context_agent": "agents",
+    "create_context_middleware": "agents",
+    "create_context_node": "context",
+    "create_ls_tool": "tools",
+    "create_note_tools": "notes",
+    "create_query_note_tool": "tools",
+    "create_record_constraint_tool": "memory",
+    "create_resolve_constraint_tool": "memory",
+    "create_subagent_tool": "agents",
+    "create_terminal_tool": "tools",
+    "create_update_note_tool": "tools",
+    "create_update_plan_tool": "tools",
+    "create_write_note_tool": "tools",
+    "create_write_plan_tool": "tools",
+    "summarize_messages": "compaction",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its home module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        msg = f"module 'langgraph_context' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(f"langgraph_context.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
+
 __all__ = [
-    "CANCELLED_TOOL_RESULT",
-    "DEFAULT_ENCODING",
-    "HARDENING_INSTRUCTION",
-    "NOTE_TYPES",
-    "PLAN_STATUSES",
-    "TRUSTED_PACKET_TYPES",
-    "CompactionResult",
     "CompactionStateMixin",
-    "CompactionStats",
-    "Constraint",
-    "ContextAgentState",
     "ContextBuilder",
-    "ContextConfig",
     "ContextPacket",
-    "ContextResult",
     "ContextStateMixin",
-    "FileNoteStore",
-    "HistoryRepair",
-    "HistoryViolation",
-    "HotIssue",
-    "InjectionFinding",
-    "LangGraphNoteStore",
-    "MaintainerState",
+    "LangGraphContextError",
     "MemoryStateMixin",
-    "Note",
-    "NoteError",
     "NoteStateMixin",
-    "NoteStore",
-    "NoteTool",
-    "OutputVerdict",
-    "PlanItem",
     "PlanStateMixin",
-    "PlanStatus",
-    "PlanUpdate",
-    "PromptInjectionError",
-    "RunningSummary",
-    "SafetyStateMixin",
-    "StateSnapshot",
-    "StoreSource",
-    "SummarizationResult",
-    "Terminal",
-    "TerminalResult",
-    "TiktokenCounter",
-    "TokenCounter",
-    "__version__",
-    "aextract_constraints",
-    "approximate_text_tokens",
     "asummarize_messages",
-    "check_output",
     "compact_messages",
-    "constraint_reducer",
     "count_tokens",
     "create_codebase_maintainer_graph",
-    "create_compaction_middleware",
     "create_compaction_node",
-    "create_constraint_extractor_node",
     "create_context_agent",
     "create_context_middleware",
     "create_context_node",
-    "create_hot_issue_node",
     "create_ls_tool",
-    "create_memory_middleware",
     "create_note_tools",
-    "create_output_guard_node",
-    "create_pre_model_middleware",
     "create_query_note_tool",
     "create_record_constraint_tool",
     "create_resolve_constraint_tool",
-    "create_state_tools_middleware",
     "create_subagent_tool",
     "create_terminal_tool",
     "create_update_note_tool",
     "create_update_plan_tool",
     "create_write_note_tool",
     "create_write_plan_tool",
-    "default_counter",
-    "estimate_tokens",
-    "extract_constraints",
-    "extract_snapshot",
-    "find_injections",
-    "group_tool_rounds",
-    "hot_issue_reducer",
-    "load_claude_code_session",
-    "load_openai_transcript",
-    "memory_packets",
-    "new_boundary",
-    "note_reducer",
-    "notes_to_packets",
-    "plan_reducer",
-    "protect_packet",
-    "register_model_factory",
-    "render_memory",
-    "render_plan",
-    "repair_history",
-    "resolve_chat_model",
-    "resolve_counter",
-    "safe_cut_points",
-    "sanitize_untrusted",
-    "select_packets",
     "summarize_messages",
-    "truncate_messages",
-    "validate_history",
-    "wrap_untrusted",
 ]

@@ -35,10 +35,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langgraph_context._messages import as_messages
-from langgraph_context.history import group_tool_rounds
+from langgraph_context.messages import as_messages
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -55,7 +54,6 @@ __all__ = [
     "default_counter",
     "estimate_tokens",
     "resolve_counter",
-    "truncate_messages",
 ]
 
 logger = logging.getLogger(__name__)
@@ -414,53 +412,3 @@ def estimate_tokens(messages: Sequence[Any], *, model: str | None = None) -> int
     """
     counter = _counter_for_model(model) if model else default_counter()
     return counter.count_messages(messages)
-
-
-def truncate_messages(
-    messages: Sequence[Any],
-    *,
-    keep: int = 10,
-    preserve_system: bool = True,
-) -> list[BaseMessage]:
-    """Keep the last `keep` messages without ever splitting a tool call from its results.
-
-    The cut is moved forward to the next tool-round boundary, so the result can hold
-    fewer than `keep` recent messages; if that would keep nothing at all, the cut moves
-    back to the start of the last round instead (more than `keep`, never an orphan).
-    The input is not modified.
-
-    Args:
-        messages: LangChain messages or OpenAI-style dicts.
-        keep: How many recent messages to keep (leading system messages not counted).
-        preserve_system: Keep the leading system message(s).
-
-    Returns:
-        A new list of messages.
-
-    Raises:
-        ValueError: If `keep` is negative.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage, SystemMessage
-        >>> history = [SystemMessage("rules")] + [HumanMessage(str(i)) for i in range(5)]
-        >>> [m.content for m in truncate_messages(history, keep=2)]
-        ['rules', '3', '4']
-    """
-    if keep < 0:
-        msg = f"keep must be >= 0, got {keep}"
-        raise ValueError(msg)
-    items = as_messages(messages)
-    head_len = 0
-    while head_len < len(items) and isinstance(items[head_len], SystemMessage):
-        head_len += 1
-    head = items[:head_len] if preserve_system else []
-    body = items[head_len:]
-    if keep == 0 or not body:
-        return list(head)
-    rounds = group_tool_rounds(body)
-    cut = len(body) - keep
-    starts = [start for start, _ in rounds if start >= cut]
-    start = starts[0] if starts else len(body)
-    if start >= len(body):
-        start = rounds[-1][0]
-    return [*head, *body[start:]]

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_context.agents import create_codebase_maintainer_graph, create_context_agent
-from langgraph_context.tools import FileNoteStore
+from langgraph_context.notes import FileNoteStore
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 CONTEXT_TURNS: dict[int, tuple[str, list[AIMessage]]] = {

@@ -15,13 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import MessagesState
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langgraph_context.agents import (
-    LLM_INPUT_KEY,
-    create_context_agent,
-    register_model_factory,
-    render_state_block,
-    resolve_chat_model,
-)
+from langgraph_context.agents import LLM_INPUT_KEY, create_context_agent, render_state_block
+from langgraph_context.cli.models import register_model_factory, resolve_chat_model
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 TESTS = Path(__file__).resolve().parent
@@ -304,8 +299,9 @@ def read_file(path: str) -> str:
 
 def test_many_turns_with_the_real_compaction_node() -> None:
     """Fifteen checkpointed turns stay valid and bounded; plan and notes survive compaction."""
-    from langgraph_context import count_tokens, validate_history
+    from langgraph_context import count_tokens
     from langgraph_context.compaction import create_compaction_node
+    from langgraph_context.messages import validate_history
 
     turns = 15
     responses: list[AIMessage] = [
@@ -345,9 +341,10 @@ def test_many_turns_with_the_real_compaction_node() -> None:
 
 def test_real_compaction_and_context_nodes_together() -> None:
     """Compaction rewrites history, the context node assembles a budgeted view each call."""
-    from langgraph_context import count_tokens, validate_history
+    from langgraph_context import count_tokens
     from langgraph_context.compaction import create_compaction_node
     from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+    from langgraph_context.messages import validate_history
 
     turns = 10
     responses: list[AIMessage] = [

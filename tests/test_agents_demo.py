@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_context.agents import run_maintainer_demo
+from langgraph_context.cli.demo_script import run_maintainer_demo
 from tests.test_agents_maintainer import make_codebase
 
 

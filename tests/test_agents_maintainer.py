@@ -18,7 +18,8 @@ from langgraph_context.agents import (
     build_briefing,
     create_codebase_maintainer_graph,
 )
-from langgraph_context.tools import FileNoteStore, Terminal
+from langgraph_context.notes import FileNoteStore
+from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 TESTS = Path(__file__).resolve().parent
@@ -302,7 +303,8 @@ def test_resume_tomorrow_in_a_new_process(tmp_path: Path) -> None:
 
 def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path) -> None:
     """Twelve turns of file reading under a small history budget: compacted, valid, intact."""
-    from langgraph_context import count_tokens, validate_history
+    from langgraph_context import count_tokens
+    from langgraph_context.messages import validate_history
 
     workspace = make_codebase(tmp_path / "repo")
     (workspace / "app" / "big.py").write_text(

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import create_codebase_maintainer_graph
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 from langgraph_context.tokens import count_tokens
 

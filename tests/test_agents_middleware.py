@@ -210,7 +210,8 @@ def _reading_model(turns: int) -> ScriptedChatModel:
 
 def test_real_compaction_middleware_replace_mode_over_many_turns() -> None:
     """create_agent + compaction middleware (replace): valid, bounded history over 10 turns."""
-    from langgraph_context import count_tokens, validate_history
+    from langgraph_context import count_tokens
+    from langgraph_context.messages import validate_history
 
     model = _reading_model(10)
     agent = create_agent(
@@ -253,9 +254,10 @@ def test_compaction_middleware_rejects_bad_options() -> None:
 
 def test_real_context_middleware_with_state_tools_over_turns() -> None:
     """create_agent + state tools + compaction + context: same engine as the graph API."""
-    from langgraph_context import count_tokens, validate_history
+    from langgraph_context import count_tokens
     from langgraph_context.agents import create_context_middleware
     from langgraph_context.context import ContextBuilder, ContextConfig
+    from langgraph_context.messages import validate_history
 
     turns = 6
     responses: list[AIMessage] = [ai_calls(call("write_plan", {"plan": ["read", "report"]}, "p"))]

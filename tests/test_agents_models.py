@@ -8,7 +8,7 @@ import pytest
 from langchain_core.language_models import FakeListChatModel
 from langchain_openai import ChatOpenAI
 
-from langgraph_context.agents import (
+from langgraph_context.cli.models import (
     create_openai_model,
     model_factory_names,
     register_model_factory,
@@ -61,7 +61,7 @@ def test_registered_factory_selected_by_config() -> None:
 def test_env_registers_factories_by_import_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """LGC_MODEL_FACTORIES registers name=module:attribute factories for a server."""
     monkeypatch.setenv(
-        "LGC_MODEL_FACTORIES", "from-env=langgraph_context.agents.models:create_openai_model"
+        "LGC_MODEL_FACTORIES", "from-env=langgraph_context.cli.models:create_openai_model"
     )
     assert "from-env" in model_factory_names()
     assert isinstance(

@@ -10,10 +10,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_context import count_tokens, validate_history
+from langgraph_context import count_tokens
 from langgraph_context.agents import create_context_agent
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+from langgraph_context.messages import validate_history
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 VIEW_BUDGET = 1200

@@ -6,14 +6,9 @@ import doctest
 
 import langgraph_context
 from langgraph_context import agents
-from langgraph_context.agents import (
-    context_agent,
-    maintainer,
-    middleware,
-    models,
-    store_notes,
-    subagent,
-)
+from langgraph_context.agents import context_agent, maintainer, middleware, models, subagent
+from langgraph_context.cli import models as cli_models
+from langgraph_context.notes import sync
 
 
 def test_agents_public_names_resolve() -> None:
@@ -28,22 +23,19 @@ def test_agents_public_names_resolve() -> None:
         "create_context_middleware",
         "create_memory_middleware",
         "create_state_tools_middleware",
-        "resolve_chat_model",
-        "register_model_factory",
     ):
         assert name in agents.__all__
+    for name in (
+        "create_context_agent",
+        "create_codebase_maintainer_graph",
+        "create_subagent_tool",
+        "create_context_middleware",
+    ):
         assert getattr(langgraph_context, name) is getattr(agents, name)
 
 
 def test_docstring_examples_run() -> None:
     """Every Example block in the agents modules executes as written."""
-    for module in (
-        context_agent,
-        maintainer,
-        middleware,
-        models,
-        store_notes,
-        subagent,
-    ):
+    for module in (context_agent, maintainer, middleware, models, subagent, sync, cli_models):
         result = doctest.testmod(module)
         assert result.failed == 0, module.__name__

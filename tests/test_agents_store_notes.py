@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.agents import (
+from langgraph_context.agents import create_context_agent
+from langgraph_context.notes import (
     DEFAULT_NOTES_NAMESPACE,
-    create_context_agent,
     create_load_notes_node,
     create_save_notes_node,
     load_store_notes,

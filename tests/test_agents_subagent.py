@@ -316,7 +316,7 @@ def test_truncate_to_tokens_never_exceeds_the_cap(text: str, cap: int) -> None:
 
 def test_model_factory_subagent_resolves_its_model_from_the_run_config() -> None:
     """A factory sub-agent builds its model from the parent's configurable values."""
-    from langgraph_context.agents import register_model_factory, resolve_chat_model
+    from langgraph_context.cli.models import register_model_factory, resolve_chat_model
 
     register_model_factory(
         "subagent-test",

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage
 
-from langgraph_context.agents import register_model_factory
 from langgraph_context.cli import main
 from langgraph_context.cli.chat import context_budget
+from langgraph_context.cli.models import register_model_factory
 from langgraph_context.testing import ScriptedChatModel
 from langgraph_context.tokens import count_tokens
 

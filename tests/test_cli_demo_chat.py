@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage
 
-from langgraph_context.agents import register_model_factory
 from langgraph_context.cli import main
+from langgraph_context.cli.models import register_model_factory
 from tests.conftest import ScriptedChatModel
 
 pytestmark = pytest.mark.usefixtures("no_model_env")

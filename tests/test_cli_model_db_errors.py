@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage
 
-from langgraph_context.agents import register_model_factory
 from langgraph_context.cli import main
+from langgraph_context.cli.models import register_model_factory
 from langgraph_context.testing import ScriptedChatModel
 
 pytestmark = pytest.mark.usefixtures("no_model_env")

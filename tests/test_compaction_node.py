@@ -16,7 +16,7 @@ from langgraph_context.compaction import (
     compaction_kind,
     create_compaction_node,
 )
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tokens import count_tokens
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction import compact_messages
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
 texts = st.text(alphabet="abc xyz/._-019\n", max_size=120)

@@ -6,7 +6,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from langgraph_context.compaction import StateSnapshot, compaction_kind, extract_snapshot
 from langgraph_context.compaction.snapshot import snapshot_message
-from langgraph_context.history import CANCELLED_TOOL_RESULT
+from langgraph_context.messages import CANCELLED_TOOL_RESULT
 
 
 def call(name: str, args: dict, cid: str) -> AIMessage:

@@ -12,7 +12,7 @@ from langgraph_context.compaction import (
     compaction_kind,
     efficiency_score,
 )
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
 

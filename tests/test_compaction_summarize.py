@@ -20,7 +20,7 @@ from langgraph_context.compaction import (
     summarize_messages,
     summary_instructions,
 )
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
 

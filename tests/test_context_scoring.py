@@ -6,8 +6,8 @@ import doctest
 
 import pytest
 
-from langgraph_context.context import scoring
-from langgraph_context.context.scoring import rank_texts, score_texts, tokenize
+from langgraph_context import scoring
+from langgraph_context.scoring import rank_texts, score_texts, tokenize
 
 
 def test_tokenize_stems_and_drops_stop_words() -> None:

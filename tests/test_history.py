@@ -14,9 +14,9 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
-from langgraph_context import (
+from langgraph_context import compact_messages
+from langgraph_context.messages import (
     CANCELLED_TOOL_RESULT,
-    compact_messages,
     group_tool_rounds,
     repair_history,
     safe_cut_points,

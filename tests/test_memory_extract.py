@@ -9,13 +9,15 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from langgraph_context import (
-    MemoryStateMixin,
+from langgraph_context import MemoryStateMixin
+from langgraph_context.memory import (
+    DEFAULT_EXTRACTION_PROMPT,
     aextract_constraints,
+    constraint_id,
     create_constraint_extractor_node,
     extract_constraints,
+    parse_constraints,
 )
-from langgraph_context.memory import DEFAULT_EXTRACTION_PROMPT, constraint_id, parse_constraints
 from tests.conftest import ScriptedChatModel
 
 

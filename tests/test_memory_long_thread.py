@@ -24,15 +24,17 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context import (
-    HARDENING_INSTRUCTION,
     MemoryStateMixin,
-    create_hot_issue_node,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
+)
+from langgraph_context.memory import (
+    constraint_id,
+    create_hot_issue_node,
     memory_packets,
     render_memory,
 )
-from langgraph_context.memory import constraint_id
+from langgraph_context.safety import HARDENING_INSTRUCTION
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 TURNS = 50

@@ -5,8 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph_context import ContextPacket, memory_packets, render_memory
-from langgraph_context.memory import hot_issue_text, render_constraints
+from langgraph_context import ContextPacket
+from langgraph_context.memory import (
+    hot_issue_text,
+    memory_packets,
+    render_constraints,
+    render_memory,
+)
 
 STATE: dict[str, Any] = {
     "constraints": [

@@ -11,7 +11,7 @@ import langgraph_context
 from langgraph_context import memory, safety
 
 MODULES = [
-    "langgraph_context.memory.state",
+    "langgraph_context.state",
     "langgraph_context.memory.tools",
     "langgraph_context.memory.watch",
     "langgraph_context.memory.extract",
@@ -57,10 +57,13 @@ def test_docstring_examples_run(name: str) -> None:
     assert result.attempted > 0
 
 
-def test_top_level_reexports() -> None:
-    """The main memory and safety names are importable from the package root."""
-    assert set(langgraph_context.__all__) >= TOP_LEVEL
-    assert all(getattr(langgraph_context, n) is not None for n in TOP_LEVEL)
+def test_names_resolve_from_their_packages() -> None:
+    """Each memory and safety name resolves from its subpackage; the tools also at the root."""
+    for name in TOP_LEVEL:
+        package = memory if hasattr(memory, name) else safety
+        assert getattr(package, name) is not None, name
+    for name in ("create_record_constraint_tool", "create_resolve_constraint_tool"):
+        assert getattr(langgraph_context, name) is getattr(memory, name)
 
 
 @pytest.mark.parametrize("package", [memory, safety])

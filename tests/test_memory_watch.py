@@ -11,11 +11,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context import MemoryStateMixin, create_hot_issue_node, memory_packets
+from langgraph_context import MemoryStateMixin
 from langgraph_context.memory import (
+    create_hot_issue_node,
     extract_error_lines,
     hot_issue_id,
     is_failed_check,
+    memory_packets,
     track_hot_issues,
 )
 from tests.conftest import ScriptedChatModel, ai_calls, call

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_context.tools.note_store import INDEX_FILE_NAME, FileNoteStore, NoteError
+from langgraph_context.notes import INDEX_FILE_NAME, FileNoteStore, NoteError
 
 WORKERS = 4
 OPS_PER_WORKER = 200

@@ -25,8 +25,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
-from langgraph_context.tools.note_store import LangGraphNoteStore, resolve_note_namespace
-from langgraph_context.tools.note_tool import create_note_tools
+from langgraph_context.notes import LangGraphNoteStore, resolve_note_namespace
+from langgraph_context.notes.tool import create_note_tools
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 BACKENDS = ["memory", "sqlite", "postgres"]

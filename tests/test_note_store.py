@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langgraph_context.tools.note_store import (
+from langgraph_context.notes import (
     INDEX_FILE_NAME,
     NOTE_TYPES,
     FileNoteStore,

@@ -13,10 +13,10 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.history import validate_history
-from langgraph_context.tools.note_packets import notes_to_packets
-from langgraph_context.tools.note_store import FileNoteStore, LangGraphNoteStore, Note, NoteError
-from langgraph_context.tools.note_tool import NOTE_ACTIONS, NoteTool, create_note_tools
+from langgraph_context.messages import validate_history
+from langgraph_context.notes import FileNoteStore, LangGraphNoteStore, Note, NoteError
+from langgraph_context.notes.packets import notes_to_packets
+from langgraph_context.notes.tool import NOTE_ACTIONS, NoteTool, create_note_tools
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 

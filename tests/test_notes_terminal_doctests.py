@@ -8,13 +8,13 @@ import importlib
 import pytest
 
 MODULES = [
-    "langgraph_context.tools._note_model",
-    "langgraph_context.tools._note_files",
-    "langgraph_context.tools._note_langgraph",
-    "langgraph_context.tools._note_search",
-    "langgraph_context.tools.note_packets",
-    "langgraph_context.tools.note_tool",
-    "langgraph_context.tools.terminal",
+    "langgraph_context.notes.model",
+    "langgraph_context.notes.files",
+    "langgraph_context.notes.langgraph_store",
+    "langgraph_context.notes.search",
+    "langgraph_context.notes.packets",
+    "langgraph_context.notes.tool",
+    "langgraph_context.tools.terminal.tool",
 ]
 
 

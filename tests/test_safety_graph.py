@@ -10,15 +10,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context import (
+from langgraph_context import ContextPacket
+from langgraph_context.safety import (
+    DEFAULT_GUARD_REPLACEMENT,
     HARDENING_INSTRUCTION,
-    ContextPacket,
     SafetyStateMixin,
     create_output_guard_node,
     new_boundary,
     protect_packet,
 )
-from langgraph_context.safety import DEFAULT_GUARD_REPLACEMENT
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 PAGE = (

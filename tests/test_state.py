@@ -20,9 +20,8 @@ from langgraph_context import (
     create_update_plan_tool,
     create_write_note_tool,
     create_write_plan_tool,
-    note_reducer,
-    plan_reducer,
 )
+from langgraph_context.state import note_reducer, plan_reducer
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 notes_st = st.dictionaries(

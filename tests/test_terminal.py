@@ -12,10 +12,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langgraph_context.tools._sandbox import split_words
-from langgraph_context.tools._sandbox_checks import check_awk_program
-from langgraph_context.tools._sandbox_policies import CommandRefused
 from langgraph_context.tools.terminal import Terminal, create_terminal_tool
+from langgraph_context.tools.terminal._checks import check_awk_program
+from langgraph_context.tools.terminal._policies import CommandRefused
+from langgraph_context.tools.terminal._sandbox import split_words
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -158,7 +158,7 @@ def test_missing_binary_in_explicit_allow_list_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Asking for a supported command that is not installed raises."""
-    import langgraph_context.tools.terminal as terminal_module
+    import langgraph_context.tools.terminal.tool as terminal_module
 
     monkeypatch.setattr(terminal_module.shutil, "which", lambda *a, **k: None)
     with pytest.raises(ValueError, match="'cat' is not installed"):
@@ -213,7 +213,7 @@ def test_awk_scanner_allows_comparisons_and_regexes() -> None:
 
 def test_glob_flood_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A glob matching more paths than the limit is refused instead of expanded."""
-    import langgraph_context.tools._sandbox as sandbox
+    import langgraph_context.tools.terminal._sandbox as sandbox
 
     monkeypatch.setattr(sandbox, "MAX_GLOB_MATCHES", 1)
     assert "matches more than 1 paths" in (Terminal(ws).run("ls src/* *").refused or "")
@@ -269,7 +269,7 @@ def test_non_string_command_and_start_failure_are_refusals(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError("no more processes")
 
-    monkeypatch.setattr("langgraph_context.tools.terminal.subprocess.Popen", broken)
+    monkeypatch.setattr("langgraph_context.tools.terminal.tool.subprocess.Popen", broken)
     assert t.run("cat data.csv").refused == "could not start the command: no more processes"
 
 

@@ -13,17 +13,16 @@ from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context import (
+from langgraph_context import count_tokens
+from langgraph_context import tokens as tokens_module
+from langgraph_context.messages import truncate_messages, validate_history
+from langgraph_context.tokens import (
     TiktokenCounter,
     TokenCounter,
     approximate_text_tokens,
-    count_tokens,
     estimate_tokens,
     resolve_counter,
-    truncate_messages,
-    validate_history,
 )
-from langgraph_context import tokens as tokens_module
 from tests.strategies import valid_histories
 
 

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction import compact_messages
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -116,7 +116,8 @@ def test_claude_reply_split_by_tool_results_gets_unique_ids() -> None:
 
     from langgraph.graph.message import add_messages
 
-    from langgraph_context import load_claude_code_session, validate_history
+    from langgraph_context.messages import validate_history
+    from langgraph_context.transcripts import load_claude_code_session
 
     def assistant(block: dict) -> str:
         return json.dumps(

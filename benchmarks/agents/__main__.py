@@ -29,12 +29,13 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_context import count_tokens, validate_history
+from langgraph_context import count_tokens
 from langgraph_context.agents import (
     create_codebase_maintainer_graph,
     create_context_agent,
     create_subagent_tool,
 )
+from langgraph_context.messages import validate_history
 from langgraph_context.tools import create_terminal_tool
 
 REPO = Path(__file__).resolve().parents[2]

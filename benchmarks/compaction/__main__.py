@@ -34,7 +34,7 @@ from benchmarks.compaction.generated import generate
 from benchmarks.compaction.methods import Method, OursRules, Trim, all_methods
 from benchmarks.compaction.replay import BUDGETS, OVERFLOW_BINS, Session, replay
 from langgraph_context.compaction import CLEARED_TOOL_RESULT, compact_messages
-from langgraph_context.history import group_tool_rounds, repair_history, validate_history
+from langgraph_context.messages import group_tool_rounds, repair_history, validate_history
 from langgraph_context.tokens import count_tokens
 from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
 

@@ -43,7 +43,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from benchmarks.compaction.facts import FactIndex, view_text
 from benchmarks.compaction.methods import Method
-from langgraph_context.history import validate_history
+from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
 BUDGETS = (0.25, 0.5, 0.75)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from langgraph_context.context.packet import ContextPacket
+from langgraph_context.packet import ContextPacket
 
 DATA_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "locomo"
 EVIDENCE_CATEGORIES = frozenset({1, 2, 3, 4})

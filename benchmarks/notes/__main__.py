@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.tools.note_store import (
+from langgraph_context.notes import (
     NOTE_TYPES,
     FileNoteStore,
     LangGraphNoteStore,

@@ -17,7 +17,7 @@ import time
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from benchmarks._common import median_ms, write_result
-from langgraph_context import TiktokenCounter
+from langgraph_context.tokens import TiktokenCounter
 
 WORDS = [
     "the",

@@ -25,12 +25,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from benchmarks._common import data_dir, write_result
-from langgraph_context import (
-    compact_messages,
-    default_counter,
-    load_claude_code_session,
-    validate_history,
-)
+from langgraph_context import compact_messages
+from langgraph_context.messages import validate_history
+from langgraph_context.tokens import default_counter
+from langgraph_context.transcripts import load_claude_code_session
 
 
 def replay(

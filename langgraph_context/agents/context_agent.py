@@ -35,8 +35,6 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel.protocol import PregelProtocol
 
-from langgraph_context._messages import content_text
-from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
@@ -48,7 +46,8 @@ from langgraph_context.memory import (
     render_memory,
 )
 from langgraph_context.memory.watch import CheckSelector
-from langgraph_context.state import NoteStateMixin, PlanStateMixin
+from langgraph_context.messages import content_text
+from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value, render_plan
 from langgraph_context.tools import (
     create_ls_tool,
     create_query_note_tool,
@@ -56,7 +55,6 @@ from langgraph_context.tools import (
     create_update_plan_tool,
     create_write_note_tool,
     create_write_plan_tool,
-    render_plan,
 )
 
 __all__ = [

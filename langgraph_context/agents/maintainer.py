@@ -35,8 +35,6 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import StateGraph
 from langgraph.store.base import BaseStore
 
-from langgraph_context._messages import content_text
-from langgraph_context._state import get_state_value
 from langgraph_context.agents._maintainer_prompts import (
     BASE_INSTRUCTIONS,
     BRIEFING_HEADER,
@@ -65,18 +63,18 @@ from langgraph_context.context import (
     ContextPacket,
     create_context_node,
 )
-from langgraph_context.tokens import TokenCounter, resolve_counter
-from langgraph_context.tools import (
+from langgraph_context.messages import content_text
+from langgraph_context.notes.files import FileNoteStore
+from langgraph_context.notes.langgraph_store import (
     DEFAULT_NOTE_NAMESPACE,
-    FileNoteStore,
     LangGraphNoteStore,
-    Note,
-    NoteStore,
-    Terminal,
-    create_note_tools,
-    create_terminal_tool,
     resolve_note_namespace,
 )
+from langgraph_context.notes.model import Note, NoteStore
+from langgraph_context.notes.tool import create_note_tools
+from langgraph_context.state import get_state_value
+from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tools import Terminal, create_terminal_tool
 
 __all__ = [
     "BRIEFING_PACKET_TYPE",

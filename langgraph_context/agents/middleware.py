@@ -30,7 +30,6 @@ from langchain_core.runnables.config import run_in_executor
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from langgraph_context._messages import content_text
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY, _state_tools
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.context import ContextBuilder, create_context_node
@@ -39,6 +38,7 @@ from langgraph_context.memory import (
     create_hot_issue_node,
 )
 from langgraph_context.memory.watch import CheckSelector
+from langgraph_context.messages import content_text
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 
 __all__ = [

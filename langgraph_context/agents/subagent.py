@@ -34,11 +34,11 @@ from langgraph.graph.state import StateGraph
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
-from langgraph_context._messages import content_text
-from langgraph_context._state import get_state_value
 from langgraph_context.agents.models import ModelFactory, is_chat_model
+from langgraph_context.messages import content_text
+from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter
-from langgraph_context.tools._common import (
+from langgraph_context.toolkit import (
     check_description,
     check_message_key,
     check_tool_name,
@@ -46,7 +46,7 @@ from langgraph_context.tools._common import (
     earlier_sibling_calls,
     error_result,
 )
-from langgraph_context.tools.notes import fresh_note_name
+from langgraph_context.tools.state_notes import fresh_note_name
 
 __all__ = [
     "DEFAULT_MAX_RESULT_TOKENS",

@@ -20,17 +20,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_context._messages import content_text
-from langgraph_context.agents import create_context_agent, resolve_chat_model
-from langgraph_context.agents.models import (
+from langgraph_context.agents import create_context_agent
+from langgraph_context.cli._errors import CLIError
+from langgraph_context.cli._render import console, usage_bar
+from langgraph_context.cli.models import (
     API_KEY_ENV_VARS,
     BASE_URL_ENV_VARS,
     DEFAULT_MODEL_FACTORY,
     MODEL_ENV_VAR,
+    resolve_chat_model,
 )
-from langgraph_context.cli._errors import CLIError
-from langgraph_context.cli._render import console, usage_bar
 from langgraph_context.compaction import create_compaction_node
+from langgraph_context.messages import content_text
 from langgraph_context.tokens import count_tokens
 
 __all__ = [

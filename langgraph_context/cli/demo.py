@@ -30,22 +30,20 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from langgraph_context._messages import content_text
-from langgraph_context.agents import create_codebase_maintainer_graph, resolve_chat_model
-from langgraph_context.agents.demo import run_maintainer_demo
+from langgraph_context.agents import create_codebase_maintainer_graph
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
 from langgraph_context.cli.chat import ModelOptions, check_model, model_error
+from langgraph_context.cli.demo_script import run_maintainer_demo
+from langgraph_context.cli.models import resolve_chat_model
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket
-from langgraph_context.history import validate_history
+from langgraph_context.messages import content_text, validate_history
+from langgraph_context.notes.files import FileNoteStore
+from langgraph_context.notes.packets import notes_to_packets
+from langgraph_context.state import render_plan
 from langgraph_context.tokens import count_tokens
-from langgraph_context.tools import (
-    FileNoteStore,
-    create_terminal_tool,
-    notes_to_packets,
-    render_plan,
-)
+from langgraph_context.tools import create_terminal_tool
 
 __all__ = ["run_demo"]
 

@@ -19,12 +19,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from rich.markup import escape
 from rich.table import Table
 
-from langgraph_context._messages import content_text
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
 from langgraph_context.compaction import compact_messages
 from langgraph_context.context import ContextBuilder, ContextConfig
-from langgraph_context.history import validate_history
+from langgraph_context.messages import content_text, validate_history
 from langgraph_context.tokens import default_counter
 from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
 

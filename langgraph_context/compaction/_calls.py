@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_context._messages import content_text
+from langgraph_context.messages import content_text
 
 if TYPE_CHECKING:
     from langgraph_context.compaction.summarize import _Plan

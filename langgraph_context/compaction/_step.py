@@ -18,8 +18,6 @@ from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.base import BaseStore
 
-from langgraph_context._messages import as_messages, tool_result_ids
-from langgraph_context._state import get_state_value
 from langgraph_context.compaction._transcript import render_message
 from langgraph_context.compaction.prompts import PromptStyle
 from langgraph_context.compaction.strategies import (
@@ -29,7 +27,13 @@ from langgraph_context.compaction.strategies import (
     compact_messages,
 )
 from langgraph_context.compaction.summarize import RunningSummary, SummarizationResult
-from langgraph_context.history import group_tool_rounds, repair_history
+from langgraph_context.messages import (
+    as_messages,
+    group_tool_rounds,
+    repair_history,
+    tool_result_ids,
+)
+from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context._messages import content_text
+from langgraph_context.messages import content_text
 from langgraph_context.tokens import TokenCounter
 
 MIN_CHUNK_TOKENS = 64

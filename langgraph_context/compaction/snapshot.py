@@ -18,8 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context._messages import as_messages, content_text
-from langgraph_context.history import CANCELLED_TOOL_RESULT
+from langgraph_context.messages import CANCELLED_TOOL_RESULT, as_messages, content_text
 from langgraph_context.tokens import resolve_counter
 
 __all__ = [

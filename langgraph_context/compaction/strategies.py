@@ -35,7 +35,6 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langgraph_context._messages import as_messages
 from langgraph_context.compaction._units import (
     CLEARED_TOOL_ARG,
     CLEARED_TOOL_RESULT,
@@ -55,7 +54,7 @@ from langgraph_context.compaction.snapshot import (
     extract_snapshot,
     snapshot_message,
 )
-from langgraph_context.history import group_tool_rounds, repair_history
+from langgraph_context.messages import as_messages, group_tool_rounds, repair_history
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [

@@ -23,12 +23,16 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from langgraph_context._messages import as_messages, tool_result_ids
 from langgraph_context.compaction._calls import arun_calls, run_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
 from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
 from langgraph_context.compaction.snapshot import COMPACTION_MARKER, compaction_kind
-from langgraph_context.history import group_tool_rounds, repair_history
+from langgraph_context.messages import (
+    as_messages,
+    group_tool_rounds,
+    repair_history,
+    tool_result_ids,
+)
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [

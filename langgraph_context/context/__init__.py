@@ -37,8 +37,6 @@ from langgraph_context.context.node import (
     ContextStateMixin,
     create_context_node,
 )
-from langgraph_context.context.packet import TRUSTED_PACKET_TYPES, ContextPacket
-from langgraph_context.context.scoring import rank_texts, score_texts, tokenize
 from langgraph_context.context.select import (
     Drop,
     DropReason,
@@ -58,6 +56,8 @@ from langgraph_context.context.structure import (
     render_packet,
     structure_context,
 )
+from langgraph_context.packet import TRUSTED_PACKET_TYPES, ContextPacket
+from langgraph_context.scoring import rank_texts, score_texts, tokenize
 
 __all__ = [
     "DEFAULT_KEEP_LAST",

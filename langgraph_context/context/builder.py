@@ -38,7 +38,6 @@ from langgraph_context.context.gather import (
     agather_packets,
     gather_packets,
 )
-from langgraph_context.context.packet import ContextPacket
 from langgraph_context.context.select import (
     DEFAULT_CONFIG,
     Drop,
@@ -53,6 +52,7 @@ from langgraph_context.context.structure import (
     render_packet,
     structure_context,
 )
+from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, new_boundary, protect_packet
 from langgraph_context.tokens import TokenCounter, resolve_counter
 

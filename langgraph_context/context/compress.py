@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_context._messages import content_text
 from langgraph_context.context.config import ContextConfig
 from langgraph_context.context.select import DEFAULT_CONFIG, Drop
 from langgraph_context.context.structure import Entry, StructuredContext
+from langgraph_context.messages import content_text
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [

@@ -25,11 +25,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.retrievers import BaseRetriever
 from langgraph.store.base import BaseStore, Item
 
-from langgraph_context._messages import as_messages, content_text
-from langgraph_context._state import get_state_value
-from langgraph_context.context.packet import ContextPacket
 from langgraph_context.memory.packets import memory_packets
-from langgraph_context.tools.plan import render_plan
+from langgraph_context.messages import as_messages, content_text
+from langgraph_context.packet import ContextPacket
+from langgraph_context.state import get_state_value, render_plan
 
 __all__ = [
     "DEFAULT_STATE_SOURCES",

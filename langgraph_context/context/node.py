@@ -27,12 +27,11 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context._messages import as_messages, content_text, tool_result_ids
-from langgraph_context._state import get_state_value
 from langgraph_context.context.builder import ContextBuilder, ContextResult
 from langgraph_context.context.compress import truncate_text
-from langgraph_context.history import safe_cut_points
+from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.sanitize import sanitize_untrusted
+from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter
 
 __all__ = [

@@ -38,8 +38,8 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_context.context._dates import as_date, date_match, query_dates
 from langgraph_context.context.config import ContextConfig
-from langgraph_context.context.packet import ContextPacket
-from langgraph_context.context.scoring import score_texts, tokenize
+from langgraph_context.packet import ContextPacket
+from langgraph_context.scoring import score_texts, tokenize
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [

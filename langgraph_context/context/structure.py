@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from langgraph_context.context.config import ContextConfig
-from langgraph_context.context.packet import ContextPacket
 from langgraph_context.context.select import DEFAULT_CONFIG, ScoredPacket, _timestamp
+from langgraph_context.packet import ContextPacket
 
 __all__ = [
     "STATE_TYPE_ORDER",

@@ -14,18 +14,6 @@ from langgraph_context.memory.extract import (
     parse_constraints,
 )
 from langgraph_context.memory.packets import hot_issue_text, memory_packets, render_memory
-from langgraph_context.memory.state import (
-    MEMORY_STATUSES,
-    Constraint,
-    HotIssue,
-    MemoryStateMixin,
-    MemoryStatus,
-    constraint_id,
-    constraint_reducer,
-    hot_issue_id,
-    hot_issue_reducer,
-    normalize_constraint,
-)
 from langgraph_context.memory.tools import (
     DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
     DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
@@ -41,6 +29,18 @@ from langgraph_context.memory.watch import (
     extract_error_lines,
     is_failed_check,
     track_hot_issues,
+)
+from langgraph_context.state import (
+    MEMORY_STATUSES,
+    Constraint,
+    HotIssue,
+    MemoryStateMixin,
+    MemoryStatus,
+    constraint_id,
+    constraint_reducer,
+    hot_issue_id,
+    hot_issue_reducer,
+    normalize_constraint,
 )
 
 __all__ = [

@@ -15,10 +15,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
-from langgraph_context._messages import content_text
-from langgraph_context._state import get_state_value
-from langgraph_context.memory.state import Constraint, constraint_id
 from langgraph_context.memory.tools import MAX_CONSTRAINT_CHARS
+from langgraph_context.messages import content_text
+from langgraph_context.state import Constraint, constraint_id, get_state_value
 
 __all__ = [
     "DEFAULT_EXTRACTION_PROMPT",

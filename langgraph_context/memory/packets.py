@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph_context._state import get_state_value
-from langgraph_context.context.packet import ContextPacket
-from langgraph_context.memory.state import Constraint, HotIssue
+from langgraph_context.packet import ContextPacket
+from langgraph_context.state import Constraint, HotIssue, get_state_value
 
 __all__ = ["hot_issue_text", "memory_packets", "render_memory"]
 

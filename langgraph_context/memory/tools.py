@@ -19,13 +19,13 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
-from langgraph_context._state import get_state_value
-from langgraph_context.memory.state import (
+from langgraph_context.state import (
     Constraint,
     constraint_id,
+    get_state_value,
     normalize_constraint,
 )
-from langgraph_context.tools._common import (
+from langgraph_context.toolkit import (
     check_description,
     check_message_key,
     check_tool_name,

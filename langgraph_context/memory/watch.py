@@ -15,10 +15,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langgraph_context._messages import content_text
-from langgraph_context._state import get_state_value
-from langgraph_context.memory.state import HotIssue, hot_issue_id
+from langgraph_context.messages import content_text
 from langgraph_context.safety import sanitize_untrusted
+from langgraph_context.state import HotIssue, get_state_value, hot_issue_id
 
 __all__ = [
     "DEFAULT_MAX_ERROR_LINES",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from langgraph_context.context.packet import ContextPacket
+from langgraph_context.packet import ContextPacket
 from langgraph_context.safety._shadow import shadow, shadow_spans
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX, FORGED_BOUNDARY_PATTERNS
 from langgraph_context.safety.sanitize import FILTERED_NOTICES, sanitize_untrusted

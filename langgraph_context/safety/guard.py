@@ -16,10 +16,10 @@ from typing import Annotated, Any, Literal
 from langchain_core.messages import AIMessage
 from typing_extensions import TypedDict
 
-from langgraph_context._messages import content_text
-from langgraph_context._state import get_state_value
+from langgraph_context.messages import content_text
 from langgraph_context.safety._shadow import shadow, shadow_spans
 from langgraph_context.safety.patterns import COMPLIANCE_PATTERNS
+from langgraph_context.state import get_state_value
 
 __all__ = [
     "DEFAULT_GUARD_REPLACEMENT",

@@ -1,49 +1,31 @@
-"""Tool factories: plan and note tools over graph state, persistent notes, a sandboxed terminal."""
+"""Tool factories over graph state: plan tools, state-note tools, and the read-only terminal."""
 
-from langgraph_context.tools._common import DEFAULT_MESSAGE_KEY
-from langgraph_context.tools.note_packets import (
-    NOTE_PACKET_TYPE,
-    NOTE_TYPE_PRIORITY,
-    NOTE_TYPE_WEIGHTS,
-    notes_to_packets,
+from langgraph_context.tools.plan import (
+    DEFAULT_UPDATE_PLAN_DESCRIPTION,
+    DEFAULT_WRITE_PLAN_DESCRIPTION,
+    PlanUpdate,
+    apply_plan_updates,
+    create_update_plan_tool,
+    create_write_plan_tool,
 )
-from langgraph_context.tools.note_store import (
-    DEFAULT_NOTE_NAMESPACE,
-    NOTE_TYPES,
-    BaseNoteStore,
-    FileNoteStore,
-    LangGraphNoteStore,
-    Note,
-    NoteError,
-    NoteScorer,
-    NoteStore,
-    NoteType,
-    bm25_scores,
-    resolve_note_namespace,
-)
-from langgraph_context.tools.note_tool import (
-    NOTE_ACTIONS,
-    NoteAction,
-    NoteTool,
-    create_note_tools,
-)
-from langgraph_context.tools.notes import (
+from langgraph_context.tools.state_notes import (
+    DEFAULT_LS_DESCRIPTION,
+    DEFAULT_QUERY_NOTE_DESCRIPTION,
+    DEFAULT_UPDATE_NOTE_DESCRIPTION,
+    DEFAULT_WRITE_NOTE_DESCRIPTION,
+    MAX_NOTE_NAME_CHARS,
     create_ls_tool,
     create_query_note_tool,
     create_update_note_tool,
     create_write_note_tool,
     fresh_note_name,
 )
-from langgraph_context.tools.plan import (
-    PlanUpdate,
-    apply_plan_updates,
-    create_update_plan_tool,
-    create_write_plan_tool,
-    render_plan,
-)
-from langgraph_context.tools.terminal import (
+from langgraph_context.tools.terminal.tool import (
     DEFAULT_MAX_OUTPUT_CHARS,
+    DEFAULT_TERMINAL_DESCRIPTION,
+    DEFAULT_TERMINAL_NAME,
     DEFAULT_TIMEOUT,
+    SANDBOX_PATH,
     SUPPORTED_COMMANDS,
     Terminal,
     TerminalResult,
@@ -51,33 +33,24 @@ from langgraph_context.tools.terminal import (
 )
 
 __all__ = [
+    "DEFAULT_LS_DESCRIPTION",
     "DEFAULT_MAX_OUTPUT_CHARS",
-    "DEFAULT_MESSAGE_KEY",
-    "DEFAULT_NOTE_NAMESPACE",
+    "DEFAULT_QUERY_NOTE_DESCRIPTION",
+    "DEFAULT_TERMINAL_DESCRIPTION",
+    "DEFAULT_TERMINAL_NAME",
     "DEFAULT_TIMEOUT",
-    "NOTE_ACTIONS",
-    "NOTE_PACKET_TYPE",
-    "NOTE_TYPES",
-    "NOTE_TYPE_PRIORITY",
-    "NOTE_TYPE_WEIGHTS",
+    "DEFAULT_UPDATE_NOTE_DESCRIPTION",
+    "DEFAULT_UPDATE_PLAN_DESCRIPTION",
+    "DEFAULT_WRITE_NOTE_DESCRIPTION",
+    "DEFAULT_WRITE_PLAN_DESCRIPTION",
+    "MAX_NOTE_NAME_CHARS",
+    "SANDBOX_PATH",
     "SUPPORTED_COMMANDS",
-    "BaseNoteStore",
-    "FileNoteStore",
-    "LangGraphNoteStore",
-    "Note",
-    "NoteAction",
-    "NoteError",
-    "NoteScorer",
-    "NoteStore",
-    "NoteTool",
-    "NoteType",
     "PlanUpdate",
     "Terminal",
     "TerminalResult",
     "apply_plan_updates",
-    "bm25_scores",
     "create_ls_tool",
-    "create_note_tools",
     "create_query_note_tool",
     "create_terminal_tool",
     "create_update_note_tool",
@@ -85,7 +58,4 @@ __all__ = [
     "create_write_note_tool",
     "create_write_plan_tool",
     "fresh_note_name",
-    "notes_to_packets",
-    "render_plan",
-    "resolve_note_namespace",
 ]

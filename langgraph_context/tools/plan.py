@@ -23,9 +23,8 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from langgraph_context._state import get_state_value
-from langgraph_context.state import PLAN_STATUSES, PlanItem
-from langgraph_context.tools._common import (
+from langgraph_context.state import PLAN_STATUSES, PlanItem, get_state_value, render_plan
+from langgraph_context.toolkit import (
     check_description,
     check_message_key,
     check_tool_name,
@@ -41,7 +40,6 @@ __all__ = [
     "apply_plan_updates",
     "create_update_plan_tool",
     "create_write_plan_tool",
-    "render_plan",
 ]
 
 DEFAULT_WRITE_PLAN_DESCRIPTION = (
@@ -67,18 +65,6 @@ class PlanUpdate(BaseModel):
         description="New status: pending, in_progress or done.",
         json_schema_extra={"enum": list(PLAN_STATUSES)},
     )
-
-
-def render_plan(plan: list[PlanItem]) -> str:
-    """Render a plan as numbered lines with statuses.
-
-    Example:
-        >>> print(render_plan([{"content": "read code", "status": "in_progress"}]))
-        1. [in_progress] read code
-    """
-    if not plan:
-        return "(no plan)"
-    return "\n".join(f"{i}. [{item['status']}] {item['content']}" for i, item in enumerate(plan, 1))
 
 
 def _refuse_if_not_first(state: Any, tool_call_id: str, message_key: str) -> ToolMessage | None:

@@ -1,4 +1,4 @@
-"""Default note ranking: the package's BM25 scorer (`langgraph_context.context.scoring`).
+"""Default note ranking: the package's BM25 scorer (`langgraph_context.scoring`).
 
 This is the single seam through which notes are ranked; swapping in another scorer
 means passing a different `(query, texts) -> scores` function to the store.
@@ -28,6 +28,6 @@ def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     """
     # Imported here: the tools package is imported by the context package (plan
     # rendering), so a module-level import would make the two packages circular.
-    from langgraph_context.context.scoring import score_texts  # noqa: PLC0415
+    from langgraph_context.scoring import score_texts  # noqa: PLC0415
 
     return score_texts(query, documents)

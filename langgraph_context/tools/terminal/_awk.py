@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from langgraph_context.tools._sandbox_policies import CommandRefused
+from langgraph_context.tools.terminal._policies import CommandRefused
 
 __all__ = ["check_awk_program"]
 

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph_context.tools._common import check_workspace
-from langgraph_context.tools._note_base import BaseNoteStore, Note, NoteError, validate_note_id
-from langgraph_context.tools._note_format import parse_note, render_note
+from langgraph_context.notes.base import BaseNoteStore, Note, NoteError, validate_note_id
+from langgraph_context.notes.format import parse_note, render_note
+from langgraph_context.toolkit import check_workspace
 
 __all__ = ["INDEX_FILE_NAME", "LOCK_FILE_NAME", "FileNoteStore"]
 

@@ -29,11 +29,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_context._messages import content_text
 from langgraph_context.agents.maintainer import create_codebase_maintainer_graph
-from langgraph_context.state import PlanItem
+from langgraph_context.messages import content_text
+from langgraph_context.notes.files import FileNoteStore
+from langgraph_context.state import PlanItem, render_plan
 from langgraph_context.tokens import count_tokens
-from langgraph_context.tools import FileNoteStore, render_plan
 
 __all__ = ["MaintainerDemo", "run_maintainer_demo"]
 

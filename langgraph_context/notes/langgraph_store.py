@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from langgraph_context.tools._note_base import (
+from langgraph_context.notes.base import (
     DEFAULT_NOTE_TYPE,
     NOTE_TYPES,
     BaseNoteStore,

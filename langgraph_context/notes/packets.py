@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from langgraph_context.context.packet import ContextPacket
-from langgraph_context.tools.note_store import NOTE_TYPES, Note
+from langgraph_context.notes.model import NOTE_TYPES, Note
+from langgraph_context.packet import ContextPacket
 
 __all__ = [
     "DEFAULT_PINNED_NOTE_TYPES",

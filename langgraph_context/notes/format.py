@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from langgraph_context.tools._note_base import DEFAULT_NOTE_TYPE, NOTE_TYPES, Note
+from langgraph_context.notes.base import DEFAULT_NOTE_TYPE, NOTE_TYPES, Note
 
 __all__ = ["parse_note", "render_note"]
 

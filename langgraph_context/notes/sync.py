@@ -20,8 +20,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langgraph_context._state import get_state_value
-from langgraph_context.tools._note_langgraph import check_namespace
+from langgraph_context.notes.langgraph_store import check_namespace
+from langgraph_context.state import get_state_value
 
 __all__ = [
     "DEFAULT_NOTES_NAMESPACE",

@@ -27,21 +27,23 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
-from langgraph_context.tools._common import check_tool_name, check_workspace, error_result
-from langgraph_context.tools.note_store import (
-    DEFAULT_LIST_LIMIT,
+from langgraph_context.notes.files import FileNoteStore
+from langgraph_context.notes.langgraph_store import (
     DEFAULT_NOTE_NAMESPACE,
+    LangGraphNoteStore,
+    resolve_note_namespace,
+)
+from langgraph_context.notes.model import (
+    DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
     NOTE_TYPES,
-    FileNoteStore,
-    LangGraphNoteStore,
     Note,
     NoteError,
     NoteScorer,
     NoteStore,
-    resolve_note_namespace,
 )
+from langgraph_context.toolkit import check_tool_name, check_workspace, error_result
 
 __all__ = [
     "DEFAULT_NOTE_TOOL_PREFIX",

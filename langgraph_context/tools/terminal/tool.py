@@ -40,10 +40,10 @@ from typing import IO, Annotated, Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 
-from langgraph_context.tools._common import check_description, check_tool_name, check_workspace
-from langgraph_context.tools._sandbox import CommandRefused, Stage, confine, plan_command
-from langgraph_context.tools._sandbox_policies import BUILTINS, POLICIES
-from langgraph_context.tools._sandbox_tree import render_tree
+from langgraph_context.toolkit import check_description, check_tool_name, check_workspace
+from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
+from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
+from langgraph_context.tools.terminal._tree import render_tree
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",

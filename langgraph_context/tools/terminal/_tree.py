@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from langgraph_context.tools._sandbox import confine
-from langgraph_context.tools._sandbox_policies import CommandRefused
+from langgraph_context.tools.terminal._policies import CommandRefused
+from langgraph_context.tools.terminal._sandbox import confine
 
 __all__ = ["render_tree"]
 

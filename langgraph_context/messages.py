@@ -1,10 +1,13 @@
-"""History invariants: the tool-call pairing rules chat providers enforce.
+"""Messages: coercion from message-like input, and the tool-call pairing rules.
+
+Every public function that takes a history accepts LangChain messages or OpenAI-style
+dicts; `as_messages` is the one place that converts, so the rest of the package works
+on `BaseMessage`.
 
 A history is valid when every tool result directly follows (within one block of tool
 results) the AI message that made its call, every call gets exactly one result before
 the next non-tool message, and the conversation does not open with a tool result.
 Ids are paired per block, so the same id may appear again later in a history.
-
 `validate_history` reports violations; `repair_history` fixes them without losing any
 user or assistant text; `group_tool_rounds` gives the atomic units that trimming and
 compaction may cut between.
@@ -12,29 +15,117 @@ compaction may cut between.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    HumanMessage,
     SystemMessage,
     ToolMessage,
+    convert_to_messages,
 )
-
-from langgraph_context._messages import as_messages, message_blocks, tool_result_ids
 
 __all__ = [
     "CANCELLED_TOOL_RESULT",
     "HistoryRepair",
     "HistoryViolation",
+    "MessageLike",
     "ViolationKind",
+    "as_messages",
+    "content_text",
     "group_tool_rounds",
+    "is_tool_result",
+    "message_blocks",
     "repair_history",
     "safe_cut_points",
+    "text_of",
+    "tool_call_ids",
+    "tool_result_ids",
+    "truncate_messages",
     "validate_history",
 ]
+
+MessageLike = BaseMessage | dict[str, Any]
+
+
+def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
+    """Return `messages` as a new list of `BaseMessage`, converting dicts and tuples.
+
+    Message objects are passed through as the same objects (never copied or mutated).
+
+    Raises:
+        TypeError: If `messages` is a string or a single message instead of a sequence.
+        ValueError: If an element cannot be converted (LangChain's own message).
+    """
+    if isinstance(messages, (str, bytes, BaseMessage, dict)):
+        msg = (
+            "messages must be a sequence of messages or OpenAI-style dicts, "
+            f"got a single {type(messages).__name__}"
+        )
+        raise TypeError(msg)
+    items = list(messages)
+    if all(isinstance(m, BaseMessage) for m in items):
+        return items
+    return list(convert_to_messages(items))
+
+
+def tool_call_ids(message: BaseMessage) -> list[str]:
+    """Return the ids of the tool calls an AI message makes (empty for other messages)."""
+    if not isinstance(message, AIMessage):
+        return []
+    return [str(tc.get("id")) for tc in message.tool_calls if tc.get("id") is not None]
+
+
+def is_tool_result(message: BaseMessage) -> bool:
+    """Return whether `message` is the result of a tool call."""
+    return isinstance(message, ToolMessage)
+
+
+def text_of(message: BaseMessage) -> str:
+    """Return the plain text of a message's content (text blocks joined by newlines)."""
+    return content_text(message.content)
+
+
+def content_text(content: str | Sequence[Any]) -> str:
+    """Return the text parts of a message content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return "\n".join(parts)
+
+
+def message_blocks(message: BaseMessage) -> list[dict[str, Any]]:
+    """The dict content blocks of a message (empty for plain-text content)."""
+    content = message.content
+    if isinstance(content, str):
+        return []
+    return [block for block in content if isinstance(block, dict)]
+
+
+def tool_result_ids(message: BaseMessage) -> list[str]:
+    """The call ids a message answers.
+
+    A `ToolMessage`, or a user message holding provider-native `tool_result` blocks
+    (Anthropic's format).
+    """
+    if isinstance(message, ToolMessage):
+        return [message.tool_call_id]
+    if not isinstance(message, HumanMessage):
+        return []
+    return [
+        str(block["tool_use_id"])
+        for block in message_blocks(message)
+        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None
+    ]
+
 
 ViolationKind = Literal[
     "leading_tool_result",
@@ -315,3 +406,53 @@ def safe_cut_points(messages: Sequence[Any]) -> list[int]:
     """
     units = group_tool_rounds(messages)
     return [start for start, _ in units] + [units[-1][1] if units else 0]
+
+
+def truncate_messages(
+    messages: Sequence[Any],
+    *,
+    keep: int = 10,
+    preserve_system: bool = True,
+) -> list[BaseMessage]:
+    """Keep the last `keep` messages without ever splitting a tool call from its results.
+
+    The cut is moved forward to the next tool-round boundary, so the result can hold
+    fewer than `keep` recent messages; if that would keep nothing at all, the cut moves
+    back to the start of the last round instead (more than `keep`, never an orphan).
+    The input is not modified.
+
+    Args:
+        messages: LangChain messages or OpenAI-style dicts.
+        keep: How many recent messages to keep (leading system messages not counted).
+        preserve_system: Keep the leading system message(s).
+
+    Returns:
+        A new list of messages.
+
+    Raises:
+        ValueError: If `keep` is negative.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> history = [SystemMessage("rules")] + [HumanMessage(str(i)) for i in range(5)]
+        >>> [m.content for m in truncate_messages(history, keep=2)]
+        ['rules', '3', '4']
+    """
+    if keep < 0:
+        msg = f"keep must be >= 0, got {keep}"
+        raise ValueError(msg)
+    items = as_messages(messages)
+    head_len = 0
+    while head_len < len(items) and isinstance(items[head_len], SystemMessage):
+        head_len += 1
+    head = items[:head_len] if preserve_system else []
+    body = items[head_len:]
+    if keep == 0 or not body:
+        return list(head)
+    rounds = group_tool_rounds(body)
+    cut = len(body) - keep
+    starts = [start for start, _ in rounds if start >= cut]
+    start = starts[0] if starts else len(body)
+    if start >= len(body):
+        start = rounds[-1][0]
+    return [*head, *body[start:]]

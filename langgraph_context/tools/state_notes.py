@@ -22,8 +22,8 @@ from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
-from langgraph_context._state import get_state_value
-from langgraph_context.tools._common import (
+from langgraph_context.state import get_state_value
+from langgraph_context.toolkit import (
     check_description,
     check_message_key,
     check_tool_name,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from langgraph_context.tools._sandbox_awk import check_awk_program
-from langgraph_context.tools._sandbox_policies import (
+from langgraph_context.tools.terminal._awk import check_awk_program
+from langgraph_context.tools.terminal._policies import (
     FILE_LIST_REASON,
     SYMLINK_REASON,
     WRITES_REASON,

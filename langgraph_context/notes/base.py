@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from langgraph_context.tools._note_model import (
+from langgraph_context.notes.model import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
@@ -31,7 +31,7 @@ from langgraph_context.tools._note_model import (
     utc_now,
     validate_note_id,
 )
-from langgraph_context.tools._note_search import bm25_scores
+from langgraph_context.notes.search import bm25_scores
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",

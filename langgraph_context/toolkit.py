@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.types import Command
 
-from langgraph_context._state import get_state_value
+from langgraph_context.state import get_state_value
 
 DEFAULT_MESSAGE_KEY = "messages"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
