@@ -19,10 +19,10 @@ from langgraph_context.agents import (
     condense_result,
     create_context_agent,
     create_subagent_tool,
-    truncate_to_tokens,
 )
 from langgraph_context.agents.subagent import TRUNCATION_MARKER, acondense_result
 from langgraph_context.state import NoteStateMixin
+from langgraph_context.tokens import truncate_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -297,7 +297,7 @@ def test_construction_errors() -> None:
     with pytest.raises(ValueError, match="name must be"):
         create_subagent_tool(model, name="bad name")
     with pytest.raises(ValueError, match="max_tokens must be >= 0"):
-        truncate_to_tokens("x", -1)
+        truncate_text("x", -1, marker=TRUNCATION_MARKER)
     with pytest.raises(ValueError, match="max_result_tokens must be a positive int"):
         condense_result("x", max_tokens=0)
 
@@ -306,7 +306,7 @@ def test_construction_errors() -> None:
 @given(text=st.text(max_size=300), cap=st.integers(min_value=0, max_value=120))
 def test_truncate_to_tokens_never_exceeds_the_cap(text: str, cap: int) -> None:
     """Property: the cut text fits the cap, and a text that fits is returned unchanged."""
-    out = truncate_to_tokens(text, cap)
+    out = truncate_text(text, cap, marker=TRUNCATION_MARKER)
     from langgraph_context.tokens import count_tokens
 
     assert count_tokens(out) <= cap

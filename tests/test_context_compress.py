@@ -16,8 +16,8 @@ from langgraph_context.context import (
     acompress_context,
     compress_context,
     structure_context,
-    truncate_text,
 )
+from langgraph_context.tokens import truncate_text
 
 
 def sample() -> StructuredContext:

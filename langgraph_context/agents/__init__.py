@@ -53,7 +53,6 @@ from langgraph_context.agents.subagent import (
     acondense_result,
     condense_result,
     create_subagent_tool,
-    truncate_to_tokens,
 )
 
 __all__ = [
@@ -101,5 +100,4 @@ __all__ = [
     "default_context_node",
     "is_chat_model",
     "render_state_block",
-    "truncate_to_tokens",
 ]

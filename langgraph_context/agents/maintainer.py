@@ -52,8 +52,8 @@ from langgraph_context.agents.context_agent import (
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.agents.subagent import (
     DEFAULT_MAX_RESULT_TOKENS,
+    TRUNCATION_MARKER,
     create_subagent_tool,
-    truncate_to_tokens,
 )
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.context import (
@@ -73,7 +73,7 @@ from langgraph_context.notes.langgraph_store import (
 from langgraph_context.notes.model import Note, NoteStore
 from langgraph_context.notes.tool import create_note_tools
 from langgraph_context.state import get_state_value
-from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 from langgraph_context.tools import Terminal, create_terminal_tool
 
 __all__ = [
@@ -201,10 +201,10 @@ def build_briefing(
     room = max_tokens - count(head)
     if room < 1:
         return ""  # the data marking must never be cut off, so nothing fits
-    body = truncate_to_tokens("\n\n".join(sections), room, token_counter=count)
+    body = truncate_text("\n\n".join(sections), room, token_counter=count, marker=TRUNCATION_MARKER)
     while body and count(head + body) > max_tokens:
         room -= 1
-        body = truncate_to_tokens(body, max(room, 0), token_counter=count)
+        body = truncate_text(body, max(room, 0), token_counter=count, marker=TRUNCATION_MARKER)
     return head + body if body else ""
 
 

@@ -37,7 +37,7 @@ from langgraph.types import Command
 from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
-from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 from langgraph_context.toolkit import (
     check_description,
     check_message_key,
@@ -57,7 +57,6 @@ __all__ = [
     "acondense_result",
     "condense_result",
     "create_subagent_tool",
-    "truncate_to_tokens",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,49 +84,6 @@ _SUMMARY_PROMPT = (
 # gets its own thread instead, so it starts from a clean window and never touches the
 # parent's checkpoints.
 _PARENT_ONLY_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"})
-
-
-def truncate_to_tokens(
-    text: str,
-    max_tokens: int,
-    *,
-    token_counter: TokenCounter | BaseLanguageModel | None = None,
-    marker: str = TRUNCATION_MARKER,
-) -> str:
-    """Cut `text` so that it, with `marker` appended when cut, fits `max_tokens`.
-
-    Args:
-        text: The text to fit.
-        max_tokens: The cap, by `token_counter`.
-        token_counter: Counter for the cap (`None` = offline tiktoken, `len` = characters).
-        marker: Appended to a cut text; dropped too if even it does not fit.
-
-    Returns:
-        `text` unchanged when it fits, else its longest prefix that fits with the marker.
-
-    Raises:
-        ValueError: If `max_tokens` is negative.
-
-    Example:
-        >>> truncate_to_tokens("abcdefghij", 6, token_counter=len, marker="..")
-        'abcd..'
-    """
-    if max_tokens < 0:
-        msg = f"max_tokens must be >= 0, got {max_tokens}"
-        raise ValueError(msg)
-    count = resolve_counter(token_counter)
-    if count(text) <= max_tokens:
-        return text
-    if count(marker) > max_tokens:
-        marker = ""
-    low, high = 0, len(text)  # invariant: text[:low] + marker fits
-    while low < high:
-        mid = (low + high + 1) // 2
-        if count(text[:mid] + marker) <= max_tokens:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low].rstrip() + marker if low else marker
 
 
 def _check_cap(max_tokens: int) -> None:
@@ -168,7 +124,7 @@ def condense_result(
             logger.warning("sub-agent report summarizer failed; cutting instead", exc_info=True)
         else:
             text = content_text(reply.content) or text
-    return truncate_to_tokens(text, max_tokens, token_counter=count)
+    return truncate_text(text, max_tokens, token_counter=count, marker=TRUNCATION_MARKER)
 
 
 async def acondense_result(
@@ -205,7 +161,7 @@ async def acondense_result(
             logger.warning("sub-agent report summarizer failed; cutting instead", exc_info=True)
         else:
             text = content_text(reply.content) or text
-    return truncate_to_tokens(text, max_tokens, token_counter=count)
+    return truncate_text(text, max_tokens, token_counter=count, marker=TRUNCATION_MARKER)
 
 
 def _final_answer(messages: Sequence[BaseMessage]) -> str:

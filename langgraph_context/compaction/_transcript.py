@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.messages import content_text
-from langgraph_context.tokens import TokenCounter
+from langgraph_context.tokens import TokenCounter, truncate_text
 
 MIN_CHUNK_TOKENS = 64
 _CLIP_MARK = "\n[... {n} characters omitted ...]\n"
@@ -32,20 +32,6 @@ def render_message(message: BaseMessage) -> str:
     return f"[{message.type}] {text}"
 
 
-def clip_text(text: str, budget: int, counter: TokenCounter) -> str:
-    if int(counter(text)) <= budget:
-        return text
-    chars = max(16, budget * 3)
-    while chars > 16:
-        half = chars // 2
-        omitted = len(text) - 2 * half
-        clipped = text[:half] + _CLIP_MARK.format(n=omitted) + text[-half:]
-        if int(counter(clipped)) <= budget:
-            return clipped
-        chars = chars * 2 // 3
-    return text[:16]
-
-
 def transcript_chunks(
     messages: Sequence[BaseMessage], *, budget: int, counter: TokenCounter
 ) -> list[str]:
@@ -63,7 +49,9 @@ def transcript_chunks(
     current: list[str] = []
     used = 0
     for message in messages:
-        text = clip_text(render_message(message), budget, counter)
+        text = truncate_text(
+            render_message(message), budget, token_counter=counter, marker=_CLIP_MARK, keep="ends"
+        )
         cost = int(counter(text)) + 1
         if current and used + cost > budget:
             chunks.append("\n\n".join(current))

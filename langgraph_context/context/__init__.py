@@ -9,7 +9,6 @@ from langgraph_context.context.compress import (
     compress_context,
     insert_summary,
     summarize_lines,
-    truncate_text,
 )
 from langgraph_context.context.config import (
     DEFAULT_SECTION_ORDER,
@@ -109,5 +108,4 @@ __all__ = [
     "structure_context",
     "summarize_lines",
     "tokenize",
-    "truncate_text",
 ]

@@ -22,7 +22,7 @@ from langgraph_context.context.config import ContextConfig
 from langgraph_context.context.select import DEFAULT_CONFIG, Drop
 from langgraph_context.context.structure import Entry, StructuredContext
 from langgraph_context.messages import content_text
-from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
 __all__ = [
     "DEFAULT_SUMMARY_TOKENS",
@@ -33,7 +33,6 @@ __all__ = [
     "compress_context",
     "insert_summary",
     "summarize_lines",
-    "truncate_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -64,40 +63,6 @@ class Compressed:
     tokens: int
     dropped: tuple[Drop, ...] = field(default_factory=tuple)
     truncated: bool = False
-
-
-def truncate_text(text: str, max_tokens: int, *, token_counter: TokenCounter | None = None) -> str:
-    """Return the longest prefix of `text` whose token count is at most `max_tokens`.
-
-    Args:
-        text: The text.
-        max_tokens: The ceiling.
-        token_counter: The counter (default: cl100k).
-
-    Returns:
-        `text` itself when it fits, else its longest fitting prefix (possibly "").
-
-    Raises:
-        ValueError: If `max_tokens` is negative.
-
-    Example:
-        >>> truncate_text("abcdef", 4, token_counter=len)
-        'abcd'
-    """
-    if max_tokens < 0:
-        msg = f"max_tokens must be >= 0, got {max_tokens}"
-        raise ValueError(msg)
-    counter = resolve_counter(token_counter)
-    if counter(text) <= max_tokens:
-        return text
-    low, high = 0, len(text)  # invariant: text[:low] fits, text[:high + 1] does not
-    while low < high:
-        mid = (low + high + 1) // 2
-        if counter(text[:mid]) <= max_tokens:
-            low = mid
-        else:
-            high = mid - 1
-    return text[:low]
 
 
 def _candidates(context: StructuredContext, config: ContextConfig) -> list[tuple[str, Entry]]:

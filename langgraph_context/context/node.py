@@ -28,11 +28,10 @@ from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
 from langgraph_context.context.builder import ContextBuilder, ContextResult
-from langgraph_context.context.compress import truncate_text
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value
-from langgraph_context.tokens import TokenCounter
+from langgraph_context.tokens import TokenCounter, truncate_text
 
 __all__ = [
     "DEFAULT_KEEP_LAST",
