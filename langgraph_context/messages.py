@@ -28,6 +28,8 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+
 __all__ = [
     "CANCELLED_TOOL_RESULT",
     "HistoryRepair",
@@ -65,7 +67,7 @@ def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
             "messages must be a sequence of messages or OpenAI-style dicts, "
             f"got a single {type(messages).__name__}"
         )
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     items = list(messages)
     if all(isinstance(m, BaseMessage) for m in items):
         return items
@@ -440,7 +442,7 @@ def truncate_messages(
     """
     if keep < 0:
         msg = f"keep must be >= 0, got {keep}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     items = as_messages(messages)
     head_len = 0
     while head_len < len(items) and isinstance(items[head_len], SystemMessage):

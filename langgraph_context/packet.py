@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
@@ -59,13 +60,13 @@ class ContextPacket:
     def __post_init__(self) -> None:
         if not isinstance(self.content, str):
             msg = f"ContextPacket.content must be str, got {type(self.content).__name__}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         if self.relevance is not None and not 0.0 <= self.relevance <= 1.0:
             msg = f"ContextPacket.relevance must be within [0, 1], got {self.relevance}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if self.token_count is not None and self.token_count < 0:
             msg = f"ContextPacket.token_count must be >= 0, got {self.token_count}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
 
     @property
     def is_trusted(self) -> bool:
@@ -74,8 +75,8 @@ class ContextPacket:
             return self.trusted
         return self.type in TRUSTED_PACKET_TYPES
 
-    def with_token_count(self, counter: TokenCounter | None = None) -> ContextPacket:
+    def with_token_count(self, token_counter: TokenCounter | None = None) -> ContextPacket:
         """Return this packet with `token_count` filled in (itself if already set)."""
         if self.token_count is not None:
             return self
-        return replace(self, token_count=int(resolve_counter(counter)(self.content)))
+        return replace(self, token_count=int(resolve_counter(token_counter)(self.content)))

@@ -33,6 +33,8 @@ from functools import lru_cache
 
 import snowballstemmer  # type: ignore[import-untyped]
 
+from langgraph_context.errors import InvalidArgumentError
+
 __all__ = [
     "BM25_B",
     "BM25_K1",
@@ -199,7 +201,7 @@ def rank_texts(
     """
     if limit is not None and limit < 0:
         msg = f"limit must be >= 0 or None, got {limit}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     scores = score_texts(query, texts)
     ranked = sorted(
         ((i, s) for i, s in enumerate(scores) if s > 0.0), key=lambda item: (-item[1], item[0])

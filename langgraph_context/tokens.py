@@ -37,6 +37,7 @@ import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
 
 __all__ = [
@@ -337,11 +338,11 @@ def _counter_for_model(model: str) -> TiktokenCounter:
     return _by_encoding[name]
 
 
-def resolve_counter(counter: TokenCounter | BaseLanguageModel | None = None) -> TokenCounter:
+def resolve_counter(token_counter: TokenCounter | BaseLanguageModel | None = None) -> TokenCounter:
     """Normalize a user's counter into a `TokenCounter`.
 
     Args:
-        counter: `None` for the default offline tiktoken counter, a chat model (its
+        token_counter: `None` for the default offline tiktoken counter, a chat model (its
             `get_num_tokens` / `get_num_tokens_from_messages` are used), or any
             callable taking a string or a list of messages.
 
@@ -349,12 +350,12 @@ def resolve_counter(counter: TokenCounter | BaseLanguageModel | None = None) -> 
         A callable that counts a `str` or a list of `BaseMessage`.
 
     Raises:
-        TypeError: If `counter` is not callable.
+        TypeError: If `token_counter` is not callable.
     """
-    if counter is None:
+    if token_counter is None:
         return default_counter()
-    if isinstance(counter, BaseLanguageModel):
-        model = counter
+    if isinstance(token_counter, BaseLanguageModel):
+        model = token_counter
 
         def _model_counter(value: Any, /) -> int:
             if isinstance(value, str):
@@ -362,22 +363,22 @@ def resolve_counter(counter: TokenCounter | BaseLanguageModel | None = None) -> 
             return model.get_num_tokens_from_messages(as_messages(value))
 
         return _model_counter
-    if not callable(counter):
-        msg = f"token_counter must be callable or a chat model, got {type(counter).__name__}"
-        raise TypeError(msg)
-    return counter
+    if not callable(token_counter):
+        msg = f"token_counter must be callable or a chat model, got {type(token_counter).__name__}"
+        raise InvalidTypeError(msg)
+    return token_counter
 
 
 def count_tokens(
     text_or_messages: str | Sequence[Any],
     *,
-    counter: TokenCounter | BaseLanguageModel | None = None,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
 ) -> int:
     """Count the tokens of a string or of a list of messages.
 
     Args:
         text_or_messages: A string, or LangChain messages / OpenAI-style dicts.
-        counter: A `TokenCounter`, a chat model, or `None` for offline tiktoken
+        token_counter: A `TokenCounter`, a chat model, or `None` for offline tiktoken
             (`cl100k_base`, per-message overhead as documented in this module).
 
     Returns:
@@ -389,7 +390,7 @@ def count_tokens(
         >>> count_tokens([{"role": "user", "content": "hi"}])
         8
     """
-    resolved = resolve_counter(counter)
+    resolved = resolve_counter(token_counter)
     if isinstance(text_or_messages, str):
         return int(resolved(text_or_messages))
     return int(resolved(as_messages(text_or_messages)))
@@ -452,10 +453,10 @@ def truncate_text(
     """
     if max_tokens < 0:
         msg = f"max_tokens must be >= 0, got {max_tokens}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if keep not in ("head", "ends"):
         msg = f"keep must be 'head' or 'ends', got {keep!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     count = resolve_counter(token_counter)
     if count(text) <= max_tokens:
         return text

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.types import Command
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import get_state_value
 
 DEFAULT_MESSAGE_KEY = "messages"
@@ -23,7 +24,7 @@ def check_workspace(workspace: Any, name: str = "workspace") -> None:
     """
     if isinstance(workspace, str | os.PathLike) and not os.fspath(workspace).strip():
         msg = f"{name} must be a directory path, got an empty or blank string {workspace!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 def check_tool_name(name: str | None, default: str) -> str:
@@ -36,7 +37,7 @@ def check_tool_name(name: str | None, default: str) -> str:
         return default
     if not isinstance(name, str) or not _TOOL_NAME.match(name):
         msg = f"name must be 1-64 characters of [A-Za-z0-9_-], got {name!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return name
 
 
@@ -50,7 +51,7 @@ def check_description(description: str | None, default: str) -> str:
         return default
     if not isinstance(description, str) or not description.strip():
         msg = f"description must be a non-empty string, got {description!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return description
 
 
@@ -64,7 +65,7 @@ def check_message_key(message_key: str | None) -> str:
         return DEFAULT_MESSAGE_KEY
     if not isinstance(message_key, str) or not message_key:
         msg = f"message_key must be a non-empty string, got {message_key!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return message_key
 
 

@@ -30,6 +30,8 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
+from langgraph_context.errors import InvalidArgumentError
+
 __all__ = ["load_claude_code_session", "load_openai_transcript"]
 
 _REGROUP_WINDOW = 64
@@ -66,7 +68,7 @@ def load_openai_transcript(
             "source must be a list of OpenAI-style message dicts or a mapping with "
             f"'traj' or 'messages', got {type(data).__name__}"
         )
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     cleaned = []
     for item in data:
         if isinstance(item, Mapping) and item.get("role") == "assistant":
@@ -77,7 +79,7 @@ def load_openai_transcript(
         return list(convert_to_messages(cleaned))
     except (ValueError, TypeError, KeyError) as exc:
         msg = f"could not convert a message of the transcript: {exc}"
-        raise ValueError(msg) from exc
+        raise InvalidArgumentError(msg) from exc
 
 
 def load_claude_code_session(
@@ -198,7 +200,7 @@ def _parse(line: str | Mapping[str, Any], number: int) -> Mapping[str, Any] | No
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         msg = f"line {number} of the session is not valid JSON: {exc.msg}"
-        raise ValueError(msg) from exc
+        raise InvalidArgumentError(msg) from exc
     return value if isinstance(value, Mapping) else None
 
 

@@ -99,11 +99,11 @@ def test_dict_messages_match_objects() -> None:
 
 def test_user_counters() -> None:
     """len counts characters / messages; a chat model's own counting is used when given."""
-    assert count_tokens("abcd", counter=len) == 4
-    assert count_tokens([HumanMessage("a"), HumanMessage("b")], counter=len) == 2
+    assert count_tokens("abcd", token_counter=len) == 4
+    assert count_tokens([HumanMessage("a"), HumanMessage("b")], token_counter=len) == 2
     model = WordCountingModel(responses=["x"])
-    assert count_tokens("hello big world", counter=model) == 3
-    assert count_tokens([HumanMessage("a b"), HumanMessage("c")], counter=model) == 3
+    assert count_tokens("hello big world", token_counter=model) == 3
+    assert count_tokens([HumanMessage("a b"), HumanMessage("c")], token_counter=model) == 3
     assert isinstance(resolve_counter(len), TokenCounter)
 
 

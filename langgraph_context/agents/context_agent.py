@@ -38,6 +38,7 @@ from langgraph.pregel.protocol import PregelProtocol
 from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
@@ -134,14 +135,14 @@ def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
         named = [(f"{prefix}_{i}", step) for i, step in enumerate(steps, 1)]
     else:
         msg = f"{prefix} must be a mapping of name -> node or a sequence of nodes, got {steps!r}"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     for step_name, step in named:
         if step_name in _RESERVED_NODES:
             msg = f"{prefix} step name {step_name!r} is reserved; avoid {sorted(_RESERVED_NODES)}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if not callable(step) and not hasattr(step, "invoke"):
             msg = f"{prefix} step {step_name!r} must be a node (callable or runnable), got {step!r}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
     return named
 
 
@@ -166,7 +167,7 @@ def default_context_node(max_tokens: int | None = None) -> Any:
         return create_context_node(ContextBuilder())
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         msg = f"context_tokens must be a positive int, got {max_tokens!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return create_context_node(ContextBuilder(config=ContextConfig(max_tokens=max_tokens)))
 
 
@@ -176,7 +177,7 @@ def _context_step(context: Any, context_tokens: int | None) -> Any:
         return default_context_node(context_tokens)
     if context_tokens is not None:
         msg = "context_tokens only applies with context=True (size your own node's builder)"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if context is False or context is None:
         return None
     if isinstance(context, ContextBuilder):
@@ -192,7 +193,7 @@ def _check_selector(checks: CheckSelector, names: list[str]) -> None:
     unknown = sorted({str(n) for n in wanted} - set(names))
     if unknown:
         msg = f"checks must name the agent's tools; unknown: {unknown}; tools: {sorted(names)}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
@@ -310,13 +311,13 @@ def create_context_agent(
     """
     if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
         msg = f"model must be a chat model or a factory taking a config, got {model!r}"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
     names = [t.name for t in all_tools]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         msg = f"tools must have distinct names; repeated: {duplicates}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     before = _named_steps(pre_model, "pre_model")
     context = _context_step(context, context_tokens)
     for step_name, step in (("compaction", compaction), ("context", context)):
@@ -324,20 +325,20 @@ def create_context_agent(
             continue
         if step_name in {n for n, _ in before}:
             msg = f"pre_model step name {step_name!r} is taken by the {step_name} argument"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         (checked,) = _named_steps({step_name: step}, step_name)
         before = [checked, *before] if step_name == "compaction" else [*before, checked]
     after = _named_steps(post_tools, "post_tools")
     if checks is not None:
         if "watch_checks" in {n for n, _ in after}:
             msg = "post_tools step name 'watch_checks' is taken by the checks argument"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         after = [("watch_checks", create_hot_issue_node(checks)), *after]
         _check_selector(checks, names)
     clash = {n for n, _ in before} & {n for n, _ in after}
     if clash:
         msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     fixed = (
         bind_model_tools(cast("Runnable[Any, Any]", model), all_tools)
         if is_chat_model(model)

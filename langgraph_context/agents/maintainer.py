@@ -63,6 +63,7 @@ from langgraph_context.context import (
     ContextPacket,
     create_context_node,
 )
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.notes.files import FileNoteStore
 from langgraph_context.notes.langgraph_store import (
@@ -136,7 +137,7 @@ def _output_chars_cap(room_tokens: int) -> int:
 def _check_mode(value: Any, parameter: str) -> MaintainerMode:
     if value not in MAINTAINER_MODES:
         msg = f"{parameter} must be one of {list(MAINTAINER_MODES)}, got {value!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return value  # type: ignore[no-any-return]
 
 
@@ -332,7 +333,7 @@ def create_codebase_maintainer_graph(
                 f"context_tokens must exceed the instructions' {prompt_cost} tokens, "
                 f"got {context_tokens!r}"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         builder = ContextBuilder(
             config=ContextConfig(max_tokens=context_tokens - prompt_cost),
             token_counter=resolve_counter(token_counter),
@@ -347,10 +348,10 @@ def create_codebase_maintainer_graph(
         context = None
     if isinstance(briefing_tokens, bool) or not isinstance(briefing_tokens, int):
         msg = f"briefing_tokens must be a positive int, got {briefing_tokens!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if briefing_tokens < 1:
         msg = f"briefing_tokens must be a positive int, got {briefing_tokens!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     root = Path(workspace)
     terminal_tool = create_terminal_tool(
         root, timeout=terminal_timeout, max_output_chars=max_output_chars
@@ -377,7 +378,7 @@ def create_codebase_maintainer_graph(
                 "the maintainer keeps its notes in the graph's store (notes=None), but the "
                 "graph was compiled without one: compile with store=... or pass notes="
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         request = _last_request(state)
         if request is None:
             return {}  # a later model call of the same turn keeps the turn's briefing
@@ -426,7 +427,7 @@ def create_codebase_maintainer_graph(
         )
         if "brief" in extra:
             msg = "pre_model step name 'brief' is reserved for the maintainer's briefing"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         steps.update(extra)
     return create_context_agent(
         model,

@@ -33,6 +33,7 @@ from langgraph.runtime import Runtime
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY, _state_tools
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.context import ContextBuilder, create_context_node
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
     MemoryStateMixin,
     create_hot_issue_node,
@@ -133,10 +134,10 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         super().__init__()
         if not callable(node) and not isinstance(node, Runnable):
             msg = f"node must be a callable or a runnable, got {type(node).__name__}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         if not isinstance(name, str) or not name:
             msg = f"name must be a non-empty string, got {name!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         self._node = node
         self._name = name
         self.tools = []
@@ -152,7 +153,7 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
             return None
         if not isinstance(update, dict):
             msg = f"a pre-model node must return a dict update, got {type(update).__name__}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         result = dict(update)
         if LLM_INPUT_KEY in result:
             result[LLM_INPUT_KEY] = list(result[LLM_INPUT_KEY] or [])
@@ -309,7 +310,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         super().__init__()
         if checks is None and not memory_tools:
             msg = "checks is None and memory_tools is False: the middleware would add nothing"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         self.tools = _state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
         self._watch = create_hot_issue_node(checks) if checks is not None else None
 
@@ -364,7 +365,7 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
         super().__init__()
         if not plan_tools and not note_tools:
             msg = "plan_tools and note_tools are both False: the middleware would add nothing"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         self.tools = _state_tools(plan_tools, note_tools, memory_tools=False)
 
 

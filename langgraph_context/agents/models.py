@@ -11,6 +11,8 @@ from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.tools import BaseTool
 from langgraph.pregel.protocol import PregelProtocol
 
+from langgraph_context.errors import InvalidTypeError
+
 __all__ = ["ModelFactory", "bind_model_tools", "is_chat_model"]
 
 ModelFactory = Callable[[RunnableConfig], BaseChatModel]
@@ -74,4 +76,4 @@ def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnab
     if callable(bind):
         return cast("Runnable[Any, Any]", bind(tools))
     msg = f"model {type(model).__name__} cannot bind tools (it has no bind_tools)"
-    raise TypeError(msg)
+    raise InvalidTypeError(msg)

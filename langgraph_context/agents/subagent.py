@@ -35,6 +35,7 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
 from langgraph_context.agents.models import ModelFactory, is_chat_model
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
@@ -89,7 +90,7 @@ _PARENT_ONLY_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "c
 def _check_cap(max_tokens: int) -> None:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         msg = f"max_result_tokens must be a positive int, got {max_tokens!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 def condense_result(
@@ -254,10 +255,10 @@ def create_subagent_tool(
         or recursion_limit < 1
     ):
         msg = f"recursion_limit must be a positive int, got {recursion_limit!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if isinstance(agent, StateGraph):
         msg = "agent is an uncompiled StateGraph; pass graph.compile() instead"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     is_model = is_chat_model(agent)  # any runnable but a compiled graph, like a wrapped model
     is_factory = not is_model and not isinstance(agent, Runnable) and callable(agent)
     if is_model or is_factory:
@@ -279,14 +280,14 @@ def create_subagent_tool(
                 "tools and system_prompt only apply when agent is a chat model; "
                 "a compiled graph brings its own"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         runner = agent
     else:
         msg = (
             "agent must be a chat model, a model factory or a compiled graph, "
             f"got {type(agent).__name__}"
         )
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     count = resolve_counter(token_counter)
     instruction = _RESULT_INSTRUCTION.format(cap=max_result_tokens)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from langgraph_context.errors import LangGraphContextError
 
-class CLIError(Exception):
+
+class CLIError(LangGraphContextError):
     """A user-facing failure of a command (bad input, unreadable file, unreachable model).
 
     Attributes:

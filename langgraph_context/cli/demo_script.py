@@ -30,6 +30,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_context.agents.maintainer import create_codebase_maintainer_graph
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.notes.files import FileNoteStore
 from langgraph_context.state import PlanItem, render_plan
@@ -243,7 +244,7 @@ def run_maintainer_demo(
     root = Path(workspace)
     if not root.is_dir():
         msg = f"workspace must be a directory, got {str(workspace)!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     state = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="lgc-"))
     state.mkdir(parents=True, exist_ok=True)
     notes = state / "notes"

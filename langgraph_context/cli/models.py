@@ -30,6 +30,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_context.agents.models import ModelFactory
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -91,13 +92,13 @@ def create_openai_model(config: RunnableConfig | None = None) -> BaseChatModel:
     model = values.get("model") or os.environ.get(MODEL_ENV_VAR) or DEFAULT_OPENAI_MODEL
     if not isinstance(model, str) or not model.strip():
         msg = f"configurable 'model' must be a non-empty string, got {model!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     kwargs: dict[str, Any] = {"model": model}
     temperature = values.get("temperature")
     if temperature is not None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
             msg = f"configurable 'temperature' must be a number, got {temperature!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         kwargs["temperature"] = float(temperature)
     base_url = _first_env(BASE_URL_ENV_VARS)
     if base_url:
@@ -131,10 +132,10 @@ def register_model_factory(name: str, factory: ModelFactory) -> None:
     """
     if not isinstance(name, str) or not name.strip():
         msg = f"name must be a non-empty string, got {name!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if not callable(factory):
         msg = f"factory must be callable, got {type(factory).__name__}"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     with _lock:
         _factories[name.strip()] = factory
 
@@ -153,12 +154,12 @@ def _load_env_factories() -> None:
                 f"{MODEL_FACTORIES_ENV_VAR} entries must look like name=package.module:attribute, "
                 f"got {entry!r}"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         try:
             factory = getattr(importlib.import_module(module_name), attribute)
         except (ImportError, AttributeError) as exc:
             msg = f"{MODEL_FACTORIES_ENV_VAR} entry {entry!r} cannot be loaded: {exc}"
-            raise ValueError(msg) from exc
+            raise InvalidArgumentError(msg) from exc
         register_model_factory(name.strip(), factory)
     _env_loaded = spec
 
@@ -201,9 +202,9 @@ def resolve_chat_model(
         factory = _factories.get(name) if isinstance(name, str) else None
     if factory is None:
         msg = f"model_factory {name!r} is not registered; registered factories: {names}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     model = factory(config or {})
     if not isinstance(model, BaseChatModel):
         msg = f"model factory {name!r} returned {type(model).__name__}, not a BaseChatModel"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     return model

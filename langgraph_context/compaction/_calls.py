@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context.errors import InvalidTypeError
 from langgraph_context.messages import content_text
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def answer_text(answer: Any) -> str:
     if isinstance(answer, str):
         return answer.strip()
     msg = f"summarizer returned {type(answer).__name__}, expected a message or a string"
-    raise TypeError(msg)
+    raise InvalidTypeError(msg)
 
 
 def run_calls(

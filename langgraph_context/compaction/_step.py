@@ -27,6 +27,7 @@ from langgraph_context.compaction.strategies import (
     compact_messages,
 )
 from langgraph_context.compaction.summarize import RunningSummary, SummarizationResult
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
     as_messages,
     group_tool_rounds,
@@ -347,7 +348,7 @@ def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) ->
             "archive_namespace needs a store: compile the graph with store=... "
             "(e.g. InMemoryStore()) or use archive_key to archive to a note"
         )
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return store, namespace, f"evicted-{count}", {"text": text, "messages": n}
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.tokens import TokenCounter, truncate_text
 
@@ -44,7 +45,7 @@ def transcript_chunks(
             "instructions and two summaries; raise max_input_tokens or lower "
             "max_summary_tokens"
         )
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     chunks: list[str] = []
     current: list[str] = []
     used = 0

@@ -43,6 +43,7 @@ from langgraph_context.compaction.summarize import (
     asummarize_messages,
     summarize_messages,
 )
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
@@ -114,24 +115,24 @@ def _check_config(
 ) -> None:
     if not isinstance(max_tokens, int) or max_tokens <= 0:
         msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if mode not in COMPACTION_MODES:
         msg = f"mode must be one of {list(COMPACTION_MODES)}, got {mode!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     for trig in triggers:
         if not (isinstance(trig, tuple) and len(trig) == 2 and trig[0] in TRIGGER_KINDS):
             msg = f"trigger must be (kind, value) with kind in {list(TRIGGER_KINDS)}, got {trig!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         kind, value = trig
         if not isinstance(value, (int, float)) or value <= 0:
             msg = f"trigger {kind!r} needs a positive value, got {value!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if kind == "fraction" and (value > 1 or context_window is None):
             msg = (
                 "trigger ('fraction', f) needs 0 < f <= 1 and context_window set, got "
                 f"f={value!r}, context_window={context_window!r}"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
     if keep is not None and not (
         isinstance(keep, tuple)
         and len(keep) == 2
@@ -140,18 +141,18 @@ def _check_config(
         and keep[1] >= 0
     ):
         msg = f"keep must be ('tokens', n) or ('messages', n) with n >= 0, got {keep!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if strategy not in STRATEGIES:
         msg = f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if style not in PROMPT_STYLES:
         msg = f"style must be one of {list(PROMPT_STYLES)}, got {style!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     summary_instructions(style, prompt=prompt)  # validates a custom prompt
     for key_name, key in keys.items():
         if key is not None and (not isinstance(key, str) or not key):
             msg = f"{key_name} must be a non-empty string, got {key!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
 
 
 def create_compaction_node(
@@ -263,7 +264,7 @@ def create_compaction_node(
         and all(isinstance(part, str) and part for part in archive_namespace)
     ):
         msg = f"archive_namespace must be a non-empty tuple of strings, got {archive_namespace!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     counter = resolve_counter(token_counter)
     options = Options(
         max_tokens=max_tokens,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from langgraph_context.errors import InvalidArgumentError
+
 __all__ = [
     "HANDOFF_PROMPT",
     "PROMPT_STYLES",
@@ -107,9 +109,9 @@ def summary_instructions(style: PromptStyle = "handoff", *, prompt: str | None =
     if prompt is not None:
         if not isinstance(prompt, str) or not prompt.strip():
             msg = f"prompt must be a non-empty string, got {prompt!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         return prompt
     if style not in _PROMPTS:
         msg = f"style must be one of {list(PROMPT_STYLES)}, got {style!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return _PROMPTS[style]

@@ -54,6 +54,7 @@ from langgraph_context.compaction.snapshot import (
     extract_snapshot,
     snapshot_message,
 )
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, group_tool_rounds, repair_history
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
@@ -156,25 +157,25 @@ def _check(
 ) -> None:
     if not isinstance(max_tokens, int) or max_tokens <= 0:
         msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if strategy not in STRATEGIES:
         msg = f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if keep_tool_rounds < 0:
         msg = f"keep_tool_rounds must be >= 0, got {keep_tool_rounds!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if keep_messages < 0:
         msg = f"keep_messages must be >= 0, got {keep_messages!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if not 0.0 <= snapshot_fraction < 1.0:
         msg = f"snapshot_fraction must be in [0, 1), got {snapshot_fraction!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if not 0.0 <= head_fraction < 1.0:
         msg = f"head_fraction must be in [0, 1), got {head_fraction!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if clear_tool_args_over is not None and clear_tool_args_over < 0:
         msg = f"clear_tool_args_over must be None or >= 0, got {clear_tool_args_over!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 def compact_messages(

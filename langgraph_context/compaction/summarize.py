@@ -27,6 +27,7 @@ from langgraph_context.compaction._calls import arun_calls, run_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
 from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
 from langgraph_context.compaction.snapshot import COMPACTION_MARKER, compaction_kind
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
     as_messages,
     group_tool_rounds,
@@ -174,14 +175,14 @@ def _check(
     ):
         if not isinstance(value, int) or value <= 0:
             msg = f"{name} must be a positive int, got {value!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
     if retries < 0:
         msg = f"retries must be >= 0, got {retries!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     for name, value in keep.items():
         if value is not None and value < 0:
             msg = f"{name} must be None or >= 0, got {value!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
 
 
 def _plan(

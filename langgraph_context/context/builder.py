@@ -52,6 +52,7 @@ from langgraph_context.context.structure import (
     render_packet,
     structure_context,
 )
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, new_boundary, protect_packet
 from langgraph_context.tokens import TokenCounter, resolve_counter
@@ -168,24 +169,24 @@ class ContextBuilder:
     ) -> None:
         if not isinstance(config, ContextConfig):
             msg = f"config must be a ContextConfig, got {type(config).__name__}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         if wrap_untrusted is not None and not callable(wrap_untrusted):
             msg = f"wrap_untrusted must be callable, got {type(wrap_untrusted).__name__}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         if summarizer is not None and not isinstance(summarizer, BaseChatModel):
             msg = (
                 f"summarizer must be a chat model (BaseChatModel), got {type(summarizer).__name__}"
             )
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         if summary_tokens < 1:
             msg = f"summary_tokens must be >= 1, got {summary_tokens}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if summarizer is not None and summary_tokens >= config.max_tokens:
             msg = (
                 f"summary_tokens ({summary_tokens}) must be below config.max_tokens "
                 f"({config.max_tokens})"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         self.config = config
         self.counter = resolve_counter(token_counter)
         self.sources = tuple(sources)
@@ -348,7 +349,7 @@ class ContextBuilder:
         limit = self.config.max_tokens if max_tokens is None else max_tokens
         if limit < 1:
             msg = f"max_tokens must be >= 1, got {limit}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         role, rest = self._split(gathered.packets)
         rest = [p.with_token_count(self.counter) for p in rest]
         budget = self._packet_budget(query, role, limit, protection)

@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph_context.context.config import ContextConfig
 from langgraph_context.context.select import DEFAULT_CONFIG, Drop
 from langgraph_context.context.structure import Entry, StructuredContext
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
@@ -231,10 +232,10 @@ def _prepare(
 ) -> tuple[TokenCounter, _Plan, list[tuple[str, list[str], int]]]:
     if max_tokens < 1:
         msg = f"max_tokens must be >= 1, got {max_tokens}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if summary_tokens < 1:
         msg = f"summary_tokens must be >= 1, got {summary_tokens}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     counter = resolve_counter(token_counter)
     if counter(context.text) <= max_tokens:
         return counter, _Plan(context, []), []

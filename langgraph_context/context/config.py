@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, get_args
 
+from langgraph_context.errors import InvalidArgumentError
+
 __all__ = [
     "DEFAULT_COMPRESS_ORDER",
     "DEFAULT_DATE_BOOST",
@@ -126,13 +128,13 @@ DEFAULT_OUTPUT_INSTRUCTIONS = (
 def _check_unit(name: str, value: float) -> None:
     if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
         msg = f"ContextConfig.{name} must be a number within [0, 1], got {value!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 def _check_section(name: str, value: object) -> None:
     if value not in SECTION_NAMES:
         msg = f"ContextConfig.{name} has {value!r}; valid sections: {', '.join(SECTION_NAMES)}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 @dataclass(frozen=True)
@@ -201,10 +203,10 @@ class ContextConfig:
     def __post_init__(self) -> None:
         if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):
             msg = f"ContextConfig.max_tokens must be an int, got {self.max_tokens!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if self.max_tokens <= 0:
             msg = f"ContextConfig.max_tokens must be > 0, got {self.max_tokens}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         for name in (
             "reserve_ratio",
             "min_relevance",
@@ -220,28 +222,28 @@ class ContextConfig:
                 "ContextConfig.duplicate_threshold must be > 0 (at 0 every packet would "
                 "count as a duplicate of the first), got 0.0"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if self.reserve_ratio == 1.0:
             msg = "ContextConfig.reserve_ratio must be < 1 so packets have room, got 1.0"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if self.relevance_weight + self.recency_weight <= 0.0:
             msg = "ContextConfig.relevance_weight + recency_weight must be > 0, got 0"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if not isinstance(self.segment_key, str) or not self.segment_key:
             msg = f"ContextConfig.segment_key must be a non-empty str, got {self.segment_key!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if not isinstance(self.neighbor_window, int) or self.neighbor_window < 0:
             msg = f"ContextConfig.neighbor_window must be an int >= 0, got {self.neighbor_window!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         for name in ("speaker_boost", "date_boost", "segment_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0.0:
                 msg = f"ContextConfig.{name} must be >= 0, got {value!r}"
-                raise ValueError(msg)
+                raise InvalidArgumentError(msg)
         for type_name, weight in self.type_weights.items():
             if not math.isfinite(weight) or weight < 0.0:
                 msg = f"ContextConfig.type_weights[{type_name!r}] must be >= 0, got {weight!r}"
-                raise ValueError(msg)
+                raise InvalidArgumentError(msg)
         for type_name, section in self.type_sections.items():
             _check_section(f"type_sections[{type_name!r}]", section)
         for section in self.section_order:
@@ -251,7 +253,7 @@ class ContextConfig:
                 "ContextConfig.section_order must list each of "
                 f"{', '.join(SECTION_NAMES)} once, got {self.section_order!r}"
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         missing = [
             s
             for s in SECTION_NAMES
@@ -259,7 +261,7 @@ class ContextConfig:
         ]
         if missing:
             msg = f"ContextConfig.section_titles lacks a title for {', '.join(missing)}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         for section in self.compress_order:
             _check_section("compress_order", section)
             if section in PROTECTED_SECTIONS:
@@ -267,7 +269,7 @@ class ContextConfig:
                     f"ContextConfig.compress_order may not contain {section!r}: the role, "
                     "task and output sections are never trimmed"
                 )
-                raise ValueError(msg)
+                raise InvalidArgumentError(msg)
 
     @property
     def reserve_tokens(self) -> int:

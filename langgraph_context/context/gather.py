@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.retrievers import BaseRetriever
 from langgraph.store.base import BaseStore, Item
 
+from langgraph_context.errors import InvalidTypeError
 from langgraph_context.memory.packets import memory_packets
 from langgraph_context.messages import as_messages, content_text
 from langgraph_context.packet import ContextPacket
@@ -222,7 +223,7 @@ def _as_packet(item: Any, origin: str) -> ContextPacket:
     if isinstance(item, str):
         return ContextPacket(item, type="retrieved", source=origin)
     msg = f"source {origin} returned {type(item).__name__}; expected ContextPacket, Document or str"
-    raise TypeError(msg)
+    raise InvalidTypeError(msg)
 
 
 def _source_name(source: Any) -> str:
@@ -242,7 +243,7 @@ def _query_sync(source: Any, query: str) -> Iterable[Any]:
     if inspect.isawaitable(result):
         _close(result)
         msg = "async source used in a sync build; call the async twin (abuild/agather_packets)"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     return result  # type: ignore[no-any-return]
 
 

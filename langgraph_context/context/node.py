@@ -28,6 +28,7 @@ from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
 from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value
@@ -174,11 +175,11 @@ def create_context_node(
     """
     if keep_last < 0:
         msg = f"keep_last must be >= 0, got {keep_last}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     for key_name, key in (("messages_key", messages_key), ("output_key", output_key)):
         if not isinstance(key, str) or not key:
             msg = f"{key_name} must be a non-empty string, got {key!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
     context_builder = builder or ContextBuilder()
     counter = context_builder.counter
     limit = context_builder.config.max_tokens

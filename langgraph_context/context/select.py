@@ -38,6 +38,7 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_context.context._dates import as_date, date_match, query_dates
 from langgraph_context.context.config import ContextConfig
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.packet import ContextPacket
 from langgraph_context.scoring import score_texts, tokenize
 from langgraph_context.tokens import TokenCounter, resolve_counter
@@ -383,7 +384,7 @@ def pack_packets(
     """
     if len(relevance) != len(packets) or (costs is not None and len(costs) != len(packets)):
         msg = "relevance and costs must have one value per packet"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     recency = _recency(packets)
     scored = [
         ScoredPacket(
@@ -449,7 +450,7 @@ def _prepare(
 ) -> list[ContextPacket]:
     if budget < 0:
         msg = f"budget must be >= 0, got {budget}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     counter = resolve_counter(token_counter)
     return [p.with_token_count(counter) for p in packets]
 

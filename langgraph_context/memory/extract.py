@@ -15,6 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory.tools import MAX_CONSTRAINT_CHARS
 from langgraph_context.messages import content_text
 from langgraph_context.state import Constraint, constraint_id, get_state_value
@@ -148,10 +149,10 @@ def create_constraint_extractor_node(
     """
     if not isinstance(model, BaseChatModel):
         msg = f"model must be a langchain BaseChatModel, got {type(model).__name__}"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     if not isinstance(prompt, str) or not prompt.strip():
         msg = f"prompt must be a non-empty string, got {prompt!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
     def extract(state: Any) -> dict[str, Any]:
         text = _latest_user_text(state, messages_key)

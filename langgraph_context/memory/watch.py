@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.safety import sanitize_untrusted
 from langgraph_context.state import HotIssue, get_state_value, hot_issue_id
@@ -128,7 +129,7 @@ def _matcher(checks: CheckSelector) -> Callable[[ToolMessage], bool]:
             "checks must be a tool name, a non-empty collection of tool names, or a "
             f"predicate on ToolMessage; got {checks!r}"
         )
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return lambda message: message.name in names
 
 
@@ -242,7 +243,7 @@ def create_hot_issue_node(
     is_check = _matcher(checks)
     if max_error_lines < 1:
         msg = f"max_error_lines must be >= 1, got {max_error_lines!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
     def watch_checks(state: Any) -> dict[str, Any]:
         updates = track_hot_issues(

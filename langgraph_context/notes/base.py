@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.notes.model import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_TYPE,
@@ -348,7 +349,7 @@ class BaseNoteStore(ABC):
         values = [float(v) for v in scores]
         if len(values) != len(notes):
             msg = f"scorer returned {len(values)} scores for {len(notes)} notes"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         pairs = [(note, value) for note, value in zip(notes, values, strict=True) if value > 0]
         if size is None:
             return sorted(pairs, key=_rank_key, reverse=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.notes.base import BaseNoteStore, Note, NoteError, validate_note_id
 from langgraph_context.notes.format import parse_note, render_note
 from langgraph_context.toolkit import check_workspace
@@ -126,7 +127,7 @@ class FileNoteStore(BaseNoteStore):
         path = Path(self.workspace).expanduser()
         if path.exists() and not path.is_dir():
             msg = f"workspace must be a directory, got the file {str(path)!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         path.mkdir(parents=True, exist_ok=True)
         self.root = path.resolve()
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.notes.base import (
     DEFAULT_NOTE_TYPE,
     NOTE_TYPES,
@@ -63,7 +64,7 @@ def check_namespace(namespace: Any) -> tuple[str, ...]:
             "namespace must be a non-empty tuple of non-empty strings without '.', "
             f"got {namespace!r}"
         )
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return namespace
 
 
@@ -97,7 +98,7 @@ def resolve_note_namespace(
     for part in template:
         if not isinstance(part, str):
             msg = f"namespace template parts must be strings, got {part!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         names = [name for _, name, _, _ in string.Formatter().parse(part) if name is not None]
         missing = [name for name in names if configurable.get(name) in (None, "")]
         if missing:
@@ -105,7 +106,7 @@ def resolve_note_namespace(
                 f"note namespace {tuple(template)!r} needs config['configurable'][{missing[0]!r}]"
                 " for this run; pass it in the config of invoke/stream."
             )
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         parts.append(part.format(**{n: _escape(str(configurable[n])) for n in names}))
     return check_namespace(tuple(parts))
 
@@ -152,7 +153,7 @@ class LangGraphNoteStore(BaseNoteStore):
     def __post_init__(self) -> None:
         if not isinstance(self.store, BaseStore):
             msg = f"store must be a langgraph BaseStore, got {type(self.store).__name__}"
-            raise TypeError(msg)
+            raise InvalidTypeError(msg)
         self.namespace = check_namespace(self.namespace)
         self._mutex = _shared_lock(self.store, self.namespace)
 

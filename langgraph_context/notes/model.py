@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
+from langgraph_context.errors import LangGraphContextError
+
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "DEFAULT_NOTE_TYPE",
@@ -42,7 +44,7 @@ NoteScorer = Callable[[str, Sequence[str]], Sequence[float]]
 _NOTE_ID = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NOTE_ID_CHARS - 1}}}$")
 
 
-class NoteError(ValueError):
+class NoteError(LangGraphContextError, ValueError):
     """A request the note store refuses (unknown note, bad id, bad field).
 
     The message is written for the model: it says what was wrong and what to do.

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.notes.model import NOTE_TYPES, Note
 from langgraph_context.packet import ContextPacket
 
@@ -95,10 +96,10 @@ def notes_to_packets(
     unknown = [t for t in pinned_types if t not in NOTE_TYPES]
     if unknown:
         msg = f"pinned_types must be note types ({', '.join(NOTE_TYPES)}), got {unknown!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if not 0.0 <= score_share <= 1.0:
         msg = f"score_share must be within [0, 1], got {score_share!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     pairs: list[tuple[Note, float | None]] = [
         (item[0], float(item[1])) if isinstance(item, tuple) else (item, None) for item in notes
     ]

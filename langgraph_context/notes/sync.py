@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.notes.langgraph_store import check_namespace
 from langgraph_context.state import get_state_value
 
@@ -40,7 +41,7 @@ def _check_namespace(namespace: tuple[str, ...], user_key: str) -> None:
     check_namespace(namespace)
     if not isinstance(user_key, str) or not user_key:
         msg = f"user_key must be a non-empty string, got {user_key!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
 
 
 def _full_namespace(

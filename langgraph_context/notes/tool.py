@@ -27,6 +27,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.notes.files import FileNoteStore
 from langgraph_context.notes.langgraph_store import (
     DEFAULT_NOTE_NAMESPACE,
@@ -74,7 +75,7 @@ def _store_from(source: Any, *, scorer: NoteScorer | None) -> NoteStore | None:
         "notes must be a directory path, a NoteStore, a langgraph BaseStore or None, "
         f"got {type(source).__name__}"
     )
-    raise TypeError(msg)
+    raise InvalidTypeError(msg)
 
 
 class NoteTool:
@@ -105,7 +106,7 @@ class NoteTool:
     ) -> None:
         if (workspace is None) == (store is None):
             msg = "NoteTool needs exactly one of workspace= (a directory) or store= (a NoteStore)"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         check_workspace(workspace)
         self.store: NoteStore = store or FileNoteStore(Path(str(workspace)), scorer=scorer)
 
@@ -248,11 +249,11 @@ def create_note_tools(
     unknown = [a for a in chosen if a not in NOTE_ACTIONS]
     if unknown or not chosen:
         msg = f"actions must be a non-empty subset of {NOTE_ACTIONS}, got {actions!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     template = tuple(namespace)
     if not template or not all(isinstance(p, str) and p for p in template):
         msg = f"namespace must be a non-empty tuple of strings, got {namespace!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     _check_template(template)
     given_store = notes if isinstance(notes, BaseStore) else None
 
@@ -306,7 +307,7 @@ def _check_template(template: tuple[str, ...]) -> None:
         resolve_note_namespace(template, {"configurable": dict.fromkeys(names, "x")})
     except (ValueError, KeyError, IndexError) as error:
         msg = f"namespace template {template!r} is malformed: {error}"
-        raise ValueError(msg) from None
+        raise InvalidArgumentError(msg) from None
 
 
 Resolver = Callable[[ToolRuntime], NoteStore]

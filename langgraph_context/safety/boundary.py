@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import secrets
 
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety._shadow import shadow, shadow_spans
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX, FORGED_BOUNDARY_PATTERNS
@@ -72,14 +73,14 @@ def new_boundary(*, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
     """
     if not isinstance(nbytes, int) or nbytes < MIN_BOUNDARY_BYTES:
         msg = f"nbytes must be an int >= {MIN_BOUNDARY_BYTES}, got {nbytes!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return secrets.token_hex(nbytes)
 
 
 def _check_boundary(boundary: str) -> str:
     if not isinstance(boundary, str) or not _BOUNDARY.match(boundary):
         msg = f"boundary must be 12-128 letters or digits (use new_boundary()), got {boundary!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     return boundary
 
 
@@ -148,7 +149,7 @@ def wrap_untrusted(item: ContextPacket | str, *, boundary: str, sanitize: bool =
         text = item
     else:
         msg = f"item must be a ContextPacket or str, got {type(item).__name__}"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     if sanitize:
         text = sanitize_untrusted(text)
     text = _defuse_boundary(text, boundary)

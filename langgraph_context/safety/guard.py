@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from langchain_core.messages import AIMessage
 from typing_extensions import TypedDict
 
+from langgraph_context.errors import InvalidArgumentError, LangGraphContextError
 from langgraph_context.messages import content_text
 from langgraph_context.safety._shadow import shadow, shadow_spans
 from langgraph_context.safety.patterns import COMPLIANCE_PATTERNS
@@ -43,7 +44,7 @@ DEFAULT_GUARD_REPLACEMENT = (
 )
 
 
-class PromptInjectionError(RuntimeError):
+class PromptInjectionError(LangGraphContextError, RuntimeError):
     """Raised by the output guard with `action="raise"` when a reply is flagged.
 
     Attributes:
@@ -177,13 +178,13 @@ def create_output_guard_node(
     """
     if action not in GUARD_ACTIONS:
         msg = f"action must be one of {GUARD_ACTIONS}, got {action!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if not isinstance(replacement, str) or not replacement.strip():
         msg = f"replacement must be a non-empty string, got {replacement!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     if isinstance(canaries, str) or not all(isinstance(c, str) and c for c in canaries):
         msg = f"canaries must be a sequence of non-empty strings, got {canaries!r}"
-        raise ValueError(msg)
+        raise InvalidArgumentError(msg)
     canary_list = tuple(canaries)
 
     def guard_output(state: Any) -> dict[str, Any]:

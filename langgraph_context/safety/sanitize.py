@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from langgraph_context.errors import InvalidTypeError
 from langgraph_context.safety._shadow import needs_plain_view, shadow, shadow_spans
 from langgraph_context.safety.patterns import (
     CHAT_TOKEN_PATTERNS,
@@ -193,7 +194,7 @@ def sanitize_untrusted(text: str) -> str:
     """
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
-        raise TypeError(msg)
+        raise InvalidTypeError(msg)
     if len(text) <= _SMALL_CHARS:
         return _sanitize_small(text)
     if len(text) <= _CACHED_CHARS:

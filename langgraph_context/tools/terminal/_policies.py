@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from langgraph_context.errors import LangGraphContextError
+
 __all__ = ["BUILTINS", "POLICIES", "CommandPolicy", "CommandRefused"]
 
 
-class CommandRefused(Exception):
+class CommandRefused(LangGraphContextError):
     """The command breaks a sandbox rule; the message says which and what is allowed."""
 
 

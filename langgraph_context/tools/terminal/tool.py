@@ -40,6 +40,7 @@ from typing import IO, Annotated, Any
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import check_description, check_tool_name, check_workspace
 from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
 from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
@@ -155,17 +156,17 @@ class Terminal:
         root = Path(workspace).expanduser()
         if not root.is_dir():
             msg = f"workspace must be an existing directory, got {str(workspace)!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             msg = f"timeout must be a positive number of seconds, got {timeout!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         if (
             isinstance(max_output_chars, bool)
             or not isinstance(max_output_chars, int)
             or max_output_chars <= 0
         ):
             msg = f"max_output_chars must be a positive integer, got {max_output_chars!r}"
-            raise ValueError(msg)
+            raise InvalidArgumentError(msg)
         self.root = Path(os.path.realpath(root))
         self.timeout = float(timeout)
         self.max_output_chars = max_output_chars
@@ -178,7 +179,7 @@ class Terminal:
                     f"allowed_commands: {name!r} is not supported; choose from "
                     f"{', '.join(sorted(SUPPORTED_COMMANDS))}"
                 )
-                raise ValueError(msg)
+                raise InvalidArgumentError(msg)
             if name in BUILTINS:
                 continue
             policy = POLICIES[name]
@@ -186,7 +187,7 @@ class Terminal:
             if binary is None:
                 if requested is not None:
                     msg = f"allowed_commands: {name!r} is not installed in {SANDBOX_PATH}"
-                    raise ValueError(msg)
+                    raise InvalidArgumentError(msg)
                 continue
             self._binaries[name] = binary
         names = set(self._binaries) | (BUILTINS if requested is None else BUILTINS & set(requested))
