@@ -15,6 +15,7 @@ import time
 # name -> extra arguments for a quick run
 BENCHMARKS: dict[str, list[str]] = {
     "tokens": [],
+    "imports": ["--runs", "5"],
     "locomo": [],
     "compaction": ["--quick"],
     "turns": ["--quick"],

@@ -1,0 +1,1 @@
+"""Import-time benchmark."""
