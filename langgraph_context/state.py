@@ -250,7 +250,12 @@ def _merge(
 ) -> list[_Entry]:
     merged: list[_Entry] = []
     updates: list[_Entry] = [e for e in left or [] if e.get("status", "active") == "active"]
-    updates.extend(right or [])
+    # Within one update only the last entry per id counts (resolved then re-added is
+    # active, in its first place), so applying the same update twice changes nothing.
+    latest: dict[str, _Entry] = {}
+    for entry in right or []:
+        latest[entry["id"]] = entry
+    updates.extend(latest.values())
     for update in updates:
         index = next((i for i, e in enumerate(merged) if e["id"] == update["id"]), None)
         if update.get("status") == "resolved":

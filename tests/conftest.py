@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
 __all__ = ["ScriptedChatModel", "ai_calls", "call", "scripted"]
+
+# CI runs the same generated examples every time (a red run is reproducible, never a
+# coin toss); `HYPOTHESIS_PROFILE=fuzz` explores new ones locally.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("fuzz", max_examples=2_000, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
