@@ -89,9 +89,9 @@ _SUMMARY_PROMPT = (
 _PARENT_ONLY_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"})
 
 
-def _check_cap(max_tokens: int) -> None:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        msg = f"max_result_tokens must be a positive int, got {max_tokens!r}"
+def _check_positive(value: int, parameter: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        msg = f"{parameter} must be a positive int, got {value!r}"
         raise InvalidArgumentError(msg)
 
 
@@ -133,7 +133,7 @@ def condense_result(
     Raises:
         ValueError: If `max_tokens` is not a positive int.
     """
-    _check_cap(max_tokens)
+    _check_positive(max_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
     request = _summary_request(text, max_tokens, count, summarizer)
     reply = None
@@ -167,7 +167,7 @@ async def acondense_result(
     Raises:
         ValueError: If `max_tokens` is not a positive int.
     """
-    _check_cap(max_tokens)
+    _check_positive(max_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
     request = _summary_request(text, max_tokens, count, summarizer)
     reply = None
@@ -212,16 +212,6 @@ def _shared_notes(
         taken.add(used)
         shared[used] = notes[note_name]
     return shared
-
-
-def _check_recursion_limit(recursion_limit: int) -> None:
-    if (
-        isinstance(recursion_limit, bool)
-        or not isinstance(recursion_limit, int)
-        or recursion_limit < 1
-    ):
-        msg = f"recursion_limit must be a positive int, got {recursion_limit!r}"
-        raise InvalidArgumentError(msg)
 
 
 def _runner(
@@ -387,8 +377,8 @@ def create_subagent_tool(
     tool_name = check_tool_name(name, DEFAULT_SUBAGENT_NAME)
     key = check_message_key(message_key)
     tool_description = check_description(description, DEFAULT_SUBAGENT_DESCRIPTION)
-    _check_cap(max_result_tokens)
-    _check_recursion_limit(recursion_limit)
+    _check_positive(max_result_tokens, "max_result_tokens")
+    _check_positive(recursion_limit, "recursion_limit")
     run = _Delegation(
         runner=_runner(agent, tools, system_prompt, share_notes),
         tool_name=tool_name,
