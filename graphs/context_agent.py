@@ -53,7 +53,7 @@ graph = create_context_agent(
         max_tokens=WINDOW * 3 // 4, trigger=("tokens", WINDOW * 3 // 4)
     ),
     context=True,
-    context_tokens=WINDOW - REPLY_TOKENS - count_tokens(SYSTEM_PROMPT),
+    max_tokens=WINDOW - REPLY_TOKENS - count_tokens(SYSTEM_PROMPT),
     pre_model={"load_notes": create_load_notes_node()},
     post_tools={"save_notes": create_save_notes_node()},
 ).compile(name="context_agent")

@@ -1,4 +1,4 @@
-"""`create_context_agent(context=True, context_tokens=...)` and a `ContextBuilder` context."""
+"""`create_context_agent(context=True, max_tokens=...)` and a `ContextBuilder` context."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ def _sent(**kwargs: object) -> int:
     return count_tokens(model.seen[-1])
 
 
-def test_context_tokens_sizes_the_default_context_node() -> None:
+def test_max_tokens_sizes_the_default_context_node() -> None:
     """The budget reaches the builder: a small one sends less, a large one more."""
-    small = _sent(context=True, context_tokens=1_500)
-    large = _sent(context=True, context_tokens=20_000)
+    small = _sent(context=True, max_tokens=1_500)
+    large = _sent(context=True, max_tokens=20_000)
     assert small <= 1_500
     assert large > 3_000  # above the builder's default budget
 
@@ -40,10 +40,10 @@ def test_a_context_builder_is_wrapped_in_a_context_node() -> None:
     assert _sent(context=ContextBuilder(config=ContextConfig(max_tokens=1_200))) <= 1_200
 
 
-def test_context_tokens_is_checked() -> None:
+def test_max_tokens_is_checked() -> None:
     """A bad budget, or one without the default node, is refused at build time."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    with pytest.raises(ValueError, match="context_tokens must be a positive int"):
-        create_context_agent(model, context=True, context_tokens=0)
+    with pytest.raises(ValueError, match="max_tokens must be a positive int"):
+        create_context_agent(model, context=True, max_tokens=0)
     with pytest.raises(ValueError, match="only applies with context=True"):
-        create_context_agent(model, context_tokens=2_000)
+        create_context_agent(model, max_tokens=2_000)

@@ -14,10 +14,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import (
+    MaintainerOptions,
     MaintainerState,
     build_briefing,
     create_codebase_maintainer_graph,
 )
+from langgraph_context.compaction import create_compaction_node
 from langgraph_context.notes import FileNoteStore
 from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -214,14 +216,12 @@ def test_errors(tmp_path: Path) -> None:
     model = ScriptedChatModel(responses=[AIMessage("x")])
     with pytest.raises(ValueError, match="default_mode must be one of"):
         create_codebase_maintainer_graph(model, workspace=workspace, default_mode="fix")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="briefing_tokens must be a positive int"):
-        create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=0)
-    with pytest.raises(ValueError, match="briefing_tokens must be a positive int"):
-        create_codebase_maintainer_graph(model, workspace=workspace, briefing_tokens=1.5)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="max_tokens must be a positive int, got 0"):
-        create_codebase_maintainer_graph(model, workspace=workspace, history_tokens=0)
-    with pytest.raises(ValueError, match="context_tokens must exceed the instructions'"):
-        create_codebase_maintainer_graph(model, workspace=workspace, context_tokens=100)
+    with pytest.raises(ValueError, match="briefing_max_tokens must be a positive int"):
+        MaintainerOptions(briefing_max_tokens=0)
+    with pytest.raises(ValueError, match="briefing_max_tokens must be a positive int"):
+        MaintainerOptions(briefing_max_tokens=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_tokens must exceed the instructions'"):
+        create_codebase_maintainer_graph(model, workspace=workspace, max_tokens=100)
     with pytest.raises(ValueError, match="'brief' is reserved"):
         create_codebase_maintainer_graph(
             model, workspace=workspace, pre_model={"brief": lambda s: {}}
@@ -328,7 +328,10 @@ def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path)
         ]
     model = ScriptedChatModel(responses=responses)
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=tmp_path / "notes", history_tokens=1500
+        model,
+        workspace=workspace,
+        notes=tmp_path / "notes",
+        compaction=create_compaction_node(max_tokens=1500, mode="replace"),
     ).compile(checkpointer=InMemorySaver())
     cfg = _cfg("long")
     for i in range(turns):
@@ -376,6 +379,22 @@ def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) 
     system = model.seen[0][0].content
     assert "as `reference` notes.\n\n[Workspace briefing]" in system
     assert "[Task]" not in system
+
+
+def test_options_cap_the_briefing(tmp_path: Path) -> None:
+    """MaintainerOptions(briefing_max_tokens=...) reaches the briefing the graph writes."""
+    workspace = make_codebase(tmp_path / "repo")
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_codebase_maintainer_graph(
+        model,
+        workspace=workspace,
+        notes=tmp_path / "n",
+        token_counter=len,
+        options=MaintainerOptions(briefing_max_tokens=200),
+    ).compile()
+    out = graph.invoke({"messages": [HumanMessage("look")], "mode": "explore"})
+    assert out["briefing"].startswith("[Workspace briefing]")
+    assert 0 < len(out["briefing"]) <= 200
 
 
 def test_explorer_subagent_reads_in_its_own_window(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Maintainer: notes need a store or a note source; terminal output fits context_tokens."""
+"""Maintainer: notes need a store or a note source; terminal output fits max_tokens."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.agents import create_codebase_maintainer_graph
+from langgraph_context.agents import MaintainerOptions, create_codebase_maintainer_graph
 from langgraph_context.messages import validate_history
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 from langgraph_context.tokens import count_tokens
@@ -65,7 +65,7 @@ def test_terminal_output_is_clamped_to_the_context_budget(tmp_path: Path) -> Non
     ]
     model = ScriptedChatModel(responses=[*reads, AIMessage("done")])
     graph = create_codebase_maintainer_graph(
-        model, workspace=_workspace(tmp_path / "ws"), notes=tmp_path / "notes", context_tokens=4000
+        model, workspace=_workspace(tmp_path / "ws"), notes=tmp_path / "notes", max_tokens=4000
     )
     graph.compile().invoke({"messages": [("user", "read every file")]})
     assert len(model.seen) == 4
@@ -80,5 +80,5 @@ def test_bad_max_output_chars_is_a_clear_value_error(tmp_path: Path, bad: Any) -
             ScriptedChatModel(responses=[]),
             workspace=tmp_path,
             notes=tmp_path / "n",
-            max_output_chars=bad,
+            options=MaintainerOptions(max_output_chars=bad),
         )

@@ -1,5 +1,11 @@
 """Prebuilt agents: graph factories, the sub-agent tool and create_agent middleware."""
 
+from langgraph_context.agents.briefing import (
+    BRIEFING_PACKET_TYPE,
+    DEFAULT_BRIEFING_MAX_TOKENS,
+    briefing_packets,
+    build_briefing,
+)
 from langgraph_context.agents.context_agent import (
     DEFAULT_MAX_NOTE_NAMES,
     LLM_INPUT_KEY,
@@ -11,17 +17,14 @@ from langgraph_context.agents.context_agent import (
     render_state_block,
 )
 from langgraph_context.agents.maintainer import (
-    BRIEFING_PACKET_TYPE,
-    DEFAULT_BRIEFING_TOKENS,
-    DEFAULT_CONTEXT_TOKENS,
     DEFAULT_HISTORY_TOKENS,
+    DEFAULT_MAINTAINER_MAX_TOKENS,
     DEFAULT_MAINTAINER_OUTPUT_CHARS,
     DEFAULT_MAINTAINER_TIMEOUT,
     MAINTAINER_MODES,
     MaintainerMode,
+    MaintainerOptions,
     MaintainerState,
-    briefing_packets,
-    build_briefing,
     create_codebase_maintainer_graph,
 )
 from langgraph_context.agents.middleware import (
@@ -57,9 +60,9 @@ from langgraph_context.agents.subagent import (
 
 __all__ = [
     "BRIEFING_PACKET_TYPE",
-    "DEFAULT_BRIEFING_TOKENS",
-    "DEFAULT_CONTEXT_TOKENS",
+    "DEFAULT_BRIEFING_MAX_TOKENS",
     "DEFAULT_HISTORY_TOKENS",
+    "DEFAULT_MAINTAINER_MAX_TOKENS",
     "DEFAULT_MAINTAINER_OUTPUT_CHARS",
     "DEFAULT_MAINTAINER_TIMEOUT",
     "DEFAULT_MAX_NOTE_NAMES",
@@ -74,6 +77,7 @@ __all__ = [
     "CompactionMiddleware",
     "ContextAgentState",
     "MaintainerMode",
+    "MaintainerOptions",
     "MaintainerState",
     "MemoryAgentState",
     "MemoryMiddleware",

@@ -1,11 +1,33 @@
-"""Instructions of the codebase maintainer, per mode. Written for this package."""
+"""Modes and instructions of the codebase maintainer. Written for this package."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from langgraph_context.errors import InvalidArgumentError
 
 MaintainerMode = Literal["explore", "analyze", "plan", "auto"]
 MAINTAINER_MODES: tuple[MaintainerMode, ...] = ("explore", "analyze", "plan", "auto")
+
+
+def check_mode(value: Any, parameter: str) -> MaintainerMode:
+    """Return `value` as a maintainer mode.
+
+    Args:
+        value: The mode to check.
+        parameter: Its name in the error message.
+
+    Returns:
+        The mode.
+
+    Raises:
+        ValueError: If `value` is not one of `MAINTAINER_MODES`.
+    """
+    if value not in MAINTAINER_MODES:
+        msg = f"{parameter} must be one of {list(MAINTAINER_MODES)}, got {value!r}"
+        raise InvalidArgumentError(msg)
+    return value  # type: ignore[no-any-return]
+
 
 BASE_INSTRUCTIONS = """\
 You maintain the {project} codebase over many sessions; this conversation may be one of

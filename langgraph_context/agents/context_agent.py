@@ -166,23 +166,74 @@ def default_context_node(max_tokens: int | None = None) -> Any:
     if max_tokens is None:
         return create_context_node(ContextBuilder())
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        msg = f"context_tokens must be a positive int, got {max_tokens!r}"
+        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
         raise InvalidArgumentError(msg)
     return create_context_node(ContextBuilder(config=ContextConfig(max_tokens=max_tokens)))
 
 
-def _context_step(context: Any, context_tokens: int | None) -> Any:
-    """The context node for the `context`/`context_tokens` arguments (or `None`)."""
+def _context_step(context: Any, max_tokens: int | None) -> Any:
+    """The context node for the `context`/`max_tokens` arguments (or `None`)."""
     if context is True:
-        return default_context_node(context_tokens)
-    if context_tokens is not None:
-        msg = "context_tokens only applies with context=True (size your own node's builder)"
+        return default_context_node(max_tokens)
+    if max_tokens is not None:
+        msg = "max_tokens only applies with context=True (size your own node's builder)"
         raise InvalidArgumentError(msg)
     if context is False or context is None:
         return None
     if isinstance(context, ContextBuilder):
         return create_context_node(context)
     return context
+
+
+def _check_model(model: Any) -> None:
+    if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
+        msg = f"model must be a chat model or a factory taking a config, got {model!r}"
+        raise InvalidTypeError(msg)
+
+
+def _agent_tools(
+    tools: Sequence[BaseTool], plan_tools: bool, note_tools: bool, memory_tools: bool
+) -> list[BaseTool]:
+    """The agent's tools followed by the state tools switched on; names must differ."""
+    all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
+    names = [t.name for t in all_tools]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        msg = f"tools must have distinct names; repeated: {repeated}"
+        raise InvalidArgumentError(msg)
+    return all_tools
+
+
+def _pre_model_steps(
+    pre_model: StepsLike | None, compaction: Any, context: Any, max_tokens: int | None
+) -> list[tuple[str, Any]]:
+    """Named steps before the model: compaction first, `pre_model`, context last."""
+    before = _named_steps(pre_model, "pre_model")
+    context = _context_step(context, max_tokens)
+    for step_name, step in (("compaction", compaction), ("context", context)):
+        if step is None:
+            continue
+        if step_name in {n for n, _ in before}:
+            msg = f"pre_model step name {step_name!r} is taken by the {step_name} argument"
+            raise InvalidArgumentError(msg)
+        (checked,) = _named_steps({step_name: step}, step_name)
+        before = [checked, *before] if step_name == "compaction" else [*before, checked]
+    return before
+
+
+def _post_tools_steps(
+    post_tools: StepsLike | None, checks: CheckSelector | None, tool_names: list[str]
+) -> list[tuple[str, Any]]:
+    """Named steps after each tool round: the check watcher first, then `post_tools`."""
+    after = _named_steps(post_tools, "post_tools")
+    if checks is None:
+        return after
+    if "watch_checks" in {n for n, _ in after}:
+        msg = "post_tools step name 'watch_checks' is taken by the checks argument"
+        raise InvalidArgumentError(msg)
+    after = [("watch_checks", create_hot_issue_node(checks)), *after]
+    _check_selector(checks, tool_names)
+    return after
 
 
 def _check_selector(checks: CheckSelector, names: list[str]) -> None:
@@ -248,7 +299,7 @@ def create_context_agent(
     checks: CheckSelector | None = None,
     compaction: Any | None = None,
     context: Any = None,
-    context_tokens: int | None = None,
+    max_tokens: int | None = None,
     pre_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
@@ -274,13 +325,13 @@ def create_context_agent(
             before every model call; `None` for none.
         context: A context node (`create_context_node(...)`), a `ContextBuilder`
             (wrapped in `create_context_node`), or `True` for
-            `default_context_node(context_tokens)` (default builder plus pinned
+            `default_context_node(max_tokens)` (default builder plus pinned
             memory). It runs last before every model call, so it assembles the view
             from the compacted history. The system prompt is put before the
             assembled context in one system message.
-        context_tokens: With `context=True`, the budget of the assembled view (keep
-            it below the model's window minus the system prompt and the reply);
-            `None` for the builder's default.
+        max_tokens: With `context=True`, the most tokens one model call is sent (the
+            budget of the assembled view; keep it below the model's window minus the
+            system prompt and the reply); `None` for the builder's default.
         pre_model: Further nodes, run in order between `compaction` and `context`.
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
@@ -297,8 +348,8 @@ def create_context_agent(
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
             share a name, `checks` names a tool the agent does not have (or none),
-            or `context_tokens` is not a
-            positive int or is given without `context=True`.
+            or `max_tokens` is not a positive int or is given without
+            `context=True`.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -309,84 +360,78 @@ def create_context_agent(
         >>> graph.invoke({"messages": [("user", "hi")]})["messages"][-1].content
         'hello'
     """
-    if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
-        msg = f"model must be a chat model or a factory taking a config, got {model!r}"
-        raise InvalidTypeError(msg)
-    all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
-    names = [t.name for t in all_tools]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        msg = f"tools must have distinct names; repeated: {duplicates}"
-        raise InvalidArgumentError(msg)
-    before = _named_steps(pre_model, "pre_model")
-    context = _context_step(context, context_tokens)
-    for step_name, step in (("compaction", compaction), ("context", context)):
-        if step is None:
-            continue
-        if step_name in {n for n, _ in before}:
-            msg = f"pre_model step name {step_name!r} is taken by the {step_name} argument"
-            raise InvalidArgumentError(msg)
-        (checked,) = _named_steps({step_name: step}, step_name)
-        before = [checked, *before] if step_name == "compaction" else [*before, checked]
-    after = _named_steps(post_tools, "post_tools")
-    if checks is not None:
-        if "watch_checks" in {n for n, _ in after}:
-            msg = "post_tools step name 'watch_checks' is taken by the checks argument"
-            raise InvalidArgumentError(msg)
-        after = [("watch_checks", create_hot_issue_node(checks)), *after]
-        _check_selector(checks, names)
+    _check_model(model)
+    all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools)
+    before = _pre_model_steps(pre_model, compaction, context, max_tokens)
+    after = _post_tools_steps(post_tools, checks, [t.name for t in all_tools])
     clash = {n for n, _ in before} & {n for n, _ in after}
     if clash:
         msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
         raise InvalidArgumentError(msg)
+    model_node = _model_node(
+        model, all_tools, system_prompt, state_in_prompt=state_in_prompt, clears_view=bool(before)
+    )
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
+    graph.add_node("model", model_node)
+    entry = _chain(graph, START, before, "model")
+    if not all_tools:
+        graph.add_edge("model", END)
+        return graph
+    graph.add_node("tools", ToolNode(all_tools))
+    graph.add_conditional_edges("model", _route, ["tools", END])
+    _chain(graph, "tools", after, entry)
+    return graph
+
+
+def _model_node(
+    model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
+    tools: list[BaseTool],
+    system_prompt: PromptLike,
+    *,
+    state_in_prompt: bool,
+    clears_view: bool,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The `model` node: binds the tools, sends the prepared input, clears the view."""
     fixed = (
-        bind_model_tools(cast("Runnable[Any, Any]", model), all_tools)
-        if is_chat_model(model)
-        else None
+        bind_model_tools(cast("Runnable[Any, Any]", model), tools) if is_chat_model(model) else None
     )
 
     def _chat(config: RunnableConfig) -> Any:
         if fixed is not None:
             return fixed
-        return bind_model_tools(model(config), all_tools)  # type: ignore[operator]
+        return bind_model_tools(model(config), tools)  # type: ignore[operator]
 
-    def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        response = _chat(config).invoke(_model_input(state, system_prompt, state_in_prompt), config)
+    def _update(response: BaseMessage) -> dict[str, Any]:
         update: dict[str, Any] = {"messages": [response]}
-        if before:
+        if clears_view:
             update[LLM_INPUT_KEY] = []
         return update
+
+    def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        messages = _model_input(state, system_prompt, state_in_prompt)
+        return _update(_chat(config).invoke(messages, config))
 
     async def acall_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
         messages = _model_input(state, system_prompt, state_in_prompt)
-        response = await _chat(config).ainvoke(messages, config)
-        update: dict[str, Any] = {"messages": [response]}
-        if before:
-            update[LLM_INPUT_KEY] = []
-        return update
+        return _update(await _chat(config).ainvoke(messages, config))
 
-    graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
-    graph.add_node("model", RunnableLambda(call_model, afunc=acall_model, name="model"))
-    entry = before[0][0] if before else "model"
-    graph.add_edge(START, entry)
-    for i, (step_name, step) in enumerate(before):
-        graph.add_node(step_name, step)
-        graph.add_edge(step_name, before[i + 1][0] if i + 1 < len(before) else "model")
-    if not all_tools:
-        graph.add_edge("model", END)
-        return graph
-    graph.add_node("tools", ToolNode(all_tools))
+    return RunnableLambda(call_model, afunc=acall_model, name="model")
 
-    def route(state: Any) -> Literal["tools", "__end__"]:
-        messages = get_state_value(state, "messages", [])
-        last = messages[-1] if messages else None
-        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
 
-    graph.add_conditional_edges("model", route, ["tools", END])
-    previous = "tools"
-    for step_name, step in after:
+def _chain(
+    graph: StateGraph[Any, Any, Any, Any], source: str, steps: list[tuple[str, Any]], target: str
+) -> str:
+    """Add `steps` as nodes run in order from `source` to `target`; return the first node."""
+    previous = source
+    for step_name, step in steps:
         graph.add_node(step_name, step)
         graph.add_edge(previous, step_name)
         previous = step_name
-    graph.add_edge(previous, entry)
-    return graph
+    graph.add_edge(previous, target)
+    return steps[0][0] if steps else target
+
+
+def _route(state: Any) -> Literal["tools", "__end__"]:
+    messages = get_state_value(state, "messages", [])
+    last = messages[-1] if messages else None
+    return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"

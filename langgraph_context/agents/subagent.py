@@ -20,9 +20,9 @@ Rules the parent model can rely on:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
@@ -34,6 +34,7 @@ from langgraph.graph.state import StateGraph
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
+from langgraph_context.agents.context_agent import create_context_agent
 from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
@@ -76,6 +77,7 @@ _RESULT_INSTRUCTION = (
     "\n\nWhen you are done, reply with your findings only: conclusions, the evidence "
     "(file paths, numbers, error lines) and anything left open, in at most {cap} tokens."
 )
+_SUMMARY_FAILED = "sub-agent report summarizer failed; cutting instead"
 _SUMMARY_PROMPT = (
     "Condense this report to at most {cap} tokens. Keep conclusions, file paths, names, "
     "numbers, error lines and open questions; drop narration. Do not add anything that "
@@ -87,10 +89,26 @@ _SUMMARY_PROMPT = (
 _PARENT_ONLY_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"})
 
 
-def _check_cap(max_tokens: int) -> None:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        msg = f"max_result_tokens must be a positive int, got {max_tokens!r}"
+def _check_positive(value: int, parameter: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        msg = f"{parameter} must be a positive int, got {value!r}"
         raise InvalidArgumentError(msg)
+
+
+def _summary_request(
+    text: str, max_tokens: int, count: TokenCounter, summarizer: BaseChatModel | None
+) -> list[BaseMessage] | None:
+    """The summarizer's input when `text` is over the cap and a summarizer is set."""
+    if summarizer is None or count(text) <= max_tokens:
+        return None
+    return [HumanMessage(_SUMMARY_PROMPT.format(cap=max_tokens, report=text))]
+
+
+def _cut_report(text: str, reply: BaseMessage | None, max_tokens: int, count: TokenCounter) -> str:
+    """The summary (or, without a usable one, the report) cut to the cap."""
+    if reply is not None:
+        text = content_text(reply.content) or text
+    return truncate_text(text, max_tokens, token_counter=count, marker=TRUNCATION_MARKER)
 
 
 def condense_result(
@@ -115,17 +133,16 @@ def condense_result(
     Raises:
         ValueError: If `max_tokens` is not a positive int.
     """
-    _check_cap(max_tokens)
+    _check_positive(max_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
-    if summarizer is not None and count(text) > max_tokens:
-        prompt = _SUMMARY_PROMPT.format(cap=max_tokens, report=text)
+    request = _summary_request(text, max_tokens, count, summarizer)
+    reply = None
+    if request is not None and summarizer is not None:
         try:
-            reply = summarizer.invoke([HumanMessage(prompt)])
+            reply = summarizer.invoke(request)
         except Exception:
-            logger.warning("sub-agent report summarizer failed; cutting instead", exc_info=True)
-        else:
-            text = content_text(reply.content) or text
-    return truncate_text(text, max_tokens, token_counter=count, marker=TRUNCATION_MARKER)
+            logger.warning(_SUMMARY_FAILED, exc_info=True)
+    return _cut_report(text, reply, max_tokens, count)
 
 
 async def acondense_result(
@@ -150,19 +167,16 @@ async def acondense_result(
     Raises:
         ValueError: If `max_tokens` is not a positive int.
     """
-    _check_cap(max_tokens)
+    _check_positive(max_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
-    if summarizer is not None and count(text) > max_tokens:
-        prompt = _SUMMARY_PROMPT.format(cap=max_tokens, report=text)
-        try:
-            reply = await summarizer.ainvoke([HumanMessage(prompt)])
-        except asyncio.CancelledError:
-            raise
+    request = _summary_request(text, max_tokens, count, summarizer)
+    reply = None
+    if request is not None and summarizer is not None:
+        try:  # a cancellation is a BaseException and passes through
+            reply = await summarizer.ainvoke(request)
         except Exception:
-            logger.warning("sub-agent report summarizer failed; cutting instead", exc_info=True)
-        else:
-            text = content_text(reply.content) or text
-    return truncate_text(text, max_tokens, token_counter=count, marker=TRUNCATION_MARKER)
+            logger.warning(_SUMMARY_FAILED, exc_info=True)
+    return _cut_report(text, reply, max_tokens, count)
 
 
 def _final_answer(messages: Sequence[BaseMessage]) -> str:
@@ -200,6 +214,121 @@ def _shared_notes(
     return shared
 
 
+def _runner(
+    agent: BaseChatModel | Runnable[Any, Any] | ModelFactory,
+    tools: Sequence[BaseTool],
+    system_prompt: str | None,
+    share_notes: bool,
+) -> Runnable[Any, Any]:
+    """The runnable one sub-run invokes: the compiled graph, or a loop around the model."""
+    if isinstance(agent, StateGraph):
+        msg = "agent is an uncompiled StateGraph; pass graph.compile() instead"
+        raise InvalidTypeError(msg)
+    is_model = is_chat_model(agent)  # any runnable but a compiled graph, like a wrapped model
+    is_factory = not is_model and not isinstance(agent, Runnable) and callable(agent)
+    if is_model or is_factory:
+        return create_context_agent(
+            cast("Runnable[Any, Any] | ModelFactory", agent),
+            tools,
+            system_prompt=system_prompt,
+            plan_tools=False,
+            note_tools=share_notes,
+            memory_tools=False,
+        ).compile()
+    if isinstance(agent, Runnable):
+        if tools or system_prompt is not None:
+            msg = (
+                "tools and system_prompt only apply when agent is a chat model; "
+                "a compiled graph brings its own"
+            )
+            raise InvalidArgumentError(msg)
+        return agent
+    msg = (
+        "agent must be a chat model, a model factory or a compiled graph, "
+        f"got {type(agent).__name__}"
+    )
+    raise InvalidTypeError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Delegation:
+    """The settled settings of one sub-agent tool, and the steps around a sub-run.
+
+    The sync and async tool functions differ only in how they await the sub-run and
+    the condensing; everything else is here.
+    """
+
+    runner: Runnable[Any, Any]
+    tool_name: str
+    message_key: str
+    messages_key: str
+    max_result_tokens: int
+    token_counter: TokenCounter
+    summarizer: BaseChatModel | None
+    share_notes: bool
+    recursion_limit: int
+
+    def start(
+        self, task: str, tool_call_id: str, config: RunnableConfig | None
+    ) -> tuple[dict[str, Any], RunnableConfig] | ToolMessage:
+        """The sub-run's input and config, or an error result for an empty task."""
+        if not task.strip():
+            return error_result("Error: task is empty; describe the task in full.", tool_call_id)
+        instruction = _RESULT_INSTRUCTION.format(cap=self.max_result_tokens)
+        inputs = {self.messages_key: [HumanMessage(task.strip() + instruction)]}
+        return inputs, _child_config(config, tool_call_id, self.recursion_limit)
+
+    def answer(self, final: Any) -> str:
+        """The sub-run's last non-empty AI answer (`""` when there is none)."""
+        return _final_answer(get_state_value(final, self.messages_key, []))
+
+    def condense_options(self) -> dict[str, Any]:
+        """Keyword arguments of `condense_result` for this tool."""
+        return {
+            "max_tokens": self.max_result_tokens,
+            "token_counter": self.token_counter,
+            "summarizer": self.summarizer,
+        }
+
+    def failure(self, exc: Exception, tool_call_id: str) -> ToolMessage:
+        """The error result of a sub-run that raised or ran out of steps."""
+        if isinstance(exc, GraphRecursionError):
+            text = (
+                f"Error: the sub-agent did not finish within {self.recursion_limit} steps. "
+                "Split the task into smaller ones or narrow it."
+            )
+        else:
+            text = f"Error: the sub-agent failed ({type(exc).__name__}: {exc}). Nothing changed."
+        return error_result(text, tool_call_id)
+
+    def finish(
+        self, final: Any, report: str, state: Any, tool_call_id: str
+    ) -> Command[Any] | ToolMessage:
+        """The tool result: the report, plus the shared notes when `share_notes` is set."""
+        if not report:
+            return error_result(
+                "Error: the sub-agent finished without an answer. Rephrase the task with a "
+                "clear question and what to return.",
+                tool_call_id,
+            )
+        if not self.share_notes:
+            return ToolMessage(report, tool_call_id=tool_call_id)
+        notes = get_state_value(final, "note", {})
+        prefix = self._note_prefix(state, tool_call_id)
+        shared = _shared_notes(notes if isinstance(notes, Mapping) else {}, prefix, _parent(state))
+        suffix = f"\n\nShared notes: {', '.join(shared)}" if shared else ""
+        return command_result({"note": shared}, report + suffix, tool_call_id, self.message_key)
+
+    def _note_prefix(self, state: Any, tool_call_id: str) -> str:
+        siblings = [
+            c
+            for c in earlier_sibling_calls(state, tool_call_id, self.message_key)
+            if c["name"] == self.tool_name
+        ]
+        later = _has_later_sibling(state, tool_call_id, self.tool_name, self.message_key)
+        return f"{self.tool_name}-{len(siblings) + 1}" if siblings or later else self.tool_name
+
+
 def create_subagent_tool(
     agent: BaseChatModel | Runnable[Any, Any] | ModelFactory,
     *,
@@ -210,7 +339,7 @@ def create_subagent_tool(
     summarizer: BaseChatModel | None = None,
     share_notes: bool = False,
     recursion_limit: int = DEFAULT_SUBAGENT_RECURSION_LIMIT,
-    input_key: str = "messages",
+    messages_key: str = "messages",
     name: str | None = None,
     description: str | None = None,
     message_key: str | None = None,
@@ -219,7 +348,7 @@ def create_subagent_tool(
 
     Args:
         agent: A compiled graph (`Pregel`, `RemoteGraph`) taking
-            `{input_key: [HumanMessage]}` and returning a state with messages (and
+            `{messages_key: [HumanMessage]}` and returning a state with messages (and
             `note` when it keeps notes), or a chat model (any other runnable, such
             as `model.with_retry()`), or a factory `(config) -> chat model` such as
             `resolve_chat_model`; a model is run in a tool-calling loop with `tools`
@@ -231,7 +360,7 @@ def create_subagent_tool(
         summarizer: Optional chat model condensing a report over the cap.
         share_notes: Copy the sub-run's final `note` state into the parent's notes.
         recursion_limit: LangGraph step limit of one sub-run.
-        input_key: The sub-graph's messages key.
+        messages_key: The sub-graph's state key holding its messages.
         name: Tool name (default `delegate_task`).
         description: Tool description shown to the parent model.
         message_key: Parent state key of the messages list (default `messages`).
@@ -248,83 +377,19 @@ def create_subagent_tool(
     tool_name = check_tool_name(name, DEFAULT_SUBAGENT_NAME)
     key = check_message_key(message_key)
     tool_description = check_description(description, DEFAULT_SUBAGENT_DESCRIPTION)
-    _check_cap(max_result_tokens)
-    if (
-        isinstance(recursion_limit, bool)
-        or not isinstance(recursion_limit, int)
-        or recursion_limit < 1
-    ):
-        msg = f"recursion_limit must be a positive int, got {recursion_limit!r}"
-        raise InvalidArgumentError(msg)
-    if isinstance(agent, StateGraph):
-        msg = "agent is an uncompiled StateGraph; pass graph.compile() instead"
-        raise InvalidTypeError(msg)
-    is_model = is_chat_model(agent)  # any runnable but a compiled graph, like a wrapped model
-    is_factory = not is_model and not isinstance(agent, Runnable) and callable(agent)
-    if is_model or is_factory:
-        from langgraph_context.agents.context_agent import (  # noqa: PLC0415 - avoids a cycle
-            create_context_agent,
-        )
-
-        runner: Runnable[Any, Any] = create_context_agent(
-            cast("Runnable[Any, Any] | ModelFactory", agent),
-            tools,
-            system_prompt=system_prompt,
-            plan_tools=False,
-            note_tools=share_notes,
-            memory_tools=False,
-        ).compile()
-    elif isinstance(agent, Runnable):
-        if tools or system_prompt is not None:
-            msg = (
-                "tools and system_prompt only apply when agent is a chat model; "
-                "a compiled graph brings its own"
-            )
-            raise InvalidArgumentError(msg)
-        runner = agent
-    else:
-        msg = (
-            "agent must be a chat model, a model factory or a compiled graph, "
-            f"got {type(agent).__name__}"
-        )
-        raise InvalidTypeError(msg)
-    count = resolve_counter(token_counter)
-    instruction = _RESULT_INSTRUCTION.format(cap=max_result_tokens)
-
-    def _prepare(task: str, tool_call_id: str, config: RunnableConfig) -> tuple[Any, Any]:
-        inputs = {input_key: [HumanMessage(task.strip() + instruction)]}
-        return inputs, _child_config(config, tool_call_id, recursion_limit)
-
-    def _finish(
-        final: Any, report: str, state: Any, tool_call_id: str
-    ) -> Command[Any] | ToolMessage:
-        if not report:
-            return error_result(
-                "Error: the sub-agent finished without an answer. Rephrase the task with a "
-                "clear question and what to return.",
-                tool_call_id,
-            )
-        if not share_notes:
-            return ToolMessage(report, tool_call_id=tool_call_id)
-        notes = get_state_value(final, "note", {})
-        siblings = [
-            c for c in earlier_sibling_calls(state, tool_call_id, key) if c["name"] == tool_name
-        ]
-        later = _has_later_sibling(state, tool_call_id, tool_name, key)
-        prefix = f"{tool_name}-{len(siblings) + 1}" if siblings or later else tool_name
-        shared = _shared_notes(notes if isinstance(notes, Mapping) else {}, prefix, _parent(state))
-        suffix = f"\n\nShared notes: {', '.join(shared)}" if shared else ""
-        return command_result({"note": shared}, report + suffix, tool_call_id, key)
-
-    def _failure(exc: Exception, tool_call_id: str) -> ToolMessage:
-        if isinstance(exc, GraphRecursionError):
-            text = (
-                f"Error: the sub-agent did not finish within {recursion_limit} steps. "
-                "Split the task into smaller ones or narrow it."
-            )
-        else:
-            text = f"Error: the sub-agent failed ({type(exc).__name__}: {exc}). Nothing changed."
-        return error_result(text, tool_call_id)
+    _check_positive(max_result_tokens, "max_result_tokens")
+    _check_positive(recursion_limit, "recursion_limit")
+    run = _Delegation(
+        runner=_runner(agent, tools, system_prompt, share_notes),
+        tool_name=tool_name,
+        message_key=key,
+        messages_key=messages_key,
+        max_result_tokens=max_result_tokens,
+        token_counter=resolve_counter(token_counter),
+        summarizer=summarizer,
+        share_notes=share_notes,
+        recursion_limit=recursion_limit,
+    )
 
     def delegate_task(
         task: str,
@@ -332,20 +397,15 @@ def create_subagent_tool(
         state: Annotated[Any, InjectedState],
         config: RunnableConfig,
     ) -> Command[Any] | ToolMessage:
-        if not task.strip():
-            return error_result("Error: task is empty; describe the task in full.", tool_call_id)
-        inputs, child = _prepare(task, tool_call_id, config)
+        started = run.start(task, tool_call_id, config)
+        if isinstance(started, ToolMessage):
+            return started
         try:
-            final = runner.invoke(inputs, child)
-            report = condense_result(
-                _final_answer(get_state_value(final, input_key, [])),
-                max_tokens=max_result_tokens,
-                token_counter=count,
-                summarizer=summarizer,
-            )
+            final = run.runner.invoke(*started)
+            report = condense_result(run.answer(final), **run.condense_options())
         except Exception as exc:
-            return _failure(exc, tool_call_id)
-        return _finish(final, report, state, tool_call_id)
+            return run.failure(exc, tool_call_id)
+        return run.finish(final, report, state, tool_call_id)
 
     async def adelegate_task(
         task: str,
@@ -353,22 +413,15 @@ def create_subagent_tool(
         state: Annotated[Any, InjectedState],
         config: RunnableConfig,
     ) -> Command[Any] | ToolMessage:
-        if not task.strip():
-            return error_result("Error: task is empty; describe the task in full.", tool_call_id)
-        inputs, child = _prepare(task, tool_call_id, config)
-        try:
-            final = await runner.ainvoke(inputs, child)
-            report = await acondense_result(
-                _final_answer(get_state_value(final, input_key, [])),
-                max_tokens=max_result_tokens,
-                token_counter=count,
-                summarizer=summarizer,
-            )
-        except asyncio.CancelledError:
-            raise
+        started = run.start(task, tool_call_id, config)
+        if isinstance(started, ToolMessage):
+            return started
+        try:  # a cancellation is a BaseException and passes through
+            final = await run.runner.ainvoke(*started)
+            report = await acondense_result(run.answer(final), **run.condense_options())
         except Exception as exc:
-            return _failure(exc, tool_call_id)
-        return _finish(final, report, state, tool_call_id)
+            return run.failure(exc, tool_call_id)
+        return run.finish(final, report, state, tool_call_id)
 
     return StructuredTool.from_function(
         func=delegate_task,

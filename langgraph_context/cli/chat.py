@@ -216,7 +216,7 @@ def run_chat(
             resolve_chat_model,
             system_prompt=SYSTEM_PROMPT,
             context=True,
-            context_tokens=context_budget(window),
+            max_tokens=context_budget(window),
             compaction=compaction,
         ).compile(checkpointer=saver)
         compactions = _compactions(graph.get_state(config).values)
