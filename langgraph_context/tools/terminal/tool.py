@@ -15,14 +15,16 @@
 4. The process runs with a scrubbed environment (no secrets from the parent), stdin
    closed, in its own process group, with `RLIMIT_FSIZE=0` (it cannot grow any file)
    and no core dumps; on timeout the whole group is killed.
-5. Output (stdout then stderr) is read as it streams and capped in bytes; the command
-   is stopped once the cap is reached, and a marker says so. Exit codes are reported.
+5. Output (stdout then stderr) is decoded as UTF-8 as it streams and capped in
+   characters; the command is stopped once the cap is reached, and a marker says so.
+   Exit codes are reported.
 
 Refusals come back to the model as error tool messages saying why and what is allowed.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import resource
@@ -63,7 +65,7 @@ DEFAULT_MAX_OUTPUT_CHARS = 20_000
 DEFAULT_TERMINAL_NAME = "terminal"
 SANDBOX_PATH = "/usr/bin:/bin"
 SUPPORTED_COMMANDS: frozenset[str] = frozenset(POLICIES) | BUILTINS
-TRUNCATION_MARKER = "\n[output truncated at {cap} bytes; narrow the command (head, grep -m)]"
+_TRUNCATION_MARKER = "\n[output truncated at {cap} characters; narrow the command (head, grep -m)]"
 _READ_CHUNK = 65_536
 _KILL_GRACE = 2.0
 DEFAULT_TERMINAL_DESCRIPTION = (
@@ -127,7 +129,8 @@ class Terminal:
     Args:
         workspace: The directory the terminal is confined to (must exist).
         timeout: Seconds a command may run before its process group is killed.
-        max_output_chars: Cap on output bytes (stdout + stderr) returned per command.
+        max_output_chars: Cap on output characters (stdout + stderr) returned per
+            command.
         allow_cd: Whether `cd` may change the current directory.
         allowed_commands: Commands to allow (default: all supported and installed).
 
@@ -256,7 +259,8 @@ class Terminal:
             feed = self._builtin_output(stages[0])
             stages = stages[1:]
             if not stages:
-                return self._finish(command, feed, b"", 0, timed_out=False)
+                text = feed.decode("utf-8", errors="replace")
+                return self._finish(command, text, "", 0, timed_out=False)
         cap = self.max_output_chars
         deadline = time.monotonic() + self.timeout
         err_read, err_write = os.pipe()
@@ -305,8 +309,8 @@ class Terminal:
     def _finish(
         self,
         command: str,
-        out: bytes,
-        err: bytes,
+        out: str,
+        err: str,
         code: int | None,
         *,
         timed_out: bool,
@@ -317,12 +321,11 @@ class Terminal:
             truncated = True
             out = out[:cap]
             err = err[: max(0, cap - len(out))]
-        text = out.decode("utf-8", errors="replace")
+        text = out
         if err:
-            text += ("" if not text or text.endswith("\n") else "\n") + "[stderr]\n"
-            text += err.decode("utf-8", errors="replace")
+            text += ("" if not text or text.endswith("\n") else "\n") + "[stderr]\n" + err
         if truncated:
-            text += TRUNCATION_MARKER.format(cap=cap)
+            text += _TRUNCATION_MARKER.format(cap=cap)
         return TerminalResult(
             command,
             text,
@@ -344,12 +347,37 @@ def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
     threading.Thread(target=write, daemon=True).start()
 
 
+class _TextPipe:
+    """One output pipe decoded as UTF-8 while it streams, so its length is in characters."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._parts: list[str] = []
+        self.chars = 0
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> None:
+        """Decode `chunk` (a split multi-byte character waits for its next bytes)."""
+        text = self._decoder.decode(chunk, final=final)
+        self._parts.append(text)
+        self.chars += len(text)
+
+    def text(self) -> str:
+        """Return everything read, a dangling partial character shown as U+FFFD."""
+        self.feed(b"", final=True)
+        return "".join(self._parts)
+
+
 def _collect(
     last: subprocess.Popen[bytes], err_fd: int, cap: int, deadline: float
-) -> tuple[bytes, bytes, bool, bool]:
+) -> tuple[str, str, bool, bool]:
+    """Read stdout and stderr until both close, `cap` characters pass, or the deadline.
+
+    Returns:
+        `(stdout, stderr, truncated, timed_out)`; the texts may exceed `cap` by one read.
+    """
     assert last.stdout is not None
     out_fd = last.stdout.fileno()
-    buffers = {out_fd: bytearray(), err_fd: bytearray()}
+    pipes = {out_fd: _TextPipe(), err_fd: _TextPipe()}
     selector = selectors.DefaultSelector()
     selector.register(out_fd, selectors.EVENT_READ)
     selector.register(err_fd, selectors.EVENT_READ)
@@ -368,15 +396,15 @@ def _collect(
                     selector.unregister(fd)
                     open_fds.discard(fd)
                     continue
-                buffers[fd].extend(chunk)
-            if len(buffers[out_fd]) + len(buffers[err_fd]) > cap:
+                pipes[fd].feed(chunk)
+            if pipes[out_fd].chars + pipes[err_fd].chars > cap:
                 truncated = True
                 break
     finally:
         selector.close()
         os.close(err_fd)
         last.stdout.close()
-    return bytes(buffers[out_fd]), bytes(buffers[err_fd]), truncated, timed_out
+    return pipes[out_fd].text(), pipes[err_fd].text(), truncated, timed_out
 
 
 def _kill_group(pgid: int) -> None:
@@ -399,7 +427,7 @@ def create_terminal_tool(
     Args:
         workspace: The directory commands are confined to.
         timeout: Seconds before a command's process group is killed.
-        max_output_chars: Cap on output bytes per command (a marker says when cut).
+        max_output_chars: Cap on output characters per command (a marker says when cut).
         allow_cd: Whether `cd` may change the tool's current directory.
         allowed_commands: Commands to allow (default: all of `SUPPORTED_COMMANDS` that
             are installed).
