@@ -1,18 +1,21 @@
-"""Shared plumbing for the state tools: names, results, and same-turn sibling calls."""
+"""Shared plumbing for tool factories: `ToolSpec`, results, and same-turn sibling calls."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import get_state_value
 
-DEFAULT_MESSAGE_KEY = "messages"
+DEFAULT_MESSAGES_KEY = "messages"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -27,7 +30,7 @@ def check_workspace(workspace: Any, name: str = "workspace") -> None:
         raise InvalidArgumentError(msg)
 
 
-def check_tool_name(name: str | None, default: str) -> str:
+def _check_tool_name(name: str | None, default: str) -> str:
     """Return the tool name to use, rejecting names chat providers refuse.
 
     Raises:
@@ -41,7 +44,7 @@ def check_tool_name(name: str | None, default: str) -> str:
     return name
 
 
-def check_description(description: str | None, default: str) -> str:
+def _check_description(description: str | None, default: str) -> str:
     """Return the description to use.
 
     Raises:
@@ -55,18 +58,18 @@ def check_description(description: str | None, default: str) -> str:
     return description
 
 
-def check_message_key(message_key: str | None) -> str:
+def _check_messages_key(messages_key: str | None) -> str:
     """Return the state key tool messages go to.
 
     Raises:
-        ValueError: If `message_key` is given but empty.
+        ValueError: If `messages_key` is given but empty.
     """
-    if message_key is None:
-        return DEFAULT_MESSAGE_KEY
-    if not isinstance(message_key, str) or not message_key:
-        msg = f"message_key must be a non-empty string, got {message_key!r}"
+    if messages_key is None:
+        return DEFAULT_MESSAGES_KEY
+    if not isinstance(messages_key, str) or not messages_key:
+        msg = f"messages_key must be a non-empty string, got {messages_key!r}"
         raise InvalidArgumentError(msg)
-    return message_key
+    return messages_key
 
 
 def error_result(content: str, tool_call_id: str) -> ToolMessage:
@@ -74,13 +77,76 @@ def error_result(content: str, tool_call_id: str) -> ToolMessage:
     return ToolMessage(content, tool_call_id=tool_call_id, status="error")
 
 
-def command_result(
-    update: dict[str, Any], content: str, tool_call_id: str, message_key: str
-) -> Command[Any]:
-    """A state update carrying the tool's `ToolMessage` under `message_key`."""
-    return Command(
-        update={**update, message_key: [ToolMessage(content, tool_call_id=tool_call_id)]}
-    )
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool factory's name, description and messages key, checked once.
+
+    Attributes:
+        name: The tool name shown to the model.
+        description: The tool description shown to the model.
+        messages_key: The state key of the messages list the tool's `ToolMessage` joins.
+
+    Example:
+        >>> spec = ToolSpec.resolve(name=None, description=None, default_name="ping",
+        ...                         default_description="Answer pong.")
+        >>> (spec.name, spec.messages_key)
+        ('ping', 'messages')
+    """
+
+    name: str
+    description: str
+    messages_key: str = DEFAULT_MESSAGES_KEY
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        name: str | None,
+        description: str | None,
+        default_name: str,
+        default_description: str,
+        messages_key: str | None = None,
+    ) -> ToolSpec:
+        """Check a factory's `name`, `description` and `messages_key`, filling defaults.
+
+        Args:
+            name: The user's tool name, or None for `default_name`.
+            description: The user's description, or None for `default_description`.
+            default_name: The factory's default name.
+            default_description: The factory's default description.
+            messages_key: The user's messages key, or None for `messages`.
+
+        Returns:
+            The checked spec.
+
+        Raises:
+            ValueError: If a given name, description or messages key is invalid.
+        """
+        return cls(
+            name=_check_tool_name(name, default_name),
+            description=_check_description(description, default_description),
+            messages_key=_check_messages_key(messages_key),
+        )
+
+    def build(
+        self,
+        func: Callable[..., Any],
+        *,
+        coroutine: Callable[..., Awaitable[Any]] | None = None,
+    ) -> BaseTool:
+        """Return `func` (and its async twin `coroutine`) as a tool with this name."""
+        return StructuredTool.from_function(
+            func=func, coroutine=coroutine, name=self.name, description=self.description
+        )
+
+    def command(self, update: dict[str, Any], content: str, tool_call_id: str) -> Command[Any]:
+        """A state update carrying the tool's `ToolMessage` under `messages_key`."""
+        return Command(
+            update={
+                **update,
+                self.messages_key: [ToolMessage(content, tool_call_id=tool_call_id)],
+            }
+        )
 
 
 def earlier_sibling_calls(state: Any, tool_call_id: str, messages_key: str) -> list[ToolCall]:

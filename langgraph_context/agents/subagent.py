@@ -28,7 +28,7 @@ from typing import Annotated, Any, cast
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import StateGraph
 from langgraph.prebuilt import InjectedState
@@ -39,14 +39,7 @@ from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
-from langgraph_context.toolkit import (
-    check_description,
-    check_message_key,
-    check_tool_name,
-    command_result,
-    earlier_sibling_calls,
-    error_result,
-)
+from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 from langgraph_context.tools.state_notes import fresh_note_name
 
 __all__ = [
@@ -213,7 +206,7 @@ def create_subagent_tool(
     input_key: str = "messages",
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create a `delegate_task(task)` tool that runs a sub-agent in a clean context.
 
@@ -234,7 +227,7 @@ def create_subagent_tool(
         input_key: The sub-graph's messages key.
         name: Tool name (default `delegate_task`).
         description: Tool description shown to the parent model.
-        message_key: Parent state key of the messages list (default `messages`).
+        messages_key: Parent state key of the messages list (default `messages`).
 
     Returns:
         A tool returning the condensed report as its `ToolMessage` (a `Command` that
@@ -243,11 +236,16 @@ def create_subagent_tool(
     Raises:
         TypeError: If `agent` is an uncompiled `StateGraph` or not a runnable.
         ValueError: If `tools`/`system_prompt` are given with a compiled graph, or a
-            numeric limit, `name`, `description` or `message_key` is invalid.
+            numeric limit, `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, DEFAULT_SUBAGENT_NAME)
-    key = check_message_key(message_key)
-    tool_description = check_description(description, DEFAULT_SUBAGENT_DESCRIPTION)
+    spec = ToolSpec.resolve(
+        name=name,
+        description=description,
+        default_name=DEFAULT_SUBAGENT_NAME,
+        default_description=DEFAULT_SUBAGENT_DESCRIPTION,
+        messages_key=messages_key,
+    )
+    tool_name, key = spec.name, spec.messages_key
     _check_cap(max_result_tokens)
     if (
         isinstance(recursion_limit, bool)
@@ -314,7 +312,7 @@ def create_subagent_tool(
         prefix = f"{tool_name}-{len(siblings) + 1}" if siblings or later else tool_name
         shared = _shared_notes(notes if isinstance(notes, Mapping) else {}, prefix, _parent(state))
         suffix = f"\n\nShared notes: {', '.join(shared)}" if shared else ""
-        return command_result({"note": shared}, report + suffix, tool_call_id, key)
+        return spec.command({"note": shared}, report + suffix, tool_call_id)
 
     def _failure(exc: Exception, tool_call_id: str) -> ToolMessage:
         if isinstance(exc, GraphRecursionError):
@@ -370,12 +368,7 @@ def create_subagent_tool(
             return _failure(exc, tool_call_id)
         return _finish(final, report, state, tool_call_id)
 
-    return StructuredTool.from_function(
-        func=delegate_task,
-        coroutine=adelegate_task,
-        name=tool_name,
-        description=tool_description,
-    )
+    return spec.build(delegate_task, coroutine=adelegate_task)
 
 
 def _parent(state: Any) -> Mapping[str, str]:
@@ -383,8 +376,8 @@ def _parent(state: Any) -> Mapping[str, str]:
     return cast(Mapping[str, str], notes) if isinstance(notes, Mapping) else {}
 
 
-def _has_later_sibling(state: Any, tool_call_id: str, tool_name: str, message_key: str) -> bool:
-    for message in reversed(get_state_value(state, message_key, [])):
+def _has_later_sibling(state: Any, tool_call_id: str, tool_name: str, messages_key: str) -> bool:
+    for message in reversed(get_state_value(state, messages_key, [])):
         if isinstance(message, AIMessage) and any(
             tc.get("id") == tool_call_id for tc in message.tool_calls
         ):

@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import IO, Annotated, Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.toolkit import check_description, check_tool_name, check_workspace
+from langgraph_context.toolkit import ToolSpec, check_workspace
 from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
 from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
 from langgraph_context.tools.terminal._tree import render_tree
@@ -452,8 +452,12 @@ def create_terminal_tool(
         allow_cd=allow_cd,
         allowed_commands=allowed_commands,
     )
-    tool_name = check_tool_name(name, DEFAULT_TERMINAL_NAME)
-    tool_description = check_description(description, DEFAULT_TERMINAL_DESCRIPTION)
+    spec = ToolSpec.resolve(
+        name=name,
+        description=description,
+        default_name=DEFAULT_TERMINAL_NAME,
+        default_description=DEFAULT_TERMINAL_DESCRIPTION,
+    )
 
     def run_terminal(command: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
         """Run a read-only command."""
@@ -470,7 +474,7 @@ def create_terminal_tool(
             artifact=_artifact(result),
         )
 
-    tool = StructuredTool.from_function(run_terminal, name=tool_name, description=tool_description)
+    tool = spec.build(run_terminal)
     tool.metadata = {"terminal": terminal}
     return tool
 
