@@ -13,7 +13,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_context.tools.terminal import Terminal, create_terminal_tool
-from langgraph_context.tools.terminal._checks import check_awk_program
+from langgraph_context.tools.terminal._awk import check_awk_program
 from langgraph_context.tools.terminal._policies import CommandRefused
 from langgraph_context.tools.terminal._sandbox import split_words
 from tests.conftest import ScriptedChatModel, ai_calls, call
