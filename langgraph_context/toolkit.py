@@ -58,14 +58,14 @@ def _check_description(description: str | None, default: str) -> str:
     return description
 
 
-def _check_messages_key(messages_key: str | None) -> str:
+def _check_messages_key(messages_key: str | None, default: str) -> str:
     """Return the state key tool messages go to.
 
     Raises:
         ValueError: If `messages_key` is given but empty.
     """
     if messages_key is None:
-        return DEFAULT_MESSAGES_KEY
+        return default
     if not isinstance(messages_key, str) or not messages_key:
         msg = f"messages_key must be a non-empty string, got {messages_key!r}"
         raise InvalidArgumentError(msg)
@@ -79,7 +79,10 @@ def error_result(content: str, tool_call_id: str) -> ToolMessage:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool factory's name, description and messages key, checked once.
+    """A tool's name, description and messages key: a factory's defaults, then the user's.
+
+    A tool module keeps its defaults as a spec constant; its factory calls `customize`
+    once with the user's options, which checks them.
 
     Attributes:
         name: The tool name shown to the model.
@@ -87,34 +90,29 @@ class ToolSpec:
         messages_key: The state key of the messages list the tool's `ToolMessage` joins.
 
     Example:
-        >>> spec = ToolSpec.resolve(name=None, description=None, default_name="ping",
-        ...                         default_description="Answer pong.")
-        >>> (spec.name, spec.messages_key)
-        ('ping', 'messages')
+        >>> PING = ToolSpec("ping", "Answer pong.")
+        >>> spec = PING.customize(name="pong", messages_key="chat")
+        >>> (spec.name, spec.description, spec.messages_key)
+        ('pong', 'Answer pong.', 'chat')
     """
 
     name: str
     description: str
     messages_key: str = DEFAULT_MESSAGES_KEY
 
-    @classmethod
-    def resolve(
-        cls,
+    def customize(
+        self,
         *,
-        name: str | None,
-        description: str | None,
-        default_name: str,
-        default_description: str,
+        name: str | None = None,
+        description: str | None = None,
         messages_key: str | None = None,
     ) -> ToolSpec:
-        """Check a factory's `name`, `description` and `messages_key`, filling defaults.
+        """Return this spec with the user's options; None keeps this spec's value.
 
         Args:
-            name: The user's tool name, or None for `default_name`.
-            description: The user's description, or None for `default_description`.
-            default_name: The factory's default name.
-            default_description: The factory's default description.
-            messages_key: The user's messages key, or None for `messages`.
+            name: Tool name: 1-64 letters, digits, `_` or `-`.
+            description: Tool description: non-empty text.
+            messages_key: State key of the messages list: a non-empty string.
 
         Returns:
             The checked spec.
@@ -122,10 +120,10 @@ class ToolSpec:
         Raises:
             ValueError: If a given name, description or messages key is invalid.
         """
-        return cls(
-            name=_check_tool_name(name, default_name),
-            description=_check_description(description, default_description),
-            messages_key=_check_messages_key(messages_key),
+        return ToolSpec(
+            name=_check_tool_name(name, self.name),
+            description=_check_description(description, self.description),
+            messages_key=_check_messages_key(messages_key, self.messages_key),
         )
 
     def build(

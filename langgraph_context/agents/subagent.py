@@ -79,6 +79,8 @@ _SUMMARY_PROMPT = (
 # parent's checkpoints.
 _PARENT_ONLY_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"})
 
+_SUBAGENT = ToolSpec(DEFAULT_SUBAGENT_NAME, DEFAULT_SUBAGENT_DESCRIPTION)
+
 
 def _check_cap(max_tokens: int) -> None:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -238,13 +240,7 @@ def create_subagent_tool(
         ValueError: If `tools`/`system_prompt` are given with a compiled graph, or a
             numeric limit, `name`, `description` or `messages_key` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name=DEFAULT_SUBAGENT_NAME,
-        default_description=DEFAULT_SUBAGENT_DESCRIPTION,
-        messages_key=messages_key,
-    )
+    spec = _SUBAGENT.customize(name=name, description=description, messages_key=messages_key)
     tool_name, key = spec.name, spec.messages_key
     _check_cap(max_result_tokens)
     if (

@@ -48,6 +48,9 @@ DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION = (
     "id (c-...) or its exact text."
 )
 
+_RECORD_CONSTRAINT = ToolSpec("record_constraint", DEFAULT_RECORD_CONSTRAINT_DESCRIPTION)
+_RESOLVE_CONSTRAINT = ToolSpec("resolve_constraint", DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION)
+
 
 def _active(state: Any) -> list[Constraint]:
     value = get_state_value(state, "constraints", [])
@@ -92,12 +95,8 @@ def create_record_constraint_tool(
     Raises:
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="record_constraint",
-        default_description=DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
-        messages_key=messages_key,
+    spec = _RECORD_CONSTRAINT.customize(
+        name=name, description=description, messages_key=messages_key
     )
 
     def record_constraint(
@@ -153,12 +152,8 @@ def create_resolve_constraint_tool(
     Raises:
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="resolve_constraint",
-        default_description=DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
-        messages_key=messages_key,
+    spec = _RESOLVE_CONSTRAINT.customize(
+        name=name, description=description, messages_key=messages_key
     )
 
     def resolve_constraint(

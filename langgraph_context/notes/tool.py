@@ -284,12 +284,8 @@ def create_note_tools(
     }
     tools: list[BaseTool] = []
     for action in chosen:
-        spec = ToolSpec.resolve(
-            name=f"{prefix}_{action}",
-            description=None,
-            default_name=f"{DEFAULT_NOTE_TOOL_PREFIX}_{action}",
-            default_description=_DESCRIPTIONS[action],
-        )
+        default = ToolSpec(f"{DEFAULT_NOTE_TOOL_PREFIX}_{action}", _DESCRIPTIONS[action])
+        spec = default.customize(name=f"{prefix}_{action}")
         tools.append(spec.build(builders[action](resolve)))
     return tools
 

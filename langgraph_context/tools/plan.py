@@ -49,6 +49,9 @@ DEFAULT_UPDATE_PLAN_DESCRIPTION = (
 # earlier plan call in the same AI turn, whatever the user named the tools.
 _PLAN_TOOL_NAMES: set[str] = set()
 
+_WRITE_PLAN = ToolSpec("write_plan", DEFAULT_WRITE_PLAN_DESCRIPTION)
+_UPDATE_PLAN = ToolSpec("update_plan", DEFAULT_UPDATE_PLAN_DESCRIPTION)
+
 
 class PlanUpdate(BaseModel):
     """A requested status change for one plan step."""
@@ -95,13 +98,7 @@ def create_write_plan_tool(
         >>> create_write_plan_tool().name
         'write_plan'
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="write_plan",
-        default_description=DEFAULT_WRITE_PLAN_DESCRIPTION,
-        messages_key=messages_key,
-    )
+    spec = _WRITE_PLAN.customize(name=name, description=description, messages_key=messages_key)
     _PLAN_TOOL_NAMES.add(spec.name)
 
     def write_plan(
@@ -218,13 +215,7 @@ def create_update_plan_tool(
     Raises:
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="update_plan",
-        default_description=DEFAULT_UPDATE_PLAN_DESCRIPTION,
-        messages_key=messages_key,
-    )
+    spec = _UPDATE_PLAN.customize(name=name, description=description, messages_key=messages_key)
     _PLAN_TOOL_NAMES.add(spec.name)
 
     def update_plan(

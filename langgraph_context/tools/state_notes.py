@@ -52,6 +52,11 @@ DEFAULT_UPDATE_NOTE_DESCRIPTION = (
     "The snippet must occur exactly once unless replace_all is true."
 )
 
+_WRITE_NOTE = ToolSpec("write_note", DEFAULT_WRITE_NOTE_DESCRIPTION)
+_LS = ToolSpec("ls", DEFAULT_LS_DESCRIPTION)
+_QUERY_NOTE = ToolSpec("query_note", DEFAULT_QUERY_NOTE_DESCRIPTION)
+_UPDATE_NOTE = ToolSpec("update_note", DEFAULT_UPDATE_NOTE_DESCRIPTION)
+
 
 def _notes(state: Any) -> Mapping[str, str]:
     notes = get_state_value(state, "note", {})
@@ -112,13 +117,7 @@ def create_write_note_tool(
     Raises:
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="write_note",
-        default_description=DEFAULT_WRITE_NOTE_DESCRIPTION,
-        messages_key=messages_key,
-    )
+    spec = _WRITE_NOTE.customize(name=name, description=description, messages_key=messages_key)
 
     def write_note(
         file_name: str,
@@ -159,12 +158,7 @@ def create_ls_tool(*, name: str | None = None, description: str | None = None) -
     Raises:
         ValueError: If `name` or `description` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="ls",
-        default_description=DEFAULT_LS_DESCRIPTION,
-    )
+    spec = _LS.customize(name=name, description=description)
 
     def ls(state: Annotated[Any, InjectedState]) -> str:
         notes = _notes(state)
@@ -189,12 +183,7 @@ def create_query_note_tool(*, name: str | None = None, description: str | None =
     Raises:
         ValueError: If `name` or `description` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="query_note",
-        default_description=DEFAULT_QUERY_NOTE_DESCRIPTION,
-    )
+    spec = _QUERY_NOTE.customize(name=name, description=description)
 
     def query_note(
         file_name: str,
@@ -235,13 +224,7 @@ def create_update_note_tool(
     Raises:
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name="update_note",
-        default_description=DEFAULT_UPDATE_NOTE_DESCRIPTION,
-        messages_key=messages_key,
-    )
+    spec = _UPDATE_NOTE.customize(name=name, description=description, messages_key=messages_key)
 
     def update_note(
         file_name: str,

@@ -76,6 +76,8 @@ DEFAULT_TERMINAL_DESCRIPTION = (
     "inside the workspace."
 )
 
+_TERMINAL = ToolSpec(DEFAULT_TERMINAL_NAME, DEFAULT_TERMINAL_DESCRIPTION)
+
 
 @dataclass(frozen=True)
 class TerminalResult:
@@ -452,12 +454,7 @@ def create_terminal_tool(
         allow_cd=allow_cd,
         allowed_commands=allowed_commands,
     )
-    spec = ToolSpec.resolve(
-        name=name,
-        description=description,
-        default_name=DEFAULT_TERMINAL_NAME,
-        default_description=DEFAULT_TERMINAL_DESCRIPTION,
-    )
+    spec = _TERMINAL.customize(name=name, description=description)
 
     def run_terminal(command: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
         """Run a read-only command."""
