@@ -24,13 +24,8 @@ Refusals come back to the model as error tool messages saying why and what is al
 
 from __future__ import annotations
 
-import codecs
-import contextlib
 import os
-import resource
-import selectors
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -45,6 +40,12 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import ToolSpec, check_workspace
 from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
+from langgraph_context.tools.terminal._process import (
+    collect_output,
+    feed_stdin,
+    kill_group,
+    limit_child,
+)
 from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
 from langgraph_context.tools.terminal._tree import render_tree
 
@@ -66,7 +67,6 @@ DEFAULT_TERMINAL_NAME = "terminal"
 SANDBOX_PATH = "/usr/bin:/bin"
 SUPPORTED_COMMANDS: frozenset[str] = frozenset(POLICIES) | BUILTINS
 _TRUNCATION_MARKER = "\n[output truncated at {cap} characters; narrow the command (head, grep -m)]"
-_READ_CHUNK = 65_536
 _KILL_GRACE = 2.0
 DEFAULT_TERMINAL_DESCRIPTION = (
     "Run one read-only command in the project workspace to explore files: ls, tree, cat, "
@@ -117,12 +117,6 @@ class TerminalResult:
         elif self.exit_code not in (0, None):
             parts.append(f"[exit code {self.exit_code}]")
         return "\n".join(parts) if parts else "(no output)"
-
-
-def _limits(cpu_seconds: int) -> None:  # pragma: no cover - runs in the child
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
 
 
 class Terminal:
@@ -280,7 +274,7 @@ class Terminal:
                     env=self.env,
                     close_fds=True,
                     process_group=procs[0].pid if procs else 0,
-                    preexec_fn=lambda: _limits(cpu),  # noqa: PLW1509 - only setrlimit
+                    preexec_fn=lambda: limit_child(cpu),  # noqa: PLW1509 - only setrlimit
                 )
                 if procs and procs[-1].stdout is not None:
                     procs[-1].stdout.close()  # the next stage owns the read end now
@@ -289,21 +283,21 @@ class Terminal:
                 previous = proc.stdout
         except OSError as error:
             if procs:
-                _kill_group(procs[0].pid)
+                kill_group(procs[0].pid)
             os.close(err_read)
             raise CommandRefused(f"could not start the command: {error}") from error
         finally:
             os.close(err_write)
         if feed is not None:
-            _feed(procs[0], feed)
-        out, err, truncated, timed_out = _collect(procs[-1], err_read, cap, deadline)
+            feed_stdin(procs[0], feed)
+        out, err, truncated, timed_out = collect_output(procs[-1], err_read, cap, deadline)
         if truncated or timed_out:
-            _kill_group(procs[0].pid)
+            kill_group(procs[0].pid)
         for proc in procs:
             try:
                 proc.wait(timeout=_KILL_GRACE)
             except subprocess.TimeoutExpired:
-                _kill_group(procs[0].pid)
+                kill_group(procs[0].pid)
                 proc.wait()
         code = procs[-1].returncode
         return self._finish(command, out, err, code, timed_out=timed_out, truncated=truncated)
@@ -336,82 +330,6 @@ class Terminal:
             truncated=truncated,
             cwd=str(self.cwd),
         )
-
-
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    def write() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError):
-            proc.stdin.write(data)
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-
-    threading.Thread(target=write, daemon=True).start()
-
-
-class _TextPipe:
-    """One output pipe decoded as UTF-8 while it streams, so its length is in characters."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._parts: list[str] = []
-        self.chars = 0
-
-    def feed(self, chunk: bytes, *, final: bool = False) -> None:
-        """Decode `chunk` (a split multi-byte character waits for its next bytes)."""
-        text = self._decoder.decode(chunk, final=final)
-        self._parts.append(text)
-        self.chars += len(text)
-
-    def text(self) -> str:
-        """Return everything read, a dangling partial character shown as U+FFFD."""
-        self.feed(b"", final=True)
-        return "".join(self._parts)
-
-
-def _collect(
-    last: subprocess.Popen[bytes], err_fd: int, cap: int, deadline: float
-) -> tuple[str, str, bool, bool]:
-    """Read stdout and stderr until both close, `cap` characters pass, or the deadline.
-
-    Returns:
-        `(stdout, stderr, truncated, timed_out)`; the texts may exceed `cap` by one read.
-    """
-    assert last.stdout is not None
-    out_fd = last.stdout.fileno()
-    pipes = {out_fd: _TextPipe(), err_fd: _TextPipe()}
-    selector = selectors.DefaultSelector()
-    selector.register(out_fd, selectors.EVENT_READ)
-    selector.register(err_fd, selectors.EVENT_READ)
-    open_fds = {out_fd, err_fd}
-    truncated = timed_out = False
-    try:
-        while open_fds:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in selector.select(timeout=min(remaining, 0.5)):
-                fd = int(key.fd)
-                chunk = os.read(fd, _READ_CHUNK)
-                if not chunk:
-                    selector.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                pipes[fd].feed(chunk)
-            if pipes[out_fd].chars + pipes[err_fd].chars > cap:
-                truncated = True
-                break
-    finally:
-        selector.close()
-        os.close(err_fd)
-        last.stdout.close()
-    return pipes[out_fd].text(), pipes[err_fd].text(), truncated, timed_out
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def create_terminal_tool(
