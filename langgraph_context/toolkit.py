@@ -1,18 +1,21 @@
-"""Shared plumbing for the state tools: names, results, and same-turn sibling calls."""
+"""Shared plumbing for tool factories: `ToolSpec`, results, and same-turn sibling calls."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import get_state_value
 
-DEFAULT_MESSAGE_KEY = "messages"
+DEFAULT_MESSAGES_KEY = "messages"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -27,7 +30,7 @@ def check_workspace(workspace: Any, name: str = "workspace") -> None:
         raise InvalidArgumentError(msg)
 
 
-def check_tool_name(name: str | None, default: str) -> str:
+def _check_tool_name(name: str | None, default: str) -> str:
     """Return the tool name to use, rejecting names chat providers refuse.
 
     Raises:
@@ -41,7 +44,7 @@ def check_tool_name(name: str | None, default: str) -> str:
     return name
 
 
-def check_description(description: str | None, default: str) -> str:
+def _check_description(description: str | None, default: str) -> str:
     """Return the description to use.
 
     Raises:
@@ -55,18 +58,18 @@ def check_description(description: str | None, default: str) -> str:
     return description
 
 
-def check_message_key(message_key: str | None) -> str:
+def _check_messages_key(messages_key: str | None, default: str) -> str:
     """Return the state key tool messages go to.
 
     Raises:
-        ValueError: If `message_key` is given but empty.
+        ValueError: If `messages_key` is given but empty.
     """
-    if message_key is None:
-        return DEFAULT_MESSAGE_KEY
-    if not isinstance(message_key, str) or not message_key:
-        msg = f"message_key must be a non-empty string, got {message_key!r}"
+    if messages_key is None:
+        return default
+    if not isinstance(messages_key, str) or not messages_key:
+        msg = f"messages_key must be a non-empty string, got {messages_key!r}"
         raise InvalidArgumentError(msg)
-    return message_key
+    return messages_key
 
 
 def error_result(content: str, tool_call_id: str) -> ToolMessage:
@@ -74,13 +77,74 @@ def error_result(content: str, tool_call_id: str) -> ToolMessage:
     return ToolMessage(content, tool_call_id=tool_call_id, status="error")
 
 
-def command_result(
-    update: dict[str, Any], content: str, tool_call_id: str, message_key: str
-) -> Command[Any]:
-    """A state update carrying the tool's `ToolMessage` under `message_key`."""
-    return Command(
-        update={**update, message_key: [ToolMessage(content, tool_call_id=tool_call_id)]}
-    )
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool's name, description and messages key: a factory's defaults, then the user's.
+
+    A tool module keeps its defaults as a spec constant; its factory calls `customize`
+    once with the user's options, which checks them.
+
+    Attributes:
+        name: The tool name shown to the model.
+        description: The tool description shown to the model.
+        messages_key: The state key of the messages list the tool's `ToolMessage` joins.
+
+    Example:
+        >>> PING = ToolSpec("ping", "Answer pong.")
+        >>> spec = PING.customize(name="pong", messages_key="chat")
+        >>> (spec.name, spec.description, spec.messages_key)
+        ('pong', 'Answer pong.', 'chat')
+    """
+
+    name: str
+    description: str
+    messages_key: str = DEFAULT_MESSAGES_KEY
+
+    def customize(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        messages_key: str | None = None,
+    ) -> ToolSpec:
+        """Return this spec with the user's options; None keeps this spec's value.
+
+        Args:
+            name: Tool name: 1-64 letters, digits, `_` or `-`.
+            description: Tool description: non-empty text.
+            messages_key: State key of the messages list: a non-empty string.
+
+        Returns:
+            The checked spec.
+
+        Raises:
+            ValueError: If a given name, description or messages key is invalid.
+        """
+        return ToolSpec(
+            name=_check_tool_name(name, self.name),
+            description=_check_description(description, self.description),
+            messages_key=_check_messages_key(messages_key, self.messages_key),
+        )
+
+    def build(
+        self,
+        func: Callable[..., Any],
+        *,
+        coroutine: Callable[..., Awaitable[Any]] | None = None,
+    ) -> BaseTool:
+        """Return `func` (and its async twin `coroutine`) as a tool with this name."""
+        return StructuredTool.from_function(
+            func=func, coroutine=coroutine, name=self.name, description=self.description
+        )
+
+    def command(self, update: dict[str, Any], content: str, tool_call_id: str) -> Command[Any]:
+        """A state update carrying the tool's `ToolMessage` under `messages_key`."""
+        return Command(
+            update={
+                **update,
+                self.messages_key: [ToolMessage(content, tool_call_id=tool_call_id)],
+            }
+        )
 
 
 def earlier_sibling_calls(state: Any, tool_call_id: str, messages_key: str) -> list[ToolCall]:

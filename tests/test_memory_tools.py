@@ -160,5 +160,5 @@ def test_factories_reject_bad_options() -> None:
         create_record_constraint_tool(name="bad name")
     with pytest.raises(ValueError, match="description must be a non-empty string"):
         create_resolve_constraint_tool(description=" ")
-    with pytest.raises(ValueError, match="message_key must be a non-empty string"):
-        create_record_constraint_tool(message_key="")
+    with pytest.raises(ValueError, match="messages_key must be a non-empty string"):
+        create_record_constraint_tool(messages_key="")

@@ -211,9 +211,9 @@ def test_factories_reject_bad_names(factory: Any) -> None:
         factory(description="")
 
 
-def test_write_and_update_message_key_validation() -> None:
-    """An empty message_key raises at construction."""
-    with pytest.raises(ValueError, match="message_key must be"):
-        create_write_note_tool(message_key="")
-    with pytest.raises(ValueError, match="message_key must be"):
-        create_update_note_tool(message_key="")
+def test_write_and_update_messages_key_validation() -> None:
+    """An empty messages_key raises at construction."""
+    with pytest.raises(ValueError, match="messages_key must be"):
+        create_write_note_tool(messages_key="")
+    with pytest.raises(ValueError, match="messages_key must be"):
+        create_update_note_tool(messages_key="")

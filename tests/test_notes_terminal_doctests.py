@@ -1,4 +1,4 @@
-"""The `Example:` blocks in the notes and terminal modules run and pass."""
+"""The `Example:` blocks in the notes, tool and terminal modules run and pass."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ MODULES = [
     "langgraph_context.notes.search",
     "langgraph_context.notes.packets",
     "langgraph_context.notes.tool",
+    "langgraph_context.tools.plan",
+    "langgraph_context.tools.state_notes",
     "langgraph_context.tools.terminal.tool",
+    "langgraph_context.toolkit",
 ]
 
 

@@ -220,15 +220,15 @@ async def test_plan_tools_async() -> None:
     assert [i["status"] for i in state["plan"]] == ["done", "in_progress"]
 
 
-def test_message_key_routes_tool_messages() -> None:
-    """message_key sends the ToolMessage to another messages channel."""
+def test_messages_key_routes_tool_messages() -> None:
+    """messages_key sends the ToolMessage to another messages channel."""
 
     class Alt(PlanStateMixin, TypedDict):
         chat: Annotated[list[Any], add_messages]
 
     graph = StateGraph(Alt)
     graph.add_node(
-        "tools", ToolNode([create_write_plan_tool(message_key="chat")], messages_key="chat")
+        "tools", ToolNode([create_write_plan_tool(messages_key="chat")], messages_key="chat")
     )
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
@@ -243,7 +243,7 @@ def test_message_key_routes_tool_messages() -> None:
         ({"name": "bad name"}, "name must be"),
         ({"name": ""}, "name must be"),
         ({"description": "  "}, "description must be"),
-        ({"message_key": ""}, "message_key must be"),
+        ({"messages_key": ""}, "messages_key must be"),
     ],
 )
 def test_factories_reject_bad_arguments(kwargs: dict[str, Any], match: str) -> None:

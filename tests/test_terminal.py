@@ -13,7 +13,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_context.tools.terminal import Terminal, create_terminal_tool
-from langgraph_context.tools.terminal._checks import check_awk_program
+from langgraph_context.tools.terminal._awk import check_awk_program
 from langgraph_context.tools.terminal._policies import CommandRefused
 from langgraph_context.tools.terminal._sandbox import split_words
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -85,7 +85,7 @@ def test_exit_codes_and_stderr_are_reported(ws: Path) -> None:
     assert "missing.txt: No such file or directory" in err.output
 
 
-def test_output_is_capped_in_bytes_with_a_marker(ws: Path) -> None:
+def test_output_is_capped_in_characters_with_a_marker(ws: Path) -> None:
     """Output beyond the cap is cut, marked, and the command is stopped early."""
     (ws / "big.txt").write_text("x" * 5_000_000)
     t = Terminal(ws, max_output_chars=1000)
@@ -95,7 +95,22 @@ def test_output_is_capped_in_bytes_with_a_marker(ws: Path) -> None:
     assert result.truncated
     assert (
         result.output
-        == "x" * 1000 + "\n[output truncated at 1000 bytes; narrow the command (head, grep -m)]"
+        == "x" * 1000
+        + "\n[output truncated at 1000 characters; narrow the command (head, grep -m)]"
+    )
+
+
+def test_output_cap_counts_multibyte_characters_not_bytes(ws: Path) -> None:
+    """max_output_chars counts characters: 2- and 3-byte characters are cut whole."""
+    (ws / "fits.txt").write_text("\u00e9" * 900, encoding="utf-8")  # 1800 bytes
+    (ws / "cut.txt").write_text("\u65e5\u00e9" * 5000, encoding="utf-8")  # 25000 bytes
+    t = Terminal(ws, max_output_chars=1000)
+    fits = t.run("cat fits.txt")
+    assert (fits.truncated, fits.output) == (False, "\u00e9" * 900)
+    cut = t.run("cat cut.txt")
+    assert cut.truncated
+    assert cut.output == "\u65e5\u00e9" * 500 + (
+        "\n[output truncated at 1000 characters; narrow the command (head, grep -m)]"
     )
 
 

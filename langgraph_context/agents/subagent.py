@@ -28,7 +28,7 @@ from typing import Annotated, Any, cast
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import StateGraph
 from langgraph.prebuilt import InjectedState
@@ -40,14 +40,7 @@ from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
-from langgraph_context.toolkit import (
-    check_description,
-    check_message_key,
-    check_tool_name,
-    command_result,
-    earlier_sibling_calls,
-    error_result,
-)
+from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 from langgraph_context.tools.state_notes import fresh_note_name
 
 __all__ = [
@@ -87,6 +80,8 @@ _SUMMARY_PROMPT = (
 # gets its own thread instead, so it starts from a clean window and never touches the
 # parent's checkpoints.
 _PARENT_ONLY_KEYS = frozenset({"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map"})
+
+_SUBAGENT = ToolSpec(DEFAULT_SUBAGENT_NAME, DEFAULT_SUBAGENT_DESCRIPTION)
 
 
 def _check_positive(value: int, parameter: str) -> None:
@@ -259,9 +254,8 @@ class _Delegation:
     """
 
     runner: Runnable[Any, Any]
-    tool_name: str
-    message_key: str
-    messages_key: str
+    spec: ToolSpec
+    agent_messages_key: str
     max_result_tokens: int
     token_counter: TokenCounter
     summarizer: BaseChatModel | None
@@ -275,12 +269,12 @@ class _Delegation:
         if not task.strip():
             return error_result("Error: task is empty; describe the task in full.", tool_call_id)
         instruction = _RESULT_INSTRUCTION.format(cap=self.max_result_tokens)
-        inputs = {self.messages_key: [HumanMessage(task.strip() + instruction)]}
+        inputs = {self.agent_messages_key: [HumanMessage(task.strip() + instruction)]}
         return inputs, _child_config(config, tool_call_id, self.recursion_limit)
 
     def answer(self, final: Any) -> str:
         """The sub-run's last non-empty AI answer (`""` when there is none)."""
-        return _final_answer(get_state_value(final, self.messages_key, []))
+        return _final_answer(get_state_value(final, self.agent_messages_key, []))
 
     def condense_options(self) -> dict[str, Any]:
         """Keyword arguments of `condense_result` for this tool."""
@@ -317,16 +311,13 @@ class _Delegation:
         prefix = self._note_prefix(state, tool_call_id)
         shared = _shared_notes(notes if isinstance(notes, Mapping) else {}, prefix, _parent(state))
         suffix = f"\n\nShared notes: {', '.join(shared)}" if shared else ""
-        return command_result({"note": shared}, report + suffix, tool_call_id, self.message_key)
+        return self.spec.command({"note": shared}, report + suffix, tool_call_id)
 
     def _note_prefix(self, state: Any, tool_call_id: str) -> str:
-        siblings = [
-            c
-            for c in earlier_sibling_calls(state, tool_call_id, self.message_key)
-            if c["name"] == self.tool_name
-        ]
-        later = _has_later_sibling(state, tool_call_id, self.tool_name, self.message_key)
-        return f"{self.tool_name}-{len(siblings) + 1}" if siblings or later else self.tool_name
+        name, key = self.spec.name, self.spec.messages_key
+        siblings = [c for c in earlier_sibling_calls(state, tool_call_id, key) if c["name"] == name]
+        later = _has_later_sibling(state, tool_call_id, name, key)
+        return f"{name}-{len(siblings) + 1}" if siblings or later else name
 
 
 def create_subagent_tool(
@@ -339,16 +330,16 @@ def create_subagent_tool(
     summarizer: BaseChatModel | None = None,
     share_notes: bool = False,
     recursion_limit: int = DEFAULT_SUBAGENT_RECURSION_LIMIT,
-    messages_key: str = "messages",
+    agent_messages_key: str = "messages",
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create a `delegate_task(task)` tool that runs a sub-agent in a clean context.
 
     Args:
         agent: A compiled graph (`Pregel`, `RemoteGraph`) taking
-            `{messages_key: [HumanMessage]}` and returning a state with messages (and
+            `{agent_messages_key: [HumanMessage]}` and returning a state with messages (and
             `note` when it keeps notes), or a chat model (any other runnable, such
             as `model.with_retry()`), or a factory `(config) -> chat model` such as
             `resolve_chat_model`; a model is run in a tool-calling loop with `tools`
@@ -360,10 +351,10 @@ def create_subagent_tool(
         summarizer: Optional chat model condensing a report over the cap.
         share_notes: Copy the sub-run's final `note` state into the parent's notes.
         recursion_limit: LangGraph step limit of one sub-run.
-        messages_key: The sub-graph's state key holding its messages.
+        agent_messages_key: The sub-graph's state key holding its messages.
         name: Tool name (default `delegate_task`).
         description: Tool description shown to the parent model.
-        message_key: Parent state key of the messages list (default `messages`).
+        messages_key: Parent state key of the messages list (default `messages`).
 
     Returns:
         A tool returning the condensed report as its `ToolMessage` (a `Command` that
@@ -372,18 +363,15 @@ def create_subagent_tool(
     Raises:
         TypeError: If `agent` is an uncompiled `StateGraph` or not a runnable.
         ValueError: If `tools`/`system_prompt` are given with a compiled graph, or a
-            numeric limit, `name`, `description` or `message_key` is invalid.
+            numeric limit, `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, DEFAULT_SUBAGENT_NAME)
-    key = check_message_key(message_key)
-    tool_description = check_description(description, DEFAULT_SUBAGENT_DESCRIPTION)
+    spec = _SUBAGENT.customize(name=name, description=description, messages_key=messages_key)
     _check_positive(max_result_tokens, "max_result_tokens")
     _check_positive(recursion_limit, "recursion_limit")
     run = _Delegation(
         runner=_runner(agent, tools, system_prompt, share_notes),
-        tool_name=tool_name,
-        message_key=key,
-        messages_key=messages_key,
+        spec=spec,
+        agent_messages_key=agent_messages_key,
         max_result_tokens=max_result_tokens,
         token_counter=resolve_counter(token_counter),
         summarizer=summarizer,
@@ -423,12 +411,7 @@ def create_subagent_tool(
             return run.failure(exc, tool_call_id)
         return run.finish(final, report, state, tool_call_id)
 
-    return StructuredTool.from_function(
-        func=delegate_task,
-        coroutine=adelegate_task,
-        name=tool_name,
-        description=tool_description,
-    )
+    return spec.build(delegate_task, coroutine=adelegate_task)
 
 
 def _parent(state: Any) -> Mapping[str, str]:
@@ -436,8 +419,8 @@ def _parent(state: Any) -> Mapping[str, str]:
     return cast(Mapping[str, str], notes) if isinstance(notes, Mapping) else {}
 
 
-def _has_later_sibling(state: Any, tool_call_id: str, tool_name: str, message_key: str) -> bool:
-    for message in reversed(get_state_value(state, message_key, [])):
+def _has_later_sibling(state: Any, tool_call_id: str, tool_name: str, messages_key: str) -> bool:
+    for message in reversed(get_state_value(state, messages_key, [])):
         if isinstance(message, AIMessage) and any(
             tc.get("id") == tool_call_id for tc in message.tool_calls
         ):

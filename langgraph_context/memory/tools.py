@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
@@ -25,13 +25,7 @@ from langgraph_context.state import (
     get_state_value,
     normalize_constraint,
 )
-from langgraph_context.toolkit import (
-    check_description,
-    check_message_key,
-    check_tool_name,
-    command_result,
-    error_result,
-)
+from langgraph_context.toolkit import ToolSpec, error_result
 
 __all__ = [
     "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
@@ -53,6 +47,9 @@ DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION = (
     "Remove a standing rule that no longer applies (the user withdrew it). Name it by its "
     "id (c-...) or its exact text."
 )
+
+_RECORD_CONSTRAINT = ToolSpec("record_constraint", DEFAULT_RECORD_CONSTRAINT_DESCRIPTION)
+_RESOLVE_CONSTRAINT = ToolSpec("resolve_constraint", DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION)
 
 
 def _active(state: Any) -> list[Constraint]:
@@ -82,24 +79,25 @@ def create_record_constraint_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create the `record_constraint(text)` tool writing to `MemoryStateMixin.constraints`.
 
     Args:
         name: Tool name (default `record_constraint`).
         description: Tool description shown to the model.
-        message_key: State key of the messages list (default `messages`).
+        messages_key: State key of the messages list (default `messages`).
 
     Returns:
         A tool returning a `Command` that adds the constraint and its `ToolMessage`, or an
         error `ToolMessage` (empty or over-long text) leaving the state unchanged.
 
     Raises:
-        ValueError: If `name`, `description` or `message_key` is invalid.
+        ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, "record_constraint")
-    key = check_message_key(message_key)
+    spec = _RECORD_CONSTRAINT.customize(
+        name=name, description=description, messages_key=messages_key
+    )
 
     def record_constraint(
         text: str,
@@ -125,42 +123,38 @@ def create_record_constraint_tool(
                     tool_call_id=tool_call_id,
                 )
         entry = Constraint(id=constraint_id(clean), text=clean, status="active", source="model")
-        return command_result(
+        return spec.command(
             {"constraints": [entry]},
             f"Recorded constraint [{entry['id']}]: {clean}",
             tool_call_id,
-            key,
         )
 
-    return StructuredTool.from_function(
-        func=record_constraint,
-        name=tool_name,
-        description=check_description(description, DEFAULT_RECORD_CONSTRAINT_DESCRIPTION),
-    )
+    return spec.build(record_constraint)
 
 
 def create_resolve_constraint_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create the `resolve_constraint(constraint)` tool removing an active constraint.
 
     Args:
         name: Tool name (default `resolve_constraint`).
         description: Tool description shown to the model.
-        message_key: State key of the messages list (default `messages`).
+        messages_key: State key of the messages list (default `messages`).
 
     Returns:
         A tool returning a `Command` that removes the constraint, or an error
         `ToolMessage` listing the active constraints when none matches.
 
     Raises:
-        ValueError: If `name`, `description` or `message_key` is invalid.
+        ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, "resolve_constraint")
-    key = check_message_key(message_key)
+    spec = _RESOLVE_CONSTRAINT.customize(
+        name=name, description=description, messages_key=messages_key
+    )
 
     def resolve_constraint(
         constraint: str,
@@ -179,15 +173,10 @@ def create_resolve_constraint_tool(
                 f"Active constraints:\n{render_constraints(active)}",
                 tool_call_id,
             )
-        return command_result(
+        return spec.command(
             {"constraints": [{**match, "status": "resolved"}]},
             f"Resolved constraint [{match['id']}]: {match['text']}",
             tool_call_id,
-            key,
         )
 
-    return StructuredTool.from_function(
-        func=resolve_constraint,
-        name=tool_name,
-        description=check_description(description, DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION),
-    )
+    return spec.build(resolve_constraint)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
@@ -44,7 +44,7 @@ from langgraph_context.notes.model import (
     NoteScorer,
     NoteStore,
 )
-from langgraph_context.toolkit import check_tool_name, check_workspace, error_result
+from langgraph_context.toolkit import ToolSpec, check_workspace, error_result
 
 __all__ = [
     "DEFAULT_NOTE_TOOL_PREFIX",
@@ -284,14 +284,9 @@ def create_note_tools(
     }
     tools: list[BaseTool] = []
     for action in chosen:
-        name = check_tool_name(f"{prefix}_{action}", f"{DEFAULT_NOTE_TOOL_PREFIX}_{action}")
-        tools.append(
-            StructuredTool.from_function(
-                builders[action](resolve),
-                name=name,
-                description=_DESCRIPTIONS[action],
-            )
-        )
+        default = ToolSpec(f"{DEFAULT_NOTE_TOOL_PREFIX}_{action}", _DESCRIPTIONS[action])
+        spec = default.customize(name=f"{prefix}_{action}")
+        tools.append(spec.build(builders[action](resolve)))
     return tools
 
 

@@ -18,20 +18,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from langgraph_context.state import PLAN_STATUSES, PlanItem, get_state_value, render_plan
-from langgraph_context.toolkit import (
-    check_description,
-    check_message_key,
-    check_tool_name,
-    command_result,
-    earlier_sibling_calls,
-    error_result,
-)
+from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 
 __all__ = [
     "DEFAULT_UPDATE_PLAN_DESCRIPTION",
@@ -56,6 +49,9 @@ DEFAULT_UPDATE_PLAN_DESCRIPTION = (
 # earlier plan call in the same AI turn, whatever the user named the tools.
 _PLAN_TOOL_NAMES: set[str] = set()
 
+_WRITE_PLAN = ToolSpec("write_plan", DEFAULT_WRITE_PLAN_DESCRIPTION)
+_UPDATE_PLAN = ToolSpec("update_plan", DEFAULT_UPDATE_PLAN_DESCRIPTION)
+
 
 class PlanUpdate(BaseModel):
     """A requested status change for one plan step."""
@@ -67,8 +63,8 @@ class PlanUpdate(BaseModel):
     )
 
 
-def _refuse_if_not_first(state: Any, tool_call_id: str, message_key: str) -> ToolMessage | None:
-    earlier = earlier_sibling_calls(state, tool_call_id, message_key)
+def _refuse_if_not_first(state: Any, tool_call_id: str, messages_key: str) -> ToolMessage | None:
+    earlier = earlier_sibling_calls(state, tool_call_id, messages_key)
     names = [tc["name"] for tc in earlier if tc["name"] in _PLAN_TOOL_NAMES]
     if names:
         return error_result(
@@ -83,35 +79,34 @@ def create_write_plan_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create the `write_plan(plan: list[str])` tool.
 
     Args:
         name: Tool name (default `write_plan`).
         description: Tool description shown to the model.
-        message_key: State key of the messages list (default `messages`).
+        messages_key: State key of the messages list (default `messages`).
 
     Returns:
         A tool returning a `Command` that sets `plan` and adds its `ToolMessage`.
 
     Raises:
-        ValueError: If `name`, `description` or `message_key` is invalid.
+        ValueError: If `name`, `description` or `messages_key` is invalid.
 
     Example:
         >>> create_write_plan_tool().name
         'write_plan'
     """
-    tool_name = check_tool_name(name, "write_plan")
-    key = check_message_key(message_key)
-    _PLAN_TOOL_NAMES.add(tool_name)
+    spec = _WRITE_PLAN.customize(name=name, description=description, messages_key=messages_key)
+    _PLAN_TOOL_NAMES.add(spec.name)
 
     def write_plan(
         plan: list[str],
         tool_call_id: Annotated[str, InjectedToolCallId],
         state: Annotated[Any, InjectedState],
     ) -> Command[Any] | ToolMessage:
-        refused = _refuse_if_not_first(state, tool_call_id, key)
+        refused = _refuse_if_not_first(state, tool_call_id, spec.messages_key)
         if refused is not None:
             return refused
         steps = [step.strip() for step in plan]
@@ -137,13 +132,9 @@ def create_write_plan_tool(
         content = (
             f"Plan written with {len(items)} step(s). Start with: {steps[0]}\n{render_plan(items)}"
         )
-        return command_result({"plan": items}, content, tool_call_id, key)
+        return spec.command({"plan": items}, content, tool_call_id)
 
-    return StructuredTool.from_function(
-        func=write_plan,
-        name=tool_name,
-        description=check_description(description, DEFAULT_WRITE_PLAN_DESCRIPTION),
-    )
+    return spec.build(write_plan)
 
 
 def apply_plan_updates(
@@ -208,32 +199,31 @@ def create_update_plan_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create the `update_plan(update_plans: list[PlanUpdate])` tool.
 
     Args:
         name: Tool name (default `update_plan`).
         description: Tool description shown to the model.
-        message_key: State key of the messages list (default `messages`).
+        messages_key: State key of the messages list (default `messages`).
 
     Returns:
         A tool returning a `Command` with the new `plan` and its `ToolMessage`, or an
         error `ToolMessage` leaving the plan unchanged.
 
     Raises:
-        ValueError: If `name`, `description` or `message_key` is invalid.
+        ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, "update_plan")
-    key = check_message_key(message_key)
-    _PLAN_TOOL_NAMES.add(tool_name)
+    spec = _UPDATE_PLAN.customize(name=name, description=description, messages_key=messages_key)
+    _PLAN_TOOL_NAMES.add(spec.name)
 
     def update_plan(
         update_plans: list[PlanUpdate],
         tool_call_id: Annotated[str, InjectedToolCallId],
         state: Annotated[Any, InjectedState],
     ) -> Command[Any] | ToolMessage:
-        refused = _refuse_if_not_first(state, tool_call_id, key)
+        refused = _refuse_if_not_first(state, tool_call_id, spec.messages_key)
         if refused is not None:
             return refused
         plan: list[PlanItem] = list(get_state_value(state, "plan", []))
@@ -254,12 +244,6 @@ def create_update_plan_tool(
             head = "Plan updated. All steps are done."
         else:
             head = "Plan updated. No step is in progress."
-        return command_result(
-            {"plan": new_plan}, f"{head}\n{render_plan(new_plan)}", tool_call_id, key
-        )
+        return spec.command({"plan": new_plan}, f"{head}\n{render_plan(new_plan)}", tool_call_id)
 
-    return StructuredTool.from_function(
-        func=update_plan,
-        name=tool_name,
-        description=check_description(description, DEFAULT_UPDATE_PLAN_DESCRIPTION),
-    )
+    return spec.build(update_plan)

@@ -18,19 +18,12 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
 from langgraph_context.state import get_state_value
-from langgraph_context.toolkit import (
-    check_description,
-    check_message_key,
-    check_tool_name,
-    command_result,
-    earlier_sibling_calls,
-    error_result,
-)
+from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 
 __all__ = [
     "DEFAULT_LS_DESCRIPTION",
@@ -58,6 +51,11 @@ DEFAULT_UPDATE_NOTE_DESCRIPTION = (
     "Edit a note: replace origin_content (an exact snippet of the note) with new_content. "
     "The snippet must occur exactly once unless replace_all is true."
 )
+
+_WRITE_NOTE = ToolSpec("write_note", DEFAULT_WRITE_NOTE_DESCRIPTION)
+_LS = ToolSpec("ls", DEFAULT_LS_DESCRIPTION)
+_QUERY_NOTE = ToolSpec("query_note", DEFAULT_QUERY_NOTE_DESCRIPTION)
+_UPDATE_NOTE = ToolSpec("update_note", DEFAULT_UPDATE_NOTE_DESCRIPTION)
 
 
 def _notes(state: Any) -> Mapping[str, str]:
@@ -104,23 +102,22 @@ def create_write_note_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create the `write_note(file_name, content)` tool.
 
     Args:
         name: Tool name (default `write_note`).
         description: Tool description shown to the model.
-        message_key: State key of the messages list (default `messages`).
+        messages_key: State key of the messages list (default `messages`).
 
     Returns:
         A tool returning a `Command` that adds the note and its `ToolMessage`.
 
     Raises:
-        ValueError: If `name`, `description` or `message_key` is invalid.
+        ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, "write_note")
-    key = check_message_key(message_key)
+    spec = _WRITE_NOTE.customize(name=name, description=description, messages_key=messages_key)
 
     def write_note(
         file_name: str,
@@ -133,24 +130,19 @@ def create_write_note_tool(
             return _name_error(tool_call_id)
         taken = set(_notes(state))
         # Replay the earlier writes of this same AI turn so parallel calls agree on names.
-        for call in earlier_sibling_calls(state, tool_call_id, key):
+        for call in earlier_sibling_calls(state, tool_call_id, spec.messages_key):
             sibling = _clean_name(call["args"].get("file_name"))
-            if call["name"] == tool_name and sibling is not None:
+            if call["name"] == spec.name and sibling is not None:
                 taken.add(fresh_note_name(sibling, taken))
         used = fresh_note_name(clean, taken)
         renamed = f" ({clean!r} was taken)" if used != clean else ""
-        return command_result(
+        return spec.command(
             {"note": {used: content}},
             f"Note {used!r} written{renamed}, {len(content)} characters.",
             tool_call_id,
-            key,
         )
 
-    return StructuredTool.from_function(
-        func=write_note,
-        name=tool_name,
-        description=check_description(description, DEFAULT_WRITE_NOTE_DESCRIPTION),
-    )
+    return spec.build(write_note)
 
 
 def create_ls_tool(*, name: str | None = None, description: str | None = None) -> BaseTool:
@@ -166,7 +158,7 @@ def create_ls_tool(*, name: str | None = None, description: str | None = None) -
     Raises:
         ValueError: If `name` or `description` is invalid.
     """
-    tool_name = check_tool_name(name, "ls")
+    spec = _LS.customize(name=name, description=description)
 
     def ls(state: Annotated[Any, InjectedState]) -> str:
         notes = _notes(state)
@@ -175,11 +167,7 @@ def create_ls_tool(*, name: str | None = None, description: str | None = None) -
         lines = [f"- {n} ({len(notes[n])} chars)" for n in sorted(notes)]
         return f"{len(notes)} note(s):\n" + "\n".join(lines)
 
-    return StructuredTool.from_function(
-        func=ls,
-        name=tool_name,
-        description=check_description(description, DEFAULT_LS_DESCRIPTION),
-    )
+    return spec.build(ls)
 
 
 def create_query_note_tool(*, name: str | None = None, description: str | None = None) -> BaseTool:
@@ -195,7 +183,7 @@ def create_query_note_tool(*, name: str | None = None, description: str | None =
     Raises:
         ValueError: If `name` or `description` is invalid.
     """
-    tool_name = check_tool_name(name, "query_note")
+    spec = _QUERY_NOTE.customize(name=name, description=description)
 
     def query_note(
         file_name: str,
@@ -213,35 +201,30 @@ def create_query_note_tool(*, name: str | None = None, description: str | None =
             )
         return ToolMessage(notes[clean], tool_call_id=tool_call_id)
 
-    return StructuredTool.from_function(
-        func=query_note,
-        name=tool_name,
-        description=check_description(description, DEFAULT_QUERY_NOTE_DESCRIPTION),
-    )
+    return spec.build(query_note)
 
 
 def create_update_note_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    message_key: str | None = None,
+    messages_key: str | None = None,
 ) -> BaseTool:
     """Create the `update_note(file_name, origin_content, new_content, replace_all)` tool.
 
     Args:
         name: Tool name (default `update_note`).
         description: Tool description shown to the model.
-        message_key: State key of the messages list (default `messages`).
+        messages_key: State key of the messages list (default `messages`).
 
     Returns:
         A tool returning a `Command` with the edited note, or an error `ToolMessage`
         leaving every note unchanged.
 
     Raises:
-        ValueError: If `name`, `description` or `message_key` is invalid.
+        ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    tool_name = check_tool_name(name, "update_note")
-    key = check_message_key(message_key)
+    spec = _UPDATE_NOTE.customize(name=name, description=description, messages_key=messages_key)
 
     def update_note(
         file_name: str,
@@ -261,10 +244,10 @@ def create_update_note_tool(
                 f"Existing notes: {_note_list(notes)}.",
                 tool_call_id,
             )
-        for call in earlier_sibling_calls(state, tool_call_id, key):
-            if call["name"] == tool_name and _clean_name(call["args"].get("file_name")) == clean:
+        for call in earlier_sibling_calls(state, tool_call_id, spec.messages_key):
+            if call["name"] == spec.name and _clean_name(call["args"].get("file_name")) == clean:
                 return error_result(
-                    f"Refused: an earlier {tool_name} call in this turn edits {clean!r}. "
+                    f"Refused: an earlier {spec.name} call in this turn edits {clean!r}. "
                     "Read its result, then send this edit again.",
                     tool_call_id,
                 )
@@ -289,15 +272,10 @@ def create_update_note_tool(
             )
         count = occurrences if replace_all else 1
         updated = text.replace(origin_content, new_content, count)
-        return command_result(
+        return spec.command(
             {"note": {clean: updated}},
             f"Note {clean!r} updated ({count} replacement(s)).",
             tool_call_id,
-            key,
         )
 
-    return StructuredTool.from_function(
-        func=update_note,
-        name=tool_name,
-        description=check_description(description, DEFAULT_UPDATE_NOTE_DESCRIPTION),
-    )
+    return spec.build(update_note)

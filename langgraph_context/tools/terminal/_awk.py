@@ -11,6 +11,7 @@ disagree the program is refused, because a misread regex hides code from the che
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from langgraph_context.tools.terminal._policies import CommandRefused
 
@@ -300,6 +301,23 @@ def _number_end(program: str, position: int) -> int:
     return end
 
 
+@dataclass
+class _Scan:
+    """What the scanner remembers between tokens.
+
+    Attributes:
+        previous: "", `_OPERAND`, `_AMBIGUOUS`, or the last keyword/punctuation token.
+        in_print: Whether a `print`/`printf` statement is open.
+        depth: Bracket depth inside the open `print` statement.
+        parens: One entry per open `(`: True for the parenthesis of an if/while/for header.
+    """
+
+    previous: str = ""
+    in_print: bool = False
+    depth: int = 0
+    parens: list[bool] = field(default_factory=list)
+
+
 def check_awk_program(program: str) -> None:
     """Refuse awk programs that could run commands, write files or read other files.
 
@@ -313,94 +331,115 @@ def check_awk_program(program: str) -> None:
     Raises:
         CommandRefused: With the reason.
     """
-    in_print = False
-    depth = 0
-    parens: list[bool] = []  # True for the parenthesis of an if/while/for header
-    previous = ""  # "", _OPERAND, _AMBIGUOUS, or the last keyword/punctuation token
+    scan = _Scan()
     newline = False
     position = 0
     while position < len(program):
-        char = program[position]
-        pair = program[position : position + 2]
-        if char == "\n":
+        if program[position] == "\n":
             newline, position = True, position + 1
             continue
-        if char.isspace() or pair in {"\\\n", "\\\r"}:
-            position += 2 if char == "\\" else 1
+        after_blank = _skip_blank(program, position)
+        if after_blank != position:
+            position = after_blank
             continue
-        if char == "#":
-            end = program.find("\n", position)
-            position = len(program) if end < 0 else end
-            continue
-        token_newline, newline = newline, False
-        if char == "/" and _slash_kind(previous, token_newline) == "regex":
-            certain = previous in _REGEX_CERTAIN or (token_newline and previous == "}")
-            position = _end_of_regex(program, position, quote_allowed=certain)
-            previous = _OPERAND
-            continue
-        if char == '"':
-            position = _end_of_string(program, position)
-            previous = _OPERAND
-            continue
-        if not char.isascii():
-            # awk names and operators are ASCII; what awk makes of other bytes differs
-            # between implementations, so they may appear only in strings and regexes.
-            raise _refuse("non-ASCII characters are allowed only inside awk strings and regexes")
-        if char.isalpha() or char == "_":
-            end = position
-            while end < len(program) and _is_name_char(program[end]):
-                end += 1
-            name, position = program[position:end], end
-            if name in _BANNED:
-                raise _refuse(_BANNED[name])
-            if name in {"print", "printf"}:
-                in_print, depth = True, 0
-            if name in _KEYWORDS:
-                previous = name
-            elif name in _AMBIGUOUS_NAMES:
-                previous = _AMBIGUOUS
-            else:
-                previous = _OPERAND
-            continue
-        if char in _DIGITS or (char == "." and program[position + 1 : position + 2] in _DIGITS):
-            position = _number_end(program, position)
-            if position < len(program) and _is_name_char(program[position]):
-                # awk ends the number where strtod does and reads what follows as a
-                # separate name ("1system(...)" is 1 then system(...)): refuse rather
-                # than guess where a number ends.
-                raise _refuse(
-                    "a name or letter right after a number is ambiguous in awk; "
-                    "put a space or an operator between them"
-                )
-            previous = _OPERAND
-            continue
-        if char == "@":
-            raise _refuse("awk @ directives and indirect calls (@include, @load, @f()) load code")
-        if char == "\\":
+        position = _scan_token(program, position, scan, newline=newline)
+        newline = False
+
+
+def _skip_blank(program: str, position: int) -> int:
+    """Index past the blank, line continuation or comment at `position` (else `position`).
+
+    A comment ends before its newline, which the caller reads as a line break.
+    """
+    char = program[position]
+    if char.isspace() or program[position : position + 2] in {"\\\n", "\\\r"}:
+        return position + (2 if char == "\\" else 1)
+    if char == "#":
+        end = program.find("\n", position)
+        return len(program) if end < 0 else end
+    return position
+
+
+def _scan_token(program: str, position: int, scan: _Scan, *, newline: bool) -> int:
+    """Check the token at `position`, update `scan`, and return the index past it."""
+    char = program[position]
+    if char == "/" and _slash_kind(scan.previous, newline) == "regex":
+        certain = scan.previous in _REGEX_CERTAIN or (newline and scan.previous == "}")
+        end = _end_of_regex(program, position, quote_allowed=certain)
+        scan.previous = _OPERAND
+        return end
+    if char == '"':
+        end = _end_of_string(program, position)
+        scan.previous = _OPERAND
+        return end
+    if not char.isascii():
+        # awk names and operators are ASCII; what awk makes of other bytes differs
+        # between implementations, so they may appear only in strings and regexes.
+        raise _refuse("non-ASCII characters are allowed only inside awk strings and regexes")
+    if char.isalpha() or char == "_":
+        return _scan_name(program, position, scan)
+    if char in _DIGITS or (char == "." and program[position + 1 : position + 2] in _DIGITS):
+        end = _number_end(program, position)
+        if end < len(program) and _is_name_char(program[end]):
+            # awk ends the number where strtod does and reads what follows as a
+            # separate name ("1system(...)" is 1 then system(...)): refuse rather
+            # than guess where a number ends.
             raise _refuse(
-                "a backslash outside strings and regexes is only allowed before a newline"
+                "a name or letter right after a number is ambiguous in awk; "
+                "put a space or an operator between them"
             )
-        token = pair if pair in _TWO_CHAR else char
-        position += len(token)
-        if token in {"|", "|&"}:
-            raise _refuse("awk pipes run other programs")
-        if token in {">", ">>"} and in_print and depth <= 0:
-            raise _refuse(
-                "awk output redirection writes files; put comparisons in parentheses: "
-                "print ($1 > 5)"
-            )
-        if token in {";", "{", "}"}:
-            in_print = False
-        if token in {"(", "["}:
-            depth += 1
-            if token == "(":
-                parens.append(previous in _HEADERS)
-        elif token in {")", "]"}:
-            depth -= 1
-            header = token == ")" and bool(parens) and parens.pop()
-            previous = _AMBIGUOUS if header else _OPERAND
-            continue
-        if token in {"++", "--", "$"}:
-            previous = _AMBIGUOUS if token != "$" else token
-            continue
-        previous = token
+        scan.previous = _OPERAND
+        return end
+    return _scan_operator(program, position, scan)
+
+
+def _scan_name(program: str, position: int, scan: _Scan) -> int:
+    """Check the name starting at `position`; return the index past it."""
+    end = position
+    while end < len(program) and _is_name_char(program[end]):
+        end += 1
+    name = program[position:end]
+    if name in _BANNED:
+        raise _refuse(_BANNED[name])
+    if name in {"print", "printf"}:
+        scan.in_print, scan.depth = True, 0
+    if name in _KEYWORDS:
+        scan.previous = name
+    elif name in _AMBIGUOUS_NAMES:
+        scan.previous = _AMBIGUOUS
+    else:
+        scan.previous = _OPERAND
+    return end
+
+
+def _scan_operator(program: str, position: int, scan: _Scan) -> int:
+    """Check the operator or punctuation at `position`; return the index past it."""
+    char = program[position]
+    if char == "@":
+        raise _refuse("awk @ directives and indirect calls (@include, @load, @f()) load code")
+    if char == "\\":
+        raise _refuse("a backslash outside strings and regexes is only allowed before a newline")
+    pair = program[position : position + 2]
+    token = pair if pair in _TWO_CHAR else char
+    if token in {"|", "|&"}:
+        raise _refuse("awk pipes run other programs")
+    if token in {">", ">>"} and scan.in_print and scan.depth <= 0:
+        raise _refuse(
+            "awk output redirection writes files; put comparisons in parentheses: print ($1 > 5)"
+        )
+    if token in {";", "{", "}"}:
+        scan.in_print = False
+    if token in {"(", "["}:
+        scan.depth += 1
+        if token == "(":
+            scan.parens.append(scan.previous in _HEADERS)
+        scan.previous = token
+    elif token in {")", "]"}:
+        scan.depth -= 1
+        header = token == ")" and bool(scan.parens) and scan.parens.pop()
+        scan.previous = _AMBIGUOUS if header else _OPERAND
+    elif token in {"++", "--"}:
+        scan.previous = _AMBIGUOUS
+    else:
+        scan.previous = token
+    return position + len(token)

@@ -1,11 +1,13 @@
-"""Deep checks for the two commands whose arguments are programs: `find` and `awk`."""
+"""The `find` expression check: which primaries exist, their arity, and which are refused.
+
+The other program-taking command, awk, has its own scanner in `_awk`.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-from langgraph_context.tools.terminal._awk import check_awk_program
 from langgraph_context.tools.terminal._policies import (
     FILE_LIST_REASON,
     SYMLINK_REASON,
@@ -13,7 +15,7 @@ from langgraph_context.tools.terminal._policies import (
     CommandRefused,
 )
 
-__all__ = ["check_awk_program", "find_primary_arity"]
+__all__ = ["find_primary_arity"]
 
 _WRITES = WRITES_REASON
 _SYMLINK = SYMLINK_REASON

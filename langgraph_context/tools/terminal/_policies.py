@@ -1,4 +1,4 @@
-"""Per-command option policies for the read-only terminal, plus the awk and find checks.
+"""Per-command option policies for the read-only terminal, and its `CommandRefused` error.
 
 A policy lists which options take a value (so the value is never mistaken for an
 operand), which of those values are free text rather than paths, and which options are

@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from langgraph_context.tools.terminal._checks import check_awk_program, find_primary_arity
+from langgraph_context.tools.terminal._awk import check_awk_program
+from langgraph_context.tools.terminal._checks import find_primary_arity
 from langgraph_context.tools.terminal._policies import (
     BUILTINS,
     POLICIES,

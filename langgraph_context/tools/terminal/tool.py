@@ -15,20 +15,17 @@
 4. The process runs with a scrubbed environment (no secrets from the parent), stdin
    closed, in its own process group, with `RLIMIT_FSIZE=0` (it cannot grow any file)
    and no core dumps; on timeout the whole group is killed.
-5. Output (stdout then stderr) is read as it streams and capped in bytes; the command
-   is stopped once the cap is reached, and a marker says so. Exit codes are reported.
+5. Output (stdout then stderr) is decoded as UTF-8 as it streams and capped in
+   characters; the command is stopped once the cap is reached, and a marker says so.
+   Exit codes are reported.
 
 Refusals come back to the model as error tool messages saying why and what is allowed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import resource
-import selectors
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -38,11 +35,17 @@ from pathlib import Path
 from typing import IO, Annotated, Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolCallId
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.toolkit import check_description, check_tool_name, check_workspace
+from langgraph_context.toolkit import ToolSpec, check_workspace
 from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
+from langgraph_context.tools.terminal._process import (
+    collect_output,
+    feed_stdin,
+    kill_group,
+    limit_child,
+)
 from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
 from langgraph_context.tools.terminal._tree import render_tree
 
@@ -63,8 +66,7 @@ DEFAULT_MAX_OUTPUT_CHARS = 20_000
 DEFAULT_TERMINAL_NAME = "terminal"
 SANDBOX_PATH = "/usr/bin:/bin"
 SUPPORTED_COMMANDS: frozenset[str] = frozenset(POLICIES) | BUILTINS
-TRUNCATION_MARKER = "\n[output truncated at {cap} bytes; narrow the command (head, grep -m)]"
-_READ_CHUNK = 65_536
+_TRUNCATION_MARKER = "\n[output truncated at {cap} characters; narrow the command (head, grep -m)]"
 _KILL_GRACE = 2.0
 DEFAULT_TERMINAL_DESCRIPTION = (
     "Run one read-only command in the project workspace to explore files: ls, tree, cat, "
@@ -73,6 +75,8 @@ DEFAULT_TERMINAL_DESCRIPTION = (
     "chaining (;, &&), redirection, $(...) and writing files do not. Paths must stay "
     "inside the workspace."
 )
+
+_TERMINAL = ToolSpec(DEFAULT_TERMINAL_NAME, DEFAULT_TERMINAL_DESCRIPTION)
 
 
 @dataclass(frozen=True)
@@ -115,19 +119,14 @@ class TerminalResult:
         return "\n".join(parts) if parts else "(no output)"
 
 
-def _limits(cpu_seconds: int) -> None:  # pragma: no cover - runs in the child
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-
-
 class Terminal:
     r"""A sandboxed read-only terminal over one workspace; keeps its own `cd` state.
 
     Args:
         workspace: The directory the terminal is confined to (must exist).
         timeout: Seconds a command may run before its process group is killed.
-        max_output_chars: Cap on output bytes (stdout + stderr) returned per command.
+        max_output_chars: Cap on output characters (stdout + stderr) returned per
+            command.
         allow_cd: Whether `cd` may change the current directory.
         allowed_commands: Commands to allow (default: all supported and installed).
 
@@ -256,7 +255,8 @@ class Terminal:
             feed = self._builtin_output(stages[0])
             stages = stages[1:]
             if not stages:
-                return self._finish(command, feed, b"", 0, timed_out=False)
+                text = feed.decode("utf-8", errors="replace")
+                return self._finish(command, text, "", 0, timed_out=False)
         cap = self.max_output_chars
         deadline = time.monotonic() + self.timeout
         err_read, err_write = os.pipe()
@@ -274,7 +274,7 @@ class Terminal:
                     env=self.env,
                     close_fds=True,
                     process_group=procs[0].pid if procs else 0,
-                    preexec_fn=lambda: _limits(cpu),  # noqa: PLW1509 - only setrlimit
+                    preexec_fn=lambda: limit_child(cpu),  # noqa: PLW1509 - only setrlimit
                 )
                 if procs and procs[-1].stdout is not None:
                     procs[-1].stdout.close()  # the next stage owns the read end now
@@ -283,21 +283,21 @@ class Terminal:
                 previous = proc.stdout
         except OSError as error:
             if procs:
-                _kill_group(procs[0].pid)
+                kill_group(procs[0].pid)
             os.close(err_read)
             raise CommandRefused(f"could not start the command: {error}") from error
         finally:
             os.close(err_write)
         if feed is not None:
-            _feed(procs[0], feed)
-        out, err, truncated, timed_out = _collect(procs[-1], err_read, cap, deadline)
+            feed_stdin(procs[0], feed)
+        out, err, truncated, timed_out = collect_output(procs[-1], err_read, cap, deadline)
         if truncated or timed_out:
-            _kill_group(procs[0].pid)
+            kill_group(procs[0].pid)
         for proc in procs:
             try:
                 proc.wait(timeout=_KILL_GRACE)
             except subprocess.TimeoutExpired:
-                _kill_group(procs[0].pid)
+                kill_group(procs[0].pid)
                 proc.wait()
         code = procs[-1].returncode
         return self._finish(command, out, err, code, timed_out=timed_out, truncated=truncated)
@@ -305,8 +305,8 @@ class Terminal:
     def _finish(
         self,
         command: str,
-        out: bytes,
-        err: bytes,
+        out: str,
+        err: str,
         code: int | None,
         *,
         timed_out: bool,
@@ -317,12 +317,11 @@ class Terminal:
             truncated = True
             out = out[:cap]
             err = err[: max(0, cap - len(out))]
-        text = out.decode("utf-8", errors="replace")
+        text = out
         if err:
-            text += ("" if not text or text.endswith("\n") else "\n") + "[stderr]\n"
-            text += err.decode("utf-8", errors="replace")
+            text += ("" if not text or text.endswith("\n") else "\n") + "[stderr]\n" + err
         if truncated:
-            text += TRUNCATION_MARKER.format(cap=cap)
+            text += _TRUNCATION_MARKER.format(cap=cap)
         return TerminalResult(
             command,
             text,
@@ -331,57 +330,6 @@ class Terminal:
             truncated=truncated,
             cwd=str(self.cwd),
         )
-
-
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    def write() -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError):
-            proc.stdin.write(data)
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-
-    threading.Thread(target=write, daemon=True).start()
-
-
-def _collect(
-    last: subprocess.Popen[bytes], err_fd: int, cap: int, deadline: float
-) -> tuple[bytes, bytes, bool, bool]:
-    assert last.stdout is not None
-    out_fd = last.stdout.fileno()
-    buffers = {out_fd: bytearray(), err_fd: bytearray()}
-    selector = selectors.DefaultSelector()
-    selector.register(out_fd, selectors.EVENT_READ)
-    selector.register(err_fd, selectors.EVENT_READ)
-    open_fds = {out_fd, err_fd}
-    truncated = timed_out = False
-    try:
-        while open_fds:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in selector.select(timeout=min(remaining, 0.5)):
-                fd = int(key.fd)
-                chunk = os.read(fd, _READ_CHUNK)
-                if not chunk:
-                    selector.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                buffers[fd].extend(chunk)
-            if len(buffers[out_fd]) + len(buffers[err_fd]) > cap:
-                truncated = True
-                break
-    finally:
-        selector.close()
-        os.close(err_fd)
-        last.stdout.close()
-    return bytes(buffers[out_fd]), bytes(buffers[err_fd]), truncated, timed_out
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def create_terminal_tool(
@@ -399,7 +347,7 @@ def create_terminal_tool(
     Args:
         workspace: The directory commands are confined to.
         timeout: Seconds before a command's process group is killed.
-        max_output_chars: Cap on output bytes per command (a marker says when cut).
+        max_output_chars: Cap on output characters per command (a marker says when cut).
         allow_cd: Whether `cd` may change the tool's current directory.
         allowed_commands: Commands to allow (default: all of `SUPPORTED_COMMANDS` that
             are installed).
@@ -424,8 +372,7 @@ def create_terminal_tool(
         allow_cd=allow_cd,
         allowed_commands=allowed_commands,
     )
-    tool_name = check_tool_name(name, DEFAULT_TERMINAL_NAME)
-    tool_description = check_description(description, DEFAULT_TERMINAL_DESCRIPTION)
+    spec = _TERMINAL.customize(name=name, description=description)
 
     def run_terminal(command: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
         """Run a read-only command."""
@@ -442,7 +389,7 @@ def create_terminal_tool(
             artifact=_artifact(result),
         )
 
-    tool = StructuredTool.from_function(run_terminal, name=tool_name, description=tool_description)
+    tool = spec.build(run_terminal)
     tool.metadata = {"terminal": terminal}
     return tool
 
