@@ -361,7 +361,7 @@ def _finish(
         wrapper = costs.of(HumanMessage(""))
         room = min(reserve, max_tokens - costs.total(kept, kept_cost) - wrapper)
         while room > 0:
-            text = snap.render(max_tokens=room, token_counter=costs.counter)
+            text = snap.render(max_tokens=room, token_counter=costs.token_counter)
             if not text:
                 break
             message = snapshot_message(text, snap)
@@ -369,7 +369,7 @@ def _finish(
             if costs.total(candidate, kept_cost + costs.of(message)) <= max_tokens:
                 out = candidate
                 kept_cost += costs.of(message)
-                snapshot_tokens = int(costs.counter(text))
+                snapshot_tokens = int(costs.token_counter(text))
                 break
             room = room // 2
     lost_snapshots = 0
