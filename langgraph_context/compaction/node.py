@@ -32,10 +32,6 @@ from typing_extensions import TypedDict
 from langgraph_context.compaction._step import Config, Step
 from langgraph_context.compaction.options import (
     COMPACTION_MODES,
-    DEFAULT_ARCHIVE_PREFIX,
-    DEFAULT_OUTPUT_KEY,
-    DEFAULT_REQUEST_KEY,
-    DEFAULT_STATE_KEY,
     TRIGGER_KINDS,
     Archive,
     CompactionKeys,
@@ -43,7 +39,8 @@ from langgraph_context.compaction.options import (
     Keep,
     SummaryOptions,
     Trigger,
-    TriggerKind,
+    check_one_of,
+    check_positive,
 )
 from langgraph_context.compaction.strategies import (
     DEFAULT_KEEP_TOOL_ROUNDS,
@@ -54,24 +51,7 @@ from langgraph_context.compaction.summarize import asummarize_messages, summariz
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
-__all__ = [
-    "COMPACTION_MODES",
-    "DEFAULT_ARCHIVE_PREFIX",
-    "DEFAULT_OUTPUT_KEY",
-    "DEFAULT_REQUEST_KEY",
-    "DEFAULT_STATE_KEY",
-    "TRIGGER_KINDS",
-    "Archive",
-    "CompactionKeys",
-    "CompactionMode",
-    "CompactionRecord",
-    "CompactionStateMixin",
-    "Keep",
-    "SummaryOptions",
-    "Trigger",
-    "TriggerKind",
-    "create_compaction_node",
-]
+__all__ = ["CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
 
 
 class CompactionRecord(TypedDict, total=False):
@@ -130,12 +110,8 @@ def _triggers(
 def _check_config(
     *, max_tokens: int, mode: str, keep: Keep | None, strategy: str, messages_key: str
 ) -> None:
-    if not isinstance(max_tokens, int) or max_tokens <= 0:
-        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise InvalidArgumentError(msg)
-    if mode not in COMPACTION_MODES:
-        msg = f"mode must be one of {list(COMPACTION_MODES)}, got {mode!r}"
-        raise InvalidArgumentError(msg)
+    check_positive("max_tokens", max_tokens)
+    check_one_of("mode", mode, COMPACTION_MODES)
     if keep is not None and not (
         isinstance(keep, tuple)
         and len(keep) == 2
@@ -145,9 +121,7 @@ def _check_config(
     ):
         msg = f"keep must be ('tokens', n) or ('messages', n) with n >= 0, got {keep!r}"
         raise InvalidArgumentError(msg)
-    if strategy not in STRATEGIES:
-        msg = f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}"
-        raise InvalidArgumentError(msg)
+    check_one_of("strategy", strategy, STRATEGIES)
     if not isinstance(messages_key, str) or not messages_key:
         msg = f"messages_key must be a non-empty string, got {messages_key!r}"
         raise InvalidArgumentError(msg)

@@ -48,6 +48,20 @@ DEFAULT_OUTPUT_KEY = "llm_input_messages"
 DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
 
 
+def check_positive(name: str, value: object) -> None:
+    """Raise `InvalidArgumentError` naming `name` unless `value` is a positive int."""
+    if not isinstance(value, int) or value <= 0:
+        msg = f"{name} must be a positive int, got {value!r}"
+        raise InvalidArgumentError(msg)
+
+
+def check_one_of(name: str, value: object, choices: tuple[str, ...]) -> None:
+    """Raise `InvalidArgumentError` naming `name` unless `value` is one of `choices`."""
+    if value not in choices:
+        msg = f"{name} must be one of {list(choices)}, got {value!r}"
+        raise InvalidArgumentError(msg)
+
+
 def _check_key(name: str, key: object) -> None:
     if not isinstance(key, str) or not key:
         msg = f"{name} must be a non-empty string, got {key!r}"
@@ -82,13 +96,8 @@ class SummaryOptions:
     retries: int = DEFAULT_RETRIES
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("max_summary_tokens", self.max_summary_tokens),
-            ("max_input_tokens", self.max_input_tokens),
-        ):
-            if not isinstance(value, int) or value <= 0:
-                msg = f"{name} must be a positive int, got {value!r}"
-                raise InvalidArgumentError(msg)
+        check_positive("max_summary_tokens", self.max_summary_tokens)
+        check_positive("max_input_tokens", self.max_input_tokens)
         if not isinstance(self.retries, int) or self.retries < 0:
             msg = f"retries must be >= 0, got {self.retries!r}"
             raise InvalidArgumentError(msg)

@@ -48,6 +48,7 @@ from langgraph_context.compaction._units import (
     last_resort,
     pin_units,
 )
+from langgraph_context.compaction.options import check_one_of, check_positive
 from langgraph_context.compaction.snapshot import (
     StateSnapshot,
     compaction_kind,
@@ -155,12 +156,8 @@ def _check(
     head_fraction: float,
     clear_tool_args_over: int | None,
 ) -> None:
-    if not isinstance(max_tokens, int) or max_tokens <= 0:
-        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise InvalidArgumentError(msg)
-    if strategy not in STRATEGIES:
-        msg = f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}"
-        raise InvalidArgumentError(msg)
+    check_positive("max_tokens", max_tokens)
+    check_one_of("strategy", strategy, STRATEGIES)
     if keep_tool_rounds < 0:
         msg = f"keep_tool_rounds must be >= 0, got {keep_tool_rounds!r}"
         raise InvalidArgumentError(msg)

@@ -25,7 +25,7 @@ from langchain_core.runnables import Runnable
 
 from langgraph_context.compaction._calls import Outcome, Steps, adrive, drive, summary_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
-from langgraph_context.compaction.options import SummaryOptions
+from langgraph_context.compaction.options import SummaryOptions, check_positive
 from langgraph_context.compaction.snapshot import COMPACTION_MARKER, compaction_kind
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
@@ -159,9 +159,7 @@ class _Plan:
 
 
 def _check(max_tokens: int, **keep: int | None) -> None:
-    if not isinstance(max_tokens, int) or max_tokens <= 0:
-        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise InvalidArgumentError(msg)
+    check_positive("max_tokens", max_tokens)
     for name, value in keep.items():
         if value is not None and value < 0:
             msg = f"{name} must be None or >= 0, got {value!r}"
