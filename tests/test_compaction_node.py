@@ -12,7 +12,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_context.compaction import (
+    Archive,
+    CompactionKeys,
     CompactionStateMixin,
+    SummaryOptions,
     compaction_kind,
     create_compaction_node,
 )
@@ -154,7 +157,7 @@ def test_view_mode_as_pre_model_hook_of_create_react_agent(scripted: Any) -> Non
 
 
 def test_view_mode_chains_after_a_context_node() -> None:
-    """With input_key=output_key='llm_input_messages' it compacts what a context node built."""
+    """With messages_key=output_key='llm_input_messages' it compacts what a context node built."""
     seen: list[list[Any]] = []
 
     def context(state: State) -> dict[str, Any]:
@@ -169,7 +172,7 @@ def test_view_mode_chains_after_a_context_node() -> None:
     graph.add_node("context", context)
     graph.add_node(
         "compaction",
-        create_compaction_node(max_tokens=700, mode="view", input_key="llm_input_messages"),
+        create_compaction_node(max_tokens=700, mode="view", messages_key="llm_input_messages"),
     )
     graph.add_node("model", model)
     graph.add_edge(START, "worker")
@@ -196,7 +199,10 @@ def test_replace_mode_with_model_running_summary(scripted: Any) -> None:
     """The summary is extended round after round: the next call sees the previous one."""
     model = summarizer(scripted)
     node = create_compaction_node(
-        max_tokens=900, model=model, max_summary_tokens=100, keep=("messages", 4)
+        max_tokens=900,
+        model=model,
+        keep=("messages", 4),
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     app = build(node, work=chatter)
     config = {"configurable": {"thread_id": "s"}}
@@ -227,7 +233,9 @@ def failing_model() -> Any:
 
 def test_replace_mode_summarizer_failure_leaves_history_intact() -> None:
     """When the summarizer fails, the history is unchanged and the error is in state."""
-    node = create_compaction_node(max_tokens=600, model=failing_model(), retries=1)
+    node = create_compaction_node(
+        max_tokens=600, model=failing_model(), summary_options=SummaryOptions(retries=1)
+    )
     app = build(node, work=chatter)
     config = {"configurable": {"thread_id": "f"}}
     for turn in range(3):
@@ -241,7 +249,12 @@ def test_replace_mode_summarizer_failure_leaves_history_intact() -> None:
 
 def test_view_mode_summarizer_failure_falls_back_to_rules() -> None:
     """In view mode a failed summary falls back to rule-based compaction of the view."""
-    node = create_compaction_node(max_tokens=600, mode="view", model=failing_model(), retries=0)
+    node = create_compaction_node(
+        max_tokens=600,
+        mode="view",
+        model=failing_model(),
+        summary_options=SummaryOptions(retries=0),
+    )
     app = build(node, work=chatter)
     config = {"configurable": {"thread_id": "vf"}}
     for turn in range(4):
@@ -255,7 +268,11 @@ def test_view_mode_with_model_reuses_running_summary(scripted: Any) -> None:
     """In view mode later turns extend the stored summary instead of resummarizing all."""
     model = summarizer(scripted)
     node = create_compaction_node(
-        max_tokens=900, mode="view", model=model, max_summary_tokens=100, keep=("tokens", 400)
+        max_tokens=900,
+        mode="view",
+        model=model,
+        keep=("tokens", 400),
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     app = build(node, work=chatter)
     config = {"configurable": {"thread_id": "vs"}}
@@ -275,7 +292,10 @@ async def test_async_replace_mode_with_model(scripted: Any) -> None:
     """The node's async path summarizes with ainvoke and keeps the history valid."""
     model = summarizer(scripted)
     app = build(
-        create_compaction_node(max_tokens=900, model=model, max_summary_tokens=100), work=chatter
+        create_compaction_node(
+            max_tokens=900, model=model, summary_options=SummaryOptions(max_summary_tokens=100)
+        ),
+        work=chatter,
     )
     config = {"configurable": {"thread_id": "as"}}
     for turn in range(5):
@@ -327,7 +347,7 @@ def test_triggers(trigger: Any, expected: str) -> None:
 
 def test_archive_evicted_messages_to_notes() -> None:
     """Evicted text is archived to a new note; existing notes are kept."""
-    node = create_compaction_node(max_tokens=700, archive_key="note")
+    node = create_compaction_node(max_tokens=700, archive=Archive(note_key="note"))
     app = build(node)
     config = {"configurable": {"thread_id": "ar"}}
     app.invoke({"messages": [HumanMessage("Fix lib/app.ex")], "note": NOTES}, config)
@@ -347,7 +367,8 @@ def test_archive_evicted_messages_to_store() -> None:
     graph = StateGraph(State)
     graph.add_node("worker", worker)
     graph.add_node(
-        "compaction", create_compaction_node(max_tokens=700, archive_namespace=("archive", "t"))
+        "compaction",
+        create_compaction_node(max_tokens=700, archive=Archive(namespace=("archive", "t"))),
     )
     graph.add_edge(START, "worker")
     graph.add_edge("worker", "compaction")
@@ -364,10 +385,10 @@ def test_archive_evicted_messages_to_store() -> None:
 
 def test_archive_to_store_without_store_raises() -> None:
     """Archiving to a store in a graph compiled without one raises a clear error."""
-    app = build(create_compaction_node(max_tokens=300, archive_namespace=("archive",)))
+    app = build(create_compaction_node(max_tokens=300, archive=Archive(namespace=("archive",))))
     config = {"configurable": {"thread_id": "nostore"}}
     first = {"messages": [HumanMessage("read " * 300)], "compaction_requested": True}
-    with pytest.raises(ValueError, match="archive_namespace needs a store"):
+    with pytest.raises(ValueError, match=r"Archive\(namespace=...\) needs a store"):
         app.invoke(first, config)
 
 
@@ -407,10 +428,7 @@ def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
         ({"trigger": ("fraction", 0.8)}, "context_window set"),
         ({"keep": ("turns", 3)}, "keep must be"),
         ({"strategy": "random"}, "strategy must be one of"),
-        ({"style": "poem"}, "style must be one of"),
-        ({"prompt": "  "}, "prompt must be a non-empty string"),
-        ({"input_key": ""}, "input_key must be a non-empty string"),
-        ({"archive_namespace": ()}, "archive_namespace must be a non-empty tuple"),
+        ({"messages_key": ""}, "messages_key must be a non-empty string"),
     ],
 )
 def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
@@ -418,6 +436,35 @@ def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
     options = {"max_tokens": 100, **kwargs}
     with pytest.raises(ValueError, match=match):
         create_compaction_node(**options)
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (lambda: SummaryOptions(style="poem"), "style must be one of"),  # type: ignore[arg-type]
+        (lambda: SummaryOptions(prompt="  "), "prompt must be a non-empty string"),
+        (lambda: CompactionKeys(output_key=""), "output_key must be a non-empty string"),
+        (lambda: CompactionKeys(state_key=""), "state_key must be a non-empty string"),
+        (lambda: CompactionKeys(request_key=""), "request_key must be a non-empty string"),
+        (lambda: Archive(namespace=()), "namespace must be a non-empty tuple"),
+        (lambda: Archive(note_key=""), "note_key must be a non-empty string"),
+        (Archive, "Archive needs note_key or namespace"),
+    ],
+)
+def test_bad_option_groups_raise(build: Any, match: str) -> None:
+    """The node's option groups check themselves when built, naming the field."""
+    with pytest.raises(ValueError, match=match):
+        build()
+
+
+def test_option_groups_set_the_node_keys() -> None:
+    """CompactionKeys renames the view, record and request keys the node writes."""
+    keys = CompactionKeys(output_key="view", state_key="rec", request_key="ask")
+    node = create_compaction_node(max_tokens=10_000, mode="view", keys=keys)
+    out = node.invoke({"messages": [HumanMessage("hi")], "ask": True})
+    assert set(out) == {"view", "rec", "ask"}
+    assert out["ask"] is False
+    assert out["rec"]["last"]["trigger"] == "request"
 
 
 def test_replace_mode_never_clears_the_tool_results_the_agent_has_not_seen() -> None:
@@ -487,9 +534,13 @@ def fact_history() -> list[Any]:
 def test_summarizer_reads_original_tool_outputs_not_placeholders(scripted: Any, mode: str) -> None:
     """The summarizer sees the tool outputs it folds in; the archive holds the originals."""
     model = summarizer(scripted)
-    archive = "note" if mode == "replace" else None
+    archive = Archive(note_key="note") if mode == "replace" else None
     node = create_compaction_node(
-        max_tokens=800, mode=mode, model=model, max_summary_tokens=100, archive_key=archive
+        max_tokens=800,
+        mode=mode,
+        model=model,
+        summary_options=SummaryOptions(max_summary_tokens=100),
+        archive=archive,
     )
     graph = StateGraph(State)
     graph.add_node("compaction", node)
@@ -521,7 +572,8 @@ async def test_async_archive_to_an_async_only_store() -> None:
         graph = StateGraph(State)
         graph.add_node("worker", worker)
         graph.add_node(
-            "compaction", create_compaction_node(max_tokens=700, archive_namespace=("archive",))
+            "compaction",
+            create_compaction_node(max_tokens=700, archive=Archive(namespace=("archive",))),
         )
         graph.add_edge(START, "worker")
         graph.add_edge("worker", "compaction")
@@ -610,7 +662,12 @@ def test_a_trigger_firing_under_max_tokens_compacts(
 def test_view_mode_keeps_a_mid_conversation_system_message_every_turn(scripted: Any) -> None:
     """In view mode with a running summary, a later system message is never summarized away."""
     model = summarizer(scripted)
-    node = create_compaction_node(max_tokens=900, mode="view", model=model, max_summary_tokens=60)
+    node = create_compaction_node(
+        max_tokens=900,
+        mode="view",
+        model=model,
+        summary_options=SummaryOptions(max_summary_tokens=60),
+    )
     app = build(node, work=chatter)
     config = {"configurable": {"thread_id": "policy"}}
     app.invoke({"messages": [SystemMessage("You help."), HumanMessage("start")]}, config)

@@ -6,7 +6,15 @@ import doctest
 
 import langgraph_context
 from langgraph_context import compaction, transcripts
-from langgraph_context.compaction import _units, node, prompts, snapshot, strategies, summarize
+from langgraph_context.compaction import (
+    _units,
+    node,
+    options,
+    prompts,
+    snapshot,
+    strategies,
+    summarize,
+)
 
 
 def isort_key(name: str) -> tuple[int, str]:
@@ -36,6 +44,6 @@ def test_entry_points_resolve() -> None:
 
 def test_docstring_examples_run() -> None:
     """Every Example block in the compaction and transcript modules executes as written."""
-    for module in (strategies, _units, snapshot, summarize, prompts, node, transcripts):
+    for module in (strategies, _units, snapshot, summarize, prompts, options, node, transcripts):
         result = doctest.testmod(module)
         assert result.failed == 0, module.__name__

@@ -15,6 +15,7 @@ from langgraph_context.compaction import (
     STATUS_LABELS,
     SUMMARY_PREFIX,
     RunningSummary,
+    SummaryOptions,
     asummarize_messages,
     compaction_kind,
     summarize_messages,
@@ -22,6 +23,8 @@ from langgraph_context.compaction import (
 )
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
+
+SUMMARY_OPTION_FIELDS = {"style", "prompt", "max_summary_tokens", "max_input_tokens", "retries"}
 
 
 def chat(n: int, *, size: int = 60, tag: str = "") -> list:
@@ -48,7 +51,9 @@ def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
     """Old messages become one summary message after the system prompt; the tail is verbatim."""
     model = scripted(responses=[AIMessage("User asked 6 questions; all answered.")])
     history = chat(8)
-    result = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    result = summarize_messages(
+        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+    )
     assert result.error is None
     assert result.messages[0] is history[0]
     summary = result.messages[1]
@@ -73,9 +78,13 @@ def test_running_summary_is_extended_not_redone(scripted: Any) -> None:
     """A second round sends the earlier summary and only the new messages."""
     model = scripted(responses=[AIMessage("first summary"), AIMessage("second summary")])
     history = chat(8)
-    first = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    first = summarize_messages(
+        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+    )
     grown = [*first.messages, *chat(6, tag="new-")[1:]]
-    second = summarize_messages(grown, model=model, max_tokens=800, max_summary_tokens=100)
+    second = summarize_messages(
+        grown, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+    )
     request = model.seen[1][-1].content
     assert "<summary>\nfirst summary\n</summary>" in request
     assert "[user] question 0 " not in request
@@ -91,12 +100,17 @@ def test_view_history_is_not_summarized_twice(scripted: Any) -> None:
     """Given a running summary, messages it covers (by id) are skipped in the full history."""
     model = scripted(responses=[AIMessage("s1"), AIMessage("s2")])
     history = chat(8)
-    first = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    first = summarize_messages(
+        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+    )
     full = [*history, *chat(8, tag="later-")[1:]]
     second = summarize_messages(
-        full, model=model, max_tokens=800, max_summary_tokens=100,
+        full,
+        model=model,
+        max_tokens=800,
         running_summary=first.running_summary,
-    )  # fmt: skip
+        summary_options=SummaryOptions(max_summary_tokens=100),
+    )
     covered = {m.id for m in first.summarized}
     assert not covered & {m.id for m in second.summarized}
     assert "s1" in model.seen[1][-1].content
@@ -107,7 +121,10 @@ def test_summarizer_input_is_budgeted_in_chunks(scripted: Any) -> None:
     model = scripted(responses=[AIMessage(f"s{i}") for i in range(1, 30)])
     history = chat(30, size=80)
     result = summarize_messages(
-        history, model=model, max_tokens=1000, max_summary_tokens=50, max_input_tokens=1500
+        history,
+        model=model,
+        max_tokens=1000,
+        summary_options=SummaryOptions(max_summary_tokens=50, max_input_tokens=1500),
     )
     assert result.model_calls == len(model.seen) > 1
     for request in model.seen:
@@ -122,7 +139,10 @@ def test_single_huge_message_is_clipped_for_the_summarizer(scripted: Any) -> Non
     model = scripted(responses=[AIMessage("s")])
     huge = [HumanMessage("start " + "x " * 5000 + " end"), AIMessage("ok"), HumanMessage("next")]
     result = summarize_messages(
-        huge, model=model, max_tokens=200, max_summary_tokens=50, max_input_tokens=800
+        huge,
+        model=model,
+        max_tokens=200,
+        summary_options=SummaryOptions(max_summary_tokens=50, max_input_tokens=800),
     )
     assert result.error is None
     text = model.seen[0][-1].content
@@ -141,7 +161,10 @@ def test_retries_then_succeeds() -> None:
         return outcome
 
     result = summarize_messages(
-        chat(8), model=RunnableLambda(flaky), max_tokens=800, max_summary_tokens=100, retries=1
+        chat(8),
+        model=RunnableLambda(flaky),
+        max_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100, retries=1),
     )
     assert result.error is None
     assert result.model_calls == 2
@@ -161,9 +184,8 @@ def test_failure_leaves_history_intact_and_surfaces_error() -> None:
         history,
         model=RunnableLambda(down),
         max_tokens=800,
-        max_summary_tokens=100,
-        retries=2,
         running_summary=earlier,
+        summary_options=SummaryOptions(max_summary_tokens=100, retries=2),
     )
     assert result.messages == history
     assert result.error == (
@@ -178,9 +200,11 @@ def test_failure_leaves_history_intact_and_surfaces_error() -> None:
 def test_empty_summary_is_a_failure() -> None:
     """An empty answer is never used as a summary."""
     result = summarize_messages(
-        chat(8), model=FakeListChatModel(responses=["   "]), max_tokens=800,
-        max_summary_tokens=100, retries=0,
-    )  # fmt: skip
+        chat(8),
+        model=FakeListChatModel(responses=["   "]),
+        max_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100, retries=0),
+    )
     assert (
         result.error
         == "summarization failed after 1 attempts: the summarizer returned an empty summary"
@@ -190,9 +214,11 @@ def test_empty_summary_is_a_failure() -> None:
 def test_unexpected_answer_type_is_a_failure() -> None:
     """A summarizer returning neither a message nor a string is reported as a failure."""
     result = summarize_messages(
-        chat(8), model=RunnableLambda(lambda _: 42), max_tokens=800,
-        max_summary_tokens=100, retries=0,
-    )  # fmt: skip
+        chat(8),
+        model=RunnableLambda(lambda _: 42),
+        max_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100, retries=0),
+    )
     assert result.error is not None
     assert "returned int, expected a message or a string" in result.error
 
@@ -200,9 +226,11 @@ def test_unexpected_answer_type_is_a_failure() -> None:
 def test_string_answers_are_accepted() -> None:
     """A runnable returning a plain string works as a summarizer."""
     result = summarize_messages(
-        chat(8), model=RunnableLambda(lambda _: " plain text "), max_tokens=800,
-        max_summary_tokens=100,
-    )  # fmt: skip
+        chat(8),
+        model=RunnableLambda(lambda _: " plain text "),
+        max_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
+    )
     assert result.running_summary is not None
     assert result.running_summary.text == "plain text"
 
@@ -218,7 +246,9 @@ def test_latest_user_request_is_never_summarized_away(scripted: Any) -> None:
         call = {"name": "Read", "args": {"file_path": f"f{i}"}, "id": f"c{i}"}
         history += [AIMessage("", tool_calls=[call], id=f"a{i}"),
                     ToolMessage("text " * 100, tool_call_id=f"c{i}", id=f"t{i}")]  # fmt: skip
-    result = summarize_messages(history, model=model, max_tokens=700, max_summary_tokens=60)
+    result = summarize_messages(
+        history, model=model, max_tokens=700, summary_options=SummaryOptions(max_summary_tokens=60)
+    )
     ids = [m.id for m in result.messages]
     assert "req" in ids
     assert ids.index("req") == 1
@@ -230,7 +260,11 @@ def test_keep_messages_bounds_the_verbatim_tail(scripted: Any) -> None:
     """keep_messages keeps at most that many recent messages (whole units)."""
     model = scripted(responses=[AIMessage("s")])
     result = summarize_messages(
-        chat(8), model=model, max_tokens=800, max_summary_tokens=100, keep_messages=2
+        chat(8),
+        model=model,
+        max_tokens=800,
+        keep_messages=2,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     assert [m.id for m in result.messages] == ["sys", result.messages[1].id, "h7", "a7"]
 
@@ -239,7 +273,11 @@ def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
     """keep_tokens keeps recent units up to that many tokens (at least the latest)."""
     model = scripted(responses=[AIMessage("s")])
     result = summarize_messages(
-        chat(8), model=model, max_tokens=800, max_summary_tokens=100, keep_tokens=1
+        chat(8),
+        model=model,
+        max_tokens=800,
+        keep_tokens=1,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     assert [m.id for m in result.messages][2:] == ["h7", "a7"]
 
@@ -248,7 +286,12 @@ def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
 def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
     """The chosen style's instructions are the summarizer's system message."""
     model = scripted(responses=[AIMessage("s")])
-    summarize_messages(chat(8), model=model, max_tokens=800, style=style, max_summary_tokens=100)  # type: ignore[arg-type]
+    summarize_messages(
+        chat(8),
+        model=model,
+        max_tokens=800,
+        summary_options=SummaryOptions(style=style, max_summary_tokens=100),
+    )  # type: ignore[arg-type]
     expected = HANDOFF_PROMPT if style == "handoff" else SNAPSHOT_PROMPT
     assert model.seen[0][0].content == expected
     assert all(label in expected for label in STATUS_LABELS)
@@ -259,7 +302,10 @@ def test_custom_prompt_is_sent(scripted: Any) -> None:
     """A custom prompt replaces the built-in instructions."""
     model = scripted(responses=[AIMessage("s")])
     summarize_messages(
-        chat(8), model=model, max_tokens=800, prompt="Summarize tersely.", max_summary_tokens=100
+        chat(8),
+        model=model,
+        max_tokens=800,
+        summary_options=SummaryOptions(prompt="Summarize tersely.", max_summary_tokens=100),
     )
     assert model.seen[0][0].content == "Summarize tersely."
 
@@ -268,7 +314,9 @@ def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:
     """An invalid history is repaired before summarizing and the repair is reported."""
     model = scripted(responses=[AIMessage("s")])
     history = [*chat(8), ToolMessage("orphan", tool_call_id="zz")]
-    result = summarize_messages(history, model=model, max_tokens=800, max_summary_tokens=100)
+    result = summarize_messages(
+        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+    )
     assert any("orphan_tool_result" in r for r in result.repairs)
     assert validate_history(result.messages) == []
 
@@ -276,7 +324,9 @@ def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:
 async def test_async_twin(scripted: Any) -> None:
     """asummarize_messages behaves as the sync version, using ainvoke."""
     model = scripted(responses=[AIMessage("async summary")])
-    result = await asummarize_messages(chat(8), model=model, max_tokens=800, max_summary_tokens=100)
+    result = await asummarize_messages(
+        chat(8), model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+    )
     assert result.running_summary is not None
     assert result.running_summary.text == "async summary"
     assert result.within_budget
@@ -290,9 +340,11 @@ async def test_async_failure_leaves_history_intact() -> None:
 
     history = chat(8)
     result = await asummarize_messages(
-        history, model=RunnableLambda(lambda _: None, afunc=down), max_tokens=800,
-        max_summary_tokens=100, retries=0,
-    )  # fmt: skip
+        history,
+        model=RunnableLambda(lambda _: None, afunc=down),
+        max_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100, retries=0),
+    )
     assert result.messages == history
     assert result.error == "summarization failed after 1 attempts: TimeoutError: slow"
 
@@ -325,18 +377,22 @@ def test_running_summary_round_trips() -> None:
     ],
 )
 def test_bad_options_raise(kwargs: dict, match: str) -> None:
-    """Invalid options raise ValueError naming the parameter."""
-    options = {"model": FakeListChatModel(responses=["s"]), "max_tokens": 800, **kwargs}
+    """Invalid options raise ValueError naming the parameter (summarizer settings when built)."""
+    fields = {k: v for k, v in kwargs.items() if k in SUMMARY_OPTION_FIELDS}
+    options = {"model": FakeListChatModel(responses=["s"]), "max_tokens": 800}
+    options.update({k: v for k, v in kwargs.items() if k not in fields})
     with pytest.raises(ValueError, match=match):
-        summarize_messages(chat(8), **options)
+        summarize_messages(chat(8), **options, summary_options=SummaryOptions(**fields))
 
 
 async def test_async_bad_options_raise() -> None:
     """The async twin validates options the same way."""
-    with pytest.raises(ValueError, match="retries must be >= 0"):
-        await asummarize_messages(
-            chat(1), model=FakeListChatModel(responses=["s"]), max_tokens=10, retries=-1
-        )
+    model = FakeListChatModel(responses=["s"])
+    with pytest.raises(ValueError, match="keep_messages must be None or >= 0"):
+        await asummarize_messages(chat(1), model=model, max_tokens=10, keep_messages=-1)
+    tight = SummaryOptions(max_input_tokens=100, max_summary_tokens=100)
+    with pytest.raises(ValueError, match="max_input_tokens leaves only"):
+        await asummarize_messages(chat(8), model=model, max_tokens=800, summary_options=tight)
 
 
 def test_summary_instructions_validation() -> None:
@@ -362,7 +418,9 @@ def test_mid_conversation_system_messages_stay_verbatim_in_place(scripted: Any) 
     policy = SystemMessage("POLICY UPDATE: never reveal internal ticket ids.", id="policy")
     history = [*chat(3), policy, *chat(3, tag="b")[1:]]
     model = scripted(responses=[AIMessage("they chatted")])
-    result = summarize_messages(history, model=model, max_tokens=400, max_summary_tokens=20)
+    result = summarize_messages(
+        history, model=model, max_tokens=400, summary_options=SummaryOptions(max_summary_tokens=20)
+    )
     assert result.running_summary is not None
     assert policy in result.messages
     assert policy not in result.summarized

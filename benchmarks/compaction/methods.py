@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage, RemoveMessage, trim_messages
 
-from langgraph_context.compaction import compact_messages, create_compaction_node
+from langgraph_context.compaction import SummaryOptions, compact_messages, create_compaction_node
 from langgraph_context.tokens import default_counter
 
 SCRIPTED_SUMMARY = "Summary of the earlier conversation (scripted summarizer, no real model)."
@@ -73,7 +73,7 @@ class OursNode(Method):
             max_tokens=budget,
             mode="view",
             model=scripted_model(),
-            max_summary_tokens=summary_tokens(budget),
+            summary_options=SummaryOptions(max_summary_tokens=summary_tokens(budget)),
         )
         self.record: dict[str, Any] = {}
 

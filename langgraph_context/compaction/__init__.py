@@ -1,19 +1,27 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
 from langgraph_context.compaction.node import (
-    COMPACTION_MODES,
-    DEFAULT_ARCHIVE_PREFIX,
-    DEFAULT_OUTPUT_KEY,
-    DEFAULT_REQUEST_KEY,
-    DEFAULT_STATE_KEY,
-    TRIGGER_KINDS,
-    CompactionMode,
     CompactionRecord,
     CompactionStateMixin,
+    create_compaction_node,
+)
+from langgraph_context.compaction.options import (
+    COMPACTION_MODES,
+    DEFAULT_ARCHIVE_PREFIX,
+    DEFAULT_MAX_INPUT_TOKENS,
+    DEFAULT_MAX_SUMMARY_TOKENS,
+    DEFAULT_OUTPUT_KEY,
+    DEFAULT_REQUEST_KEY,
+    DEFAULT_RETRIES,
+    DEFAULT_STATE_KEY,
+    TRIGGER_KINDS,
+    Archive,
+    CompactionKeys,
+    CompactionMode,
     Keep,
+    SummaryOptions,
     Trigger,
     TriggerKind,
-    create_compaction_node,
 )
 from langgraph_context.compaction.prompts import (
     HANDOFF_PROMPT,
@@ -43,9 +51,6 @@ from langgraph_context.compaction.strategies import (
     efficiency_score,
 )
 from langgraph_context.compaction.summarize import (
-    DEFAULT_MAX_INPUT_TOKENS,
-    DEFAULT_MAX_SUMMARY_TOKENS,
-    DEFAULT_RETRIES,
     SUMMARY_PREFIX,
     RunningSummary,
     SummarizationResult,
@@ -76,6 +81,8 @@ __all__ = [
     "STRATEGIES",
     "SUMMARY_PREFIX",
     "TRIGGER_KINDS",
+    "Archive",
+    "CompactionKeys",
     "CompactionMode",
     "CompactionRecord",
     "CompactionResult",
@@ -87,6 +94,7 @@ __all__ = [
     "StateSnapshot",
     "Strategy",
     "SummarizationResult",
+    "SummaryOptions",
     "Trigger",
     "TriggerKind",
     "asummarize_messages",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -19,7 +19,15 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.base import BaseStore
 
 from langgraph_context.compaction._transcript import render_message
-from langgraph_context.compaction.prompts import PromptStyle
+from langgraph_context.compaction.options import (
+    DEFAULT_ARCHIVE_PREFIX,
+    Archive,
+    CompactionKeys,
+    CompactionMode,
+    Keep,
+    SummaryOptions,
+    Trigger,
+)
 from langgraph_context.compaction.strategies import (
     CompactionResult,
     CompactionStats,
@@ -37,46 +45,37 @@ from langgraph_context.messages import (
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter
 
-if TYPE_CHECKING:
-    from langgraph_context.compaction.node import Keep, Trigger
-
 logger = logging.getLogger("langgraph_context.compaction.node")
 
-DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
 _SUMMARY_WRAPPER = 64  # tokens of the summary message around the summary text
 _MUST_KEEP_SLACK = 16  # per-message overheads the strategies add on top
 
 
 @dataclass(frozen=True)
-class Options:
+class Config:
+    """The node's validated settings, built once by `create_compaction_node`."""
+
     max_tokens: int
-    mode: str
-    triggers: list[Trigger]
+    mode: CompactionMode
+    triggers: tuple[Trigger, ...]
     context_window: int | None
     keep: Keep | None
     model: Any
-    style: PromptStyle
-    prompt: str | None
     strategy: Strategy
     keep_tool_rounds: int
-    max_summary_tokens: int
-    max_input_tokens: int
-    retries: int
-    counter: TokenCounter
-    input_key: str
-    output_key: str
-    state_key: str
-    request_key: str
-    archive_key: str | None
-    archive_namespace: tuple[str, ...] | None
+    token_counter: TokenCounter
+    messages_key: str
+    summary_options: SummaryOptions
+    keys: CompactionKeys
+    archive: Archive | None
 
 
 class Step:
     """One run of the node: trigger check, rule-based pass, optional summary, update."""
 
-    def __init__(self, options: Options, state: Any) -> None:
+    def __init__(self, options: Config, state: Any) -> None:
         self.o = options
-        raw = get_state_value(state, options.input_key, [])
+        raw = get_state_value(state, options.messages_key, [])
         messages = as_messages(raw)
         self.pending: list[BaseMessage] = []
         if (
@@ -88,10 +87,10 @@ class Step:
             self.pending = [messages[-1]]
             messages = messages[:-1]
         self.messages = messages
-        record = get_state_value(state, options.state_key, {})
+        record = get_state_value(state, options.keys.state_key, {})
         self.record: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
-        self.requested = bool(get_state_value(state, options.request_key, False))
-        self.tokens = int(options.counter(messages)) if messages else 0
+        self.requested = bool(get_state_value(state, options.keys.request_key, False))
+        self.tokens = int(options.token_counter(messages)) if messages else 0
         self.fired_by = self._fired()
         self.fired = self.fired_by is not None
         self.budget = self._budget() if self.fired else options.max_tokens
@@ -110,7 +109,8 @@ class Step:
             if kind == "messages" and len(self.messages) >= value:
                 return f"messages>={value:g}"
             if kind == "tool_output" and any(
-                isinstance(m, ToolMessage) and int(o.counter([m])) >= value for m in self.messages
+                isinstance(m, ToolMessage) and int(o.token_counter([m])) >= value
+                for m in self.messages
             ):
                 return f"tool_output>={value:g}"
         return None
@@ -133,9 +133,13 @@ class Step:
             lead = [m for m in self.messages if isinstance(m, SystemMessage)]
             count = self._keep_messages() if keep[0] == "messages" else 0
             tail = self.messages[len(self.messages) - count :] if count else []
-            kept = int(o.counter([*lead, *tail])) if lead or tail else 0
+            kept = int(o.token_counter([*lead, *tail])) if lead or tail else 0
             goal = kept + (keep[1] if keep[0] == "tokens" else 0)
-        goal += o.max_summary_tokens + _SUMMARY_WRAPPER if o.model is not None else goal // 4
+        goal += (
+            o.summary_options.max_summary_tokens + _SUMMARY_WRAPPER
+            if o.model is not None
+            else goal // 4
+        )
         budget = max(1, min(o.max_tokens, goal, self.tokens - 1))
         # Never below what must stay (system messages, the latest user request and all
         # after it): under max_tokens, nothing justifies dropping the request. When only
@@ -165,7 +169,7 @@ class Step:
             for i, m in enumerate(messages)
             if isinstance(m, SystemMessage) or i == request or i >= last_start
         ]
-        return int(self.o.counter(kept)) + _MUST_KEEP_SLACK
+        return int(self.o.token_counter(kept)) + _MUST_KEEP_SLACK
 
     def _keep_messages(self) -> int:
         keep = self.o.keep
@@ -175,23 +179,25 @@ class Step:
             return keep[1]
         used, count = 0, 0
         for message in reversed(self.messages):
-            used += int(self.o.counter([message]))
+            used += int(self.o.token_counter([message]))
             if used > keep[1]:
                 break
             count += 1
         return count
 
     def _rule_pass(self) -> CompactionResult:
-        o = self.o
-        with_model = o.model is not None
+        return self._rules("clear_tool_results" if self.o.model is not None else self.o.strategy)
+
+    def _rules(self, strategy: Strategy) -> CompactionResult:
+        """Compact with the rule-based `strategy` to this step's budget."""
         return compact_messages(
             self.messages,
             max_tokens=self.budget,
-            strategy="clear_tool_results" if with_model else o.strategy,
-            keep_tool_rounds=o.keep_tool_rounds,
+            strategy=strategy,
+            keep_tool_rounds=self.o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
-            token_counter=o.counter,
-            drop_request=self.tokens > o.max_tokens,
+            token_counter=self.o.token_counter,
+            drop_request=self.tokens > self.o.max_tokens,
         )
 
     def needs_model(self) -> bool:
@@ -213,7 +219,7 @@ class Step:
         copies = {id(original): copy for copy, original in self.rule.cleared}
         if done.error is None and copies:
             messages = [copies.get(id(m), m) for m in done.messages]
-            tokens = int(self.o.counter(messages)) if messages else 0
+            tokens = int(self.o.token_counter(messages)) if messages else 0
             done = replace(
                 done,
                 messages=messages,
@@ -230,14 +236,10 @@ class Step:
             "model": o.model,
             "max_tokens": self.budget,
             "running_summary": RunningSummary.from_dict(saved) if saved else None,
-            "style": o.style,
-            "prompt": o.prompt,
             "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
             "keep_messages": keep[1] if keep and keep[0] == "messages" else None,
-            "max_summary_tokens": o.max_summary_tokens,
-            "max_input_tokens": o.max_input_tokens,
-            "retries": o.retries,
-            "token_counter": o.counter,
+            "summary_options": o.summary_options,
+            "token_counter": o.token_counter,
         }
 
     def _result(self) -> tuple[list[BaseMessage], dict[str, Any], list[BaseMessage]]:
@@ -264,15 +266,7 @@ class Step:
         if self.o.mode == "replace":
             stats.update(strategy="none", tokens_after=self.tokens, within_budget=False)
             return self.messages, stats, []
-        fallback = compact_messages(
-            self.messages,
-            max_tokens=self.budget,
-            strategy=self.o.strategy,
-            keep_tool_rounds=self.o.keep_tool_rounds,
-            keep_messages=self._keep_messages(),
-            token_counter=self.o.counter,
-            drop_request=self.tokens > self.o.max_tokens,
-        )
+        fallback = self._rules(self.o.strategy)
         stats.update(fallback.stats.as_dict(), error=done.error)
         return fallback.messages, stats, list(fallback.evicted)
 
@@ -297,7 +291,7 @@ class Step:
         archive: _Archive | None = None
         if not self.fired:
             if o.mode == "view":
-                return {o.output_key: [*self.rule.messages, *self.pending]}, None
+                return {o.keys.output_key: [*self.rule.messages, *self.pending]}, None
             return {}, None
         messages, stats, evicted = self._result()
         # The step may aim below max_tokens (a trigger fired while the history fit);
@@ -316,21 +310,21 @@ class Step:
             "error": stats.get("error"),
         }
         logger.info("compaction: %s", stats)
-        update: dict[str, Any] = {o.state_key: record}
+        update: dict[str, Any] = {o.keys.state_key: record}
         if self.requested:
-            update[o.request_key] = False
+            update[o.keys.request_key] = False
         final = [*messages, *self.pending]
         if o.mode == "view":
-            update[o.output_key] = final
+            update[o.keys.output_key] = final
             return update, None
         if stats["strategy"] != "none" or stats.get("repairs"):
-            update[o.input_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
-            if evicted and (o.archive_key or o.archive_namespace):
+            update[o.messages_key] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *final]
+            if evicted and o.archive is not None:
                 text = "\n\n".join(render_message(m) for m in evicted)
-                if o.archive_key:
-                    update[o.archive_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
-                if o.archive_namespace:
-                    archive = _store_archive(o.archive_namespace, count, text, len(evicted))
+                if o.archive.note_key:
+                    update[o.archive.note_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
+                if o.archive.namespace:
+                    archive = _store_archive(o.archive.namespace, count, text, len(evicted))
         return update, archive
 
 
@@ -345,8 +339,8 @@ def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) ->
         store = None
     if store is None:
         msg = (
-            "archive_namespace needs a store: compile the graph with store=... "
-            "(e.g. InMemoryStore()) or use archive_key to archive to a note"
+            "Archive(namespace=...) needs a store: compile the graph with store=... "
+            "(e.g. InMemoryStore()) or use Archive(note_key=...) to archive to a note"
         )
         raise InvalidArgumentError(msg)
     return store, namespace, f"evicted-{count}", {"text": text, "messages": n}

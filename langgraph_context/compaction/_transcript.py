@@ -34,7 +34,7 @@ def render_message(message: BaseMessage) -> str:
 
 
 def transcript_chunks(
-    messages: Sequence[BaseMessage], *, budget: int, counter: TokenCounter
+    messages: Sequence[BaseMessage], *, budget: int, token_counter: TokenCounter
 ) -> list[str]:
     """Render messages as transcript text, split so each chunk fits `budget` tokens."""
     if not messages:
@@ -51,9 +51,13 @@ def transcript_chunks(
     used = 0
     for message in messages:
         text = truncate_text(
-            render_message(message), budget, token_counter=counter, marker=_CLIP_MARK, keep="ends"
+            render_message(message),
+            budget,
+            token_counter=token_counter,
+            marker=_CLIP_MARK,
+            keep="ends",
         )
-        cost = int(counter(text)) + 1
+        cost = int(token_counter(text)) + 1
         if current and used + cost > budget:
             chunks.append("\n\n".join(current))
             current, used = [], 0

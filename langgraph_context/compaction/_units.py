@@ -52,16 +52,16 @@ class Costs:
     counters are asked for totals directly.
     """
 
-    def __init__(self, counter: TokenCounter, sample: BaseMessage) -> None:
-        self.counter = counter
-        self.additive = isinstance(counter, TiktokenCounter)
-        one = int(counter([sample]))
-        self.overhead = 2 * one - int(counter([sample, sample]))
+    def __init__(self, token_counter: TokenCounter, sample: BaseMessage) -> None:
+        self.token_counter = token_counter
+        self.additive = isinstance(token_counter, TiktokenCounter)
+        one = int(token_counter([sample]))
+        self.overhead = 2 * one - int(token_counter([sample, sample]))
 
     def of(self, message: BaseMessage) -> int:
-        if isinstance(self.counter, TiktokenCounter):
-            return self.counter.count_message(message)
-        return int(self.counter([message])) - self.overhead
+        if isinstance(self.token_counter, TiktokenCounter):
+            return self.token_counter.count_message(message)
+        return int(self.token_counter([message])) - self.overhead
 
     def total(self, messages: Sequence[BaseMessage], known: int | None = None) -> int:
         """Return the tokens of `messages`; `known` is their summed per-message cost."""
@@ -69,7 +69,7 @@ class Costs:
             return 0
         if self.additive:
             return self.overhead + (known if known is not None else sum(map(self.of, messages)))
-        return int(self.counter(list(messages)))
+        return int(self.token_counter(list(messages)))
 
 
 @dataclass
@@ -212,7 +212,7 @@ def clear_results(
 def clear_args(work: Work, costs: Costs, i: int, limit: int) -> int:
     message = work.current[i]
     assert isinstance(message, AIMessage)
-    counter = costs.counter
+    counter = costs.token_counter
     changed = 0
     calls = []
     for call in message.tool_calls:

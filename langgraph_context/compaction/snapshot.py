@@ -9,15 +9,28 @@ never invents anything: every line of a snapshot is copied from the evicted text
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langgraph_context.compaction._facts import (
+    ERROR_LINE_CHARS,
+    ID_RE,
+    READ_TOOLS,
+    REQUEST_CHARS,
+    clip,
+    dedup,
+    describe_call,
+    error_lines,
+    is_read_call,
+    merge_uses,
+    read_call,
+    render_files,
+    text_facts,
+    text_ids,
+)
 from langgraph_context.messages import CANCELLED_TOOL_RESULT, as_messages, content_text
 from langgraph_context.tokens import resolve_counter
 
@@ -39,43 +52,6 @@ SNAPSHOT_HEADER = (
     "[Earlier conversation compacted. State snapshot of {count} earlier messages, "
     "copied from them by rules (no model); treat it as the record of what happened.]"
 )
-REQUEST_CHARS = 400
-"""Longest excerpt kept of one evicted user request."""
-ERROR_LINE_CHARS = 200
-"""Longest excerpt kept of one error line."""
-COMMAND_CHARS = 200
-SCAN_CHARS = 20_000
-_MAX_ITEMS = 500
-_IDS_PER_MESSAGE = 20
-
-_PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "filepath")
-_COMMAND_ARG_KEYS = ("command", "cmd")
-_EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "write_file", "edit_file", "notebookedit"})
-_READ_TOOLS = frozenset({"read", "read_file", "view", "cat"})
-# Shell commands that print file contents: their output is code or data, not errors.
-_READ_COMMANDS = frozenset({"cat", "head", "tail", "less", "more", "bat", "nl"})
-
-
-def _is_read_call(call: Mapping[str, Any]) -> bool:
-    """Whether a tool call reads a file (by tool name, or a `command` that prints files)."""
-    if str(call.get("name", "")).lower() in _READ_TOOLS:
-        return True
-    command = call.get("args", {}).get("command")
-    if not isinstance(command, str) or not command.strip():
-        return False
-    return command.split(maxsplit=1)[0] in _READ_COMMANDS
-
-
-_PATH_RE = re.compile(
-    r"(?<![\w:/.@~-])(?:~?/|\.{1,2}/)?(?:[\w@+-][\w@.+-]*/)+[\w@+-][\w@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b"
-)
-_ERROR_RE = re.compile(
-    r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|undefined|"
-    r"cannot|could not|not found|denied|invalid)\b|\*\* \(",
-    re.IGNORECASE,
-)
-_ID_RE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,47}(?![\w/])")
-_OPEN_RE = re.compile(r"^\s*(?:[-*]\s*\[ \]|todo\b|next\b|pending\b)[:\s]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -123,13 +99,13 @@ class StateSnapshot:
             A new snapshot; open items come from `newer` when it has any, since later
             todo lists supersede earlier ones.
         """
-        uses = _merge_uses(self._file_uses, newer._file_uses)
+        uses = merge_uses(self._file_uses, newer._file_uses)
         return StateSnapshot(
-            requests=_dedup(self.requests + newer.requests),
-            files=_render_files(uses),
-            commands=_dedup(self.commands + newer.commands),
-            errors=_dedup(self.errors + newer.errors),
-            identifiers=_dedup(self.identifiers + newer.identifiers),
+            requests=dedup(self.requests + newer.requests),
+            files=render_files(uses),
+            commands=dedup(self.commands + newer.commands),
+            errors=dedup(self.errors + newer.errors),
+            identifiers=dedup(self.identifiers + newer.identifiers),
             open_items=newer.open_items or self.open_items,
             message_count=self.message_count + newer.message_count,
             _file_uses=uses,
@@ -250,64 +226,6 @@ def _request_order(requests: Sequence[str]) -> list[str]:
     return [requests[0], *reversed(requests[1:])]
 
 
-def _dedup(items: Iterable[str]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for item in items:
-        if item and item not in seen:
-            seen[item] = None
-    return tuple(seen)[-_MAX_ITEMS:] if len(seen) > _MAX_ITEMS else tuple(seen)
-
-
-def _merge_uses(
-    old: Sequence[tuple[str, str]], new: Sequence[tuple[str, str]]
-) -> tuple[tuple[str, str], ...]:
-    order: dict[str, list[str]] = {}
-    for path, use in (*old, *new):
-        uses = order.setdefault(path, [])
-        if use not in uses:
-            uses.append(use)
-    return tuple((path, use) for path, uses in order.items() for use in uses)
-
-
-def _render_files(uses: Sequence[tuple[str, str]]) -> tuple[str, ...]:
-    grouped: dict[str, list[str]] = {}
-    for path, use in uses:
-        grouped.setdefault(path, []).append(use)
-    out = []
-    for path, kinds in grouped.items():
-        shown = [k for k in ("edited", "read", "used") if k in kinds]
-        out.append(f"{path} ({', '.join(shown)})" if shown else path)
-    return tuple(out)[-_MAX_ITEMS:]
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        return
-
-
-def _describe_call(call: Mapping[str, Any]) -> str:
-    args = call.get("args") or {}
-    key = next((args[k] for k in (*_PATH_ARG_KEYS, *_COMMAND_ARG_KEYS) if k in args), None)
-    if key is None:
-        brief = json.dumps(args, ensure_ascii=False, default=str)
-    else:
-        brief = str(key)
-    return f"{call.get('name', '?')}({_clip(brief, 80)})"
-
-
 def compaction_kind(message: BaseMessage) -> str | None:
     """Return `"snapshot"` or `"summary"` for a message compaction wrote, else `None`.
 
@@ -381,7 +299,7 @@ def extract_snapshot(
     later_ids: list[str] = []  # from assistant text and tool results: lower priority
     open_items: list[str] = []
     pending_errors: list[str] = []
-    read_ids: set[str] = {str(c.get("id")) for c in calls if _is_read_call(c)}
+    read_ids: set[str] = {str(c.get("id")) for c in calls if is_read_call(c)}
     counted = 0
     for message in items:
         if compaction_kind(message) == "snapshot":
@@ -394,121 +312,46 @@ def extract_snapshot(
             continue
         if isinstance(message, HumanMessage):
             if text.strip():
-                requests.append(_clip(text, REQUEST_CHARS))
-            ids.extend(_ID_RE.findall(text))
+                requests.append(clip(text, REQUEST_CHARS))
+            ids.extend(ID_RE.findall(text))
         if isinstance(message, (AIMessage, ToolMessage)):
-            later_ids.extend(_text_ids(text))
+            later_ids.extend(text_ids(text))
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
                 if pending_errors:
                     for line in pending_errors:
-                        errors[line] = _describe_call(call)
+                        errors[line] = describe_call(call)
                     pending_errors = []
-                _read_call(call, uses, commands, ids, open_items)
-                if _is_read_call(call):
+                read_call(call, uses, commands, ids, open_items)
+                if is_read_call(call):
                     read_ids.add(str(call.get("id")))
         if isinstance(message, ToolMessage):
             if text.startswith(CANCELLED_TOOL_RESULT[:30]):
                 open_items.append(f"call {message.name or message.tool_call_id} was cancelled")
                 continue
-            is_read = (
-                message.name or ""
-            ).lower() in _READ_TOOLS or message.tool_call_id in read_ids
+            is_read = (message.name or "").lower() in READ_TOOLS or message.tool_call_id in read_ids
             failed = message.status == "error"
-            found = _error_lines(text, force=failed) if failed or not is_read else []
+            found = error_lines(text, force=failed) if failed or not is_read else []
             for line in found:
                 label = f"{message.name}: " if message.name else ""
                 errors.pop(label + line, None)
                 errors[label + line] = ""
                 pending_errors.append(label + line)
-        paths, _, opens = _text_facts(text)
+        paths, _, opens = text_facts(text)
         uses.extend((path, "mentioned") for path in paths)
         open_items.extend(opens)
-    current_uses = _merge_uses((), uses)
+    current_uses = merge_uses((), uses)
     files_uses = tuple((p, u) for p, u in current_uses if u != "mentioned") + tuple(
         (p, u) for p, u in current_uses if u == "mentioned"
     )
     fresh = StateSnapshot(
-        requests=_dedup(requests),
-        files=_render_files(_merge_uses((), files_uses)),
-        commands=_dedup(commands),
+        requests=dedup(requests),
+        files=render_files(merge_uses((), files_uses)),
+        commands=dedup(commands),
         errors=tuple(f"{line} -> then {then}" if then else line for line, then in errors.items()),
-        identifiers=_dedup([*ids, *later_ids]),
-        open_items=_dedup(open_items),
+        identifiers=dedup([*ids, *later_ids]),
+        open_items=dedup(open_items),
         message_count=counted,
-        _file_uses=_merge_uses((), files_uses),
+        _file_uses=merge_uses((), files_uses),
     )
     return base.merge(fresh)
-
-
-def _read_call(
-    call: Mapping[str, Any],
-    uses: list[tuple[str, str]],
-    commands: list[str],
-    ids: list[str],
-    open_items: list[str],
-) -> None:
-    name = str(call.get("name", ""))
-    args = call.get("args") or {}
-    lowered = name.lower()
-    for key in _PATH_ARG_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            use = "used"
-            if lowered in _EDIT_TOOLS:
-                use = "edited"
-            elif lowered in _READ_TOOLS:
-                use = "read"
-            uses.append((value, use))
-    for key in _COMMAND_ARG_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            commands.append(_clip(value, COMMAND_CHARS))
-    todos = args.get("todos")
-    if isinstance(todos, list):
-        open_items.clear()
-        for todo in todos:
-            if isinstance(todo, Mapping) and todo.get("status") not in ("completed", "done"):
-                open_items.append(f"[{todo.get('status', 'pending')}] {todo.get('content', '')}")
-    for value in _strings(args):
-        if len(value) <= 64:
-            ids.extend(_ID_RE.findall(value))
-
-
-def _error_lines(text: str, *, force: bool) -> list[str]:
-    hits = list(_text_facts(text)[1])
-    if not hits and force and text.strip():
-        first = next(line for line in text.splitlines() if line.strip())
-        hits = [_clip(first, ERROR_LINE_CHARS)]
-    return hits[:3]
-
-
-@lru_cache(maxsize=8192)
-def _text_ids(text: str) -> tuple[str, ...]:
-    """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text."""
-    found = dict.fromkeys(_ID_RE.findall(text[:SCAN_CHARS]))
-    return tuple(found)[:_IDS_PER_MESSAGE]
-
-
-@lru_cache(maxsize=8192)
-def _text_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Return (paths, error lines, open-item lines) of a text; memoized by the text.
-
-    Very long texts are scanned in their first and last `SCAN_CHARS` characters, where
-    command output puts its errors and summaries.
-    """
-    if len(text) > 2 * SCAN_CHARS:
-        text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
-    paths = tuple(dict.fromkeys(_PATH_RE.findall(text)))
-    errors: list[str] = []
-    for match in _ERROR_RE.finditer(text):
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.end())
-        line = text[start : end if end != -1 else len(text)].strip()
-        clipped = _clip(line, ERROR_LINE_CHARS)
-        if clipped and clipped not in errors:
-            errors.append(clipped)
-    opens = tuple(
-        _clip(line.strip(), REQUEST_CHARS) for line in text.splitlines() if _OPEN_RE.match(line)
-    )
-    return paths, tuple(errors), opens

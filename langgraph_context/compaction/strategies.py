@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseLanguageModel
@@ -48,6 +48,7 @@ from langgraph_context.compaction._units import (
     last_resort,
     pin_units,
 )
+from langgraph_context.compaction.options import check_one_of, check_positive
 from langgraph_context.compaction.snapshot import (
     StateSnapshot,
     compaction_kind,
@@ -155,12 +156,8 @@ def _check(
     head_fraction: float,
     clear_tool_args_over: int | None,
 ) -> None:
-    if not isinstance(max_tokens, int) or max_tokens <= 0:
-        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise InvalidArgumentError(msg)
-    if strategy not in STRATEGIES:
-        msg = f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}"
-        raise InvalidArgumentError(msg)
+    check_positive("max_tokens", max_tokens)
+    check_one_of("strategy", strategy, STRATEGIES)
     if keep_tool_rounds < 0:
         msg = f"keep_tool_rounds must be >= 0, got {keep_tool_rounds!r}"
         raise InvalidArgumentError(msg)
@@ -264,167 +261,210 @@ def compact_messages(
         )  # fmt: skip
         return CompactionResult(list(items), stats)
 
-    previous: StateSnapshot | None = None
-    old_snapshots: list[BaseMessage] = []
-    body: list[BaseMessage] = []
-    body_costs: list[int] = []
     reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
-    for message, cost in zip(items, item_costs, strict=True):
-        if reserve and compaction_kind(message) == "snapshot":
-            # merged into the new snapshot; put back in `_finish` if it has no room
-            previous = extract_snapshot([message], previous=previous)
-            old_snapshots.append(message)
-        else:
-            body.append(message)
-            body_costs.append(cost)
-    work = Work(
-        items=body,
-        units=group_tool_rounds(body),
-        costs=body_costs,
-        current=list(body),
-    )
+    work, earlier = _set_aside_snapshots(items, item_costs, merge=bool(reserve))
     pin_units(work, keep_messages)  # earlier snapshots left in the body are pinned
     target = max_tokens - reserve - costs.overhead
-
-    applied: str = strategy
-    clear_results(work, costs, target, keep_tool_rounds, clear_tool_args_over)
-    if work.kept_cost() > target and strategy != "clear_tool_results":
-        if strategy == "auto":
-            applied = choose_drop(work, target, head_fraction, len(body))
-            chosen = "drop_oldest" if applied == "drop_oldest" else "drop_middle"
-        else:
-            chosen = strategy
-        work.dropped = drop_units(work, chosen, target, head_fraction)
-    elif strategy == "auto":
-        applied = "clear_tool_results"
+    applied = _apply(
+        work,
+        costs,
+        strategy,
+        target=target,
+        keep_tool_rounds=keep_tool_rounds,
+        clear_tool_args_over=clear_tool_args_over,
+        head_fraction=head_fraction,
+    )
     if work.kept_cost() > max_tokens - costs.overhead:
         # Protected tool results are cleared only when the kept messages alone exceed
         # the budget; the snapshot reserve never justifies it (the snapshot shrinks).
         work = last_resort(
             work, costs, max_tokens, strategy, clear_tool_args_over, drop_request=drop_request
         )
-
-    return _finish(
-        work,
-        costs,
-        previous=previous,
-        old_snapshots=old_snapshots,
-        snapshot=snapshot,
-        reserve=reserve,
-        max_tokens=max_tokens,
-        strategy=applied,
-        tokens_before=tokens_before,
-        messages_before=len(items),
-        repairs=repairs,
-    )
+    before = CompactionStats(applied, max_tokens, tokens_before, 0, len(items), 0, repairs=repairs)
+    return _finish(work, costs, earlier, snapshot=snapshot, reserve=reserve, before=before)
 
 
-def _finish(
+@dataclass
+class _Earlier:
+    """Snapshot messages of earlier compactions, merged into the next snapshot."""
+
+    snapshot: StateSnapshot | None = None
+    messages: list[BaseMessage] = field(default_factory=list)
+
+
+def _set_aside_snapshots(
+    items: list[BaseMessage], item_costs: list[int], *, merge: bool
+) -> tuple[Work, _Earlier]:
+    """Return the work over the history without earlier snapshots (when `merge`), and them."""
+    earlier = _Earlier()
+    body: list[BaseMessage] = []
+    body_costs: list[int] = []
+    for message, cost in zip(items, item_costs, strict=True):
+        if merge and compaction_kind(message) == "snapshot":
+            # merged into the new snapshot; put back in `_finish` if it has no room
+            earlier.snapshot = extract_snapshot([message], previous=earlier.snapshot)
+            earlier.messages.append(message)
+        else:
+            body.append(message)
+            body_costs.append(cost)
+    work = Work(items=body, units=group_tool_rounds(body), costs=body_costs, current=list(body))
+    return work, earlier
+
+
+def _apply(
     work: Work,
     costs: Costs,
+    strategy: Strategy,
     *,
-    previous: StateSnapshot | None,
-    old_snapshots: list[BaseMessage],
-    snapshot: bool,
-    reserve: int,
-    max_tokens: int,
-    strategy: str,
-    tokens_before: int,
-    messages_before: int,
-    repairs: tuple[str, ...],
-) -> CompactionResult:
-    kept: list[BaseMessage] = []
-    evicted: list[BaseMessage] = []
-    pairs: list[tuple[BaseMessage, BaseMessage]] = []
-    kept_cost = 0
+    target: int,
+    keep_tool_rounds: int,
+    clear_tool_args_over: int | None,
+    head_fraction: float,
+) -> str:
+    """Clear tool results, then drop units if the strategy allows; return what applied."""
+    applied: str = strategy
+    clear_results(work, costs, target, keep_tool_rounds, clear_tool_args_over)
+    if work.kept_cost() > target and strategy != "clear_tool_results":
+        if strategy == "auto":
+            applied = choose_drop(work, target, head_fraction, len(work.items))
+            chosen = "drop_oldest" if applied == "drop_oldest" else "drop_middle"
+        else:
+            chosen = strategy
+        work.dropped = drop_units(work, chosen, target, head_fraction)
+    elif strategy == "auto":
+        applied = "clear_tool_results"
+    return applied
+
+
+@dataclass
+class _Kept:
+    """The history being assembled: kept messages, their cost, what left the context."""
+
+    messages: list[BaseMessage]
+    cost: int
+    evicted: list[BaseMessage]
+    pairs: list[tuple[BaseMessage, BaseMessage]]
+    lead: int = 0
+
+
+def _collect(work: Work) -> _Kept:
+    """Return the kept messages (cleared copies included) and the evicted originals."""
+    kept = _Kept([], 0, [], [])
     for u, (start, end) in enumerate(work.units):
         if u in work.dropped:
-            evicted.extend(work.items[start:end])
-        else:
-            kept.extend(work.current[start:end])
-            kept_cost += sum(work.costs[start:end])
-            evicted.extend(work.cleared[i] for i in range(start, end) if i in work.cleared)
-            pairs.extend(
-                (work.current[i], work.cleared[i]) for i in range(start, end) if i in work.cleared
-            )
-    lead = 0
-    while lead < len(kept) and (
-        isinstance(kept[lead], SystemMessage) or compaction_kind(kept[lead]) == "summary"
+            kept.evicted.extend(work.items[start:end])
+            continue
+        kept.messages.extend(work.current[start:end])
+        kept.cost += sum(work.costs[start:end])
+        cleared = [i for i in range(start, end) if i in work.cleared]
+        kept.evicted.extend(work.cleared[i] for i in cleared)
+        kept.pairs.extend((work.current[i], work.cleared[i]) for i in cleared)
+    while kept.lead < len(kept.messages) and (
+        isinstance(kept.messages[kept.lead], SystemMessage)
+        or compaction_kind(kept.messages[kept.lead]) == "summary"
     ):
-        lead += 1
-    snap: StateSnapshot | None = previous
-    out = kept
-    snapshot_tokens = 0
-    if snapshot and (evicted or previous is not None):
-        calls = [c for m in kept if isinstance(m, AIMessage) for c in m.tool_calls]
-        snap = extract_snapshot(evicted, previous=previous, calls=calls)
-        wrapper = costs.of(HumanMessage(""))
-        room = min(reserve, max_tokens - costs.total(kept, kept_cost) - wrapper)
-        while room > 0:
-            text = snap.render(max_tokens=room, token_counter=costs.counter)
-            if not text:
-                break
-            message = snapshot_message(text, snap)
-            candidate = [*kept[:lead], message, *kept[lead:]]
-            if costs.total(candidate, kept_cost + costs.of(message)) <= max_tokens:
-                out = candidate
-                kept_cost += costs.of(message)
-                snapshot_tokens = int(costs.counter(text))
-                break
-            room = room // 2
-    lost_snapshots = 0
-    if old_snapshots and out is kept:
-        # no new snapshot carries the earlier ones: keep them verbatim if they fit,
-        # otherwise report them as dropped (their text is in `evicted`)
-        old_cost = sum(costs.of(m) for m in old_snapshots)
-        candidate = [*kept[:lead], *old_snapshots, *kept[lead:]]
-        if costs.total(candidate, kept_cost + old_cost) <= max_tokens:
-            out = candidate
-            kept_cost += old_cost
-            snap = previous
-        else:
-            evicted = [*old_snapshots, *evicted]
-            lost_snapshots = len(old_snapshots)
-    tokens_after = costs.total(out, kept_cost)
+        kept.lead += 1
+    return kept
+
+
+def _with_snapshot(
+    kept: _Kept, costs: Costs, snap: StateSnapshot, *, room: int, max_tokens: int
+) -> tuple[list[BaseMessage], int] | None:
+    """Insert `snap` after the lead, halving its room until it fits; `None` if it never does.
+
+    Returns:
+        The messages with the snapshot and the snapshot text's tokens.
+    """
+    while room > 0:
+        text = snap.render(max_tokens=room, token_counter=costs.token_counter)
+        if not text:
+            return None
+        message = snapshot_message(text, snap)
+        candidate = [*kept.messages[: kept.lead], message, *kept.messages[kept.lead :]]
+        if costs.total(candidate, kept.cost + costs.of(message)) <= max_tokens:
+            kept.cost += costs.of(message)
+            return candidate, int(costs.token_counter(text))
+        room = room // 2
+    return None
+
+
+def _over_budget_note(work: Work, strategy: str, tokens_after: int, max_tokens: int) -> str:
+    """Say why the result is over budget or what it gave up to fit (`""` if nothing)."""
     within = tokens_after <= max_tokens
-    note = ""
     if not within and strategy == "clear_tool_results":
-        note = (
+        return (
             f"clearing tool results alone brings the history to {tokens_after} tokens, "
             f"over the budget of {max_tokens}; use strategy 'auto', 'drop_oldest' or "
             "'drop_middle' to drop messages as well"
         )
-    elif work.request_dropped:
-        note = (
+    if work.request_dropped:
+        return (
             "the latest user request was dropped to fit the budget (its text is in the "
             "snapshot when there was room for one)"
         )
-    elif not within:
+    if not within:
         note = (
             f"no valid history fits {max_tokens} tokens: the messages that must stay "
             "(system messages, the latest user request, the latest tool round and any "
             f"kept tail) need {tokens_after} tokens even with their tool results cleared"
         )
         logger.warning("compaction over budget: %s", note)
-    dropped_rounds = sum(1 for u in work.dropped if is_round(work, u))
+        return note
+    return ""
+
+
+def _finish(
+    work: Work,
+    costs: Costs,
+    earlier: _Earlier,
+    *,
+    snapshot: bool,
+    reserve: int,
+    before: CompactionStats,
+) -> CompactionResult:
+    """Assemble the result: kept messages, a snapshot of what left, and the stats."""
+    max_tokens = before.max_tokens
+    kept = _collect(work)
+    snap = earlier.snapshot
+    out = kept.messages
+    snapshot_tokens = 0
+    if snapshot and (kept.evicted or earlier.snapshot is not None):
+        calls = [c for m in kept.messages if isinstance(m, AIMessage) for c in m.tool_calls]
+        snap = extract_snapshot(kept.evicted, previous=earlier.snapshot, calls=calls)
+        wrapper = costs.of(HumanMessage(""))
+        room = min(reserve, max_tokens - costs.total(kept.messages, kept.cost) - wrapper)
+        inserted = _with_snapshot(kept, costs, snap, room=room, max_tokens=max_tokens)
+        if inserted is not None:
+            out, snapshot_tokens = inserted
+    evicted = kept.evicted
+    lost_snapshots = 0
+    if earlier.messages and out is kept.messages:
+        # no new snapshot carries the earlier ones: keep them verbatim if they fit,
+        # otherwise report them as dropped (their text is in `evicted`)
+        old_cost = sum(costs.of(m) for m in earlier.messages)
+        head, rest = kept.messages[: kept.lead], kept.messages[kept.lead :]
+        candidate = [*head, *earlier.messages, *rest]
+        if costs.total(candidate, kept.cost + old_cost) <= max_tokens:
+            out = candidate
+            kept.cost += old_cost
+            snap = earlier.snapshot
+        else:
+            evicted = [*earlier.messages, *evicted]
+            lost_snapshots = len(earlier.messages)
+    tokens_after = costs.total(out, kept.cost)
     gone = {i for u in work.dropped for i in range(*work.units[u])}
-    cleared_results = sum(
-        1 for i, m in work.cleared.items() if isinstance(m, ToolMessage) and i not in gone
-    )
-    stats = CompactionStats(
-        strategy=strategy,
-        max_tokens=max_tokens,
-        tokens_before=tokens_before,
+    stats = replace(
+        before,
         tokens_after=tokens_after,
-        messages_before=messages_before,
         messages_after=len(out),
         messages_dropped=len(gone) + lost_snapshots,
-        tool_rounds_dropped=dropped_rounds,
-        tool_results_cleared=cleared_results,
+        tool_rounds_dropped=sum(1 for u in work.dropped if is_round(work, u)),
+        tool_results_cleared=sum(
+            1 for i, m in work.cleared.items() if isinstance(m, ToolMessage) and i not in gone
+        ),
         tool_args_cleared=work.args_cleared,
         snapshot_tokens=snapshot_tokens,
-        within_budget=within,
-        repairs=repairs,
-        note=note,
+        within_budget=tokens_after <= max_tokens,
+        note=_over_budget_note(work, before.strategy, tokens_after, max_tokens),
     )
-    return CompactionResult(out, stats, tuple(evicted), snap, tuple(pairs))
+    return CompactionResult(out, stats, tuple(evicted), snap, tuple(kept.pairs))

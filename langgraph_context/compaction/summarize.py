@@ -7,25 +7,25 @@ never redone from scratch. The summarizer's own input is kept under
 `max_input_tokens`: long evictions are summarized in chunks, each extending the
 summary of the previous one, and single huge messages are clipped in the middle.
 
-If the model keeps failing (an exception or an empty answer, after `retries` extra
-attempts per call), the history is returned unchanged with `error` set: an error text
-never becomes a summary and nothing is lost.
+If the model keeps failing (an exception or an empty answer, after
+`SummaryOptions.retries` extra attempts per call), the history is returned unchanged
+with `error` set: an error text never becomes a summary and nothing is lost.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from langgraph_context.compaction._calls import arun_calls, run_calls
+from langgraph_context.compaction._calls import Outcome, Steps, adrive, drive, summary_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
-from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
+from langgraph_context.compaction.options import SummaryOptions, check_positive
 from langgraph_context.compaction.snapshot import COMPACTION_MARKER, compaction_kind
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
@@ -38,9 +38,6 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
     "DEFAULT_KEEP_FRACTION",
-    "DEFAULT_MAX_INPUT_TOKENS",
-    "DEFAULT_MAX_SUMMARY_TOKENS",
-    "DEFAULT_RETRIES",
     "SUMMARY_PREFIX",
     "RunningSummary",
     "SummarizationResult",
@@ -51,9 +48,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_SUMMARY_TOKENS = 1024
-DEFAULT_MAX_INPUT_TOKENS = 16_000
-DEFAULT_RETRIES = 2
 DEFAULT_KEEP_FRACTION = 0.5
 SUMMARY_PREFIX = "[Summary of the earlier conversation, written when it was compacted]\n"
 
@@ -153,53 +147,36 @@ class _Plan:
 
     items: list[BaseMessage]
     head: list[BaseMessage]
-    pinned: list[BaseMessage]
-    tail: list[BaseMessage]
-    to_summarize: list[BaseMessage]
+    rest: list[BaseMessage]
     previous: RunningSummary | None
     visible: list[BaseMessage]
-    chunks: list[str]
-    instructions: str
-    max_summary_tokens: int
     tokens_before: int
     repairs: tuple[str, ...]
+    pinned: list[BaseMessage] = field(default_factory=list)
+    tail: list[BaseMessage] = field(default_factory=list)
+    to_summarize: list[BaseMessage] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
 
 
-def _check(
-    max_tokens: int, max_summary_tokens: int, max_input_tokens: int, retries: int, **keep: Any
-) -> None:
-    for name, value in (
-        ("max_tokens", max_tokens),
-        ("max_summary_tokens", max_summary_tokens),
-        ("max_input_tokens", max_input_tokens),
-    ):
-        if not isinstance(value, int) or value <= 0:
-            msg = f"{name} must be a positive int, got {value!r}"
-            raise InvalidArgumentError(msg)
-    if retries < 0:
-        msg = f"retries must be >= 0, got {retries!r}"
-        raise InvalidArgumentError(msg)
+def _check(max_tokens: int, **keep: int | None) -> None:
+    check_positive("max_tokens", max_tokens)
     for name, value in keep.items():
         if value is not None and value < 0:
             msg = f"{name} must be None or >= 0, got {value!r}"
             raise InvalidArgumentError(msg)
 
 
-def _plan(
-    messages: Sequence[Any],
-    *,
-    max_tokens: int,
-    running_summary: RunningSummary | None,
-    keep_tokens: int | None,
-    keep_messages: int | None,
-    max_summary_tokens: int,
-    max_input_tokens: int,
-    instructions: str,
-    counter: TokenCounter,
+def _survey(
+    messages: Sequence[Any], running_summary: RunningSummary | None, counter: TokenCounter
 ) -> _Plan:
+    """Repair the history and find what the model would see: the summary, then the rest.
+
+    An earlier summary message is taken out (its summary extended, unless one is
+    given), and the messages that summary already covers are left out, except the
+    latest request and system messages.
+    """
     repair = repair_history(as_messages(messages))
     items = repair.messages
-    tokens_before = int(counter(items)) if items else 0
     lead = 0
     while lead < len(items) and isinstance(items[lead], SystemMessage):
         lead += 1
@@ -221,33 +198,37 @@ def _plan(
             stay = [m for m in rest[:covered] if m is last_human or isinstance(m, SystemMessage)]
             rest = [*stay, *rest[covered:]]
     summary_head = [summary_message(previous)] if previous is not None else []
-    visible = [*head, *summary_head, *rest]
-    plan = _Plan(
+    return _Plan(
         items=items,
         head=head,
-        pinned=[],
-        tail=rest,
-        to_summarize=[],
+        rest=rest,
         previous=previous,
-        visible=visible,
-        chunks=[],
-        instructions=instructions,
-        max_summary_tokens=max_summary_tokens,
-        tokens_before=tokens_before,
+        visible=[*head, *summary_head, *rest],
+        tokens_before=int(counter(items)) if items else 0,
         repairs=tuple(str(v) for v in repair.changes),
+        tail=rest,
     )
-    if int(counter(visible)) <= max_tokens:
-        return plan
 
+
+def _split(
+    plan: _Plan,
+    *,
+    max_tokens: int,
+    keep_tokens: int | None,
+    keep_messages: int | None,
+    options: SummaryOptions,
+    counter: TokenCounter,
+) -> None:
+    """Choose the kept tail (whole units) and what to summarize, and chunk the latter."""
+    rest = plan.rest
     systems = [m for m in rest if isinstance(m, SystemMessage)]  # kept verbatim, in order
-    fixed = [*head, *systems, HumanMessage(SUMMARY_PREFIX)]
-    room = max_tokens - int(counter(fixed)) - max_summary_tokens
+    fixed = [*plan.head, *systems, HumanMessage(SUMMARY_PREFIX)]
+    room = max_tokens - int(counter(fixed)) - options.max_summary_tokens
     keep_budget = int(max_tokens * DEFAULT_KEEP_FRACTION) if keep_tokens is None else keep_tokens
     keep_budget = max(0, min(keep_budget, room))
-    units = group_tool_rounds(rest)
     start = len(rest)
     used = 0
-    for unit_start, unit_end in reversed(units):
+    for unit_start, unit_end in reversed(group_tool_rounds(rest)):
         cost = int(counter(rest[unit_start:unit_end]))
         if start < len(rest):  # the latest unit is always kept
             if used + cost > keep_budget:
@@ -255,21 +236,20 @@ def _plan(
             if keep_messages is not None and len(rest) - unit_start > keep_messages:
                 break
         start, used = unit_start, used + cost
-    pinned = [
-        m for m in rest[:start] if m is last_human or isinstance(m, SystemMessage)
-    ]  # the latest request and mid-conversation system messages stay, in order
+    last_human = _last_request(rest)
+    # the latest request and mid-conversation system messages stay, in order
+    plan.pinned = [m for m in rest[:start] if m is last_human or isinstance(m, SystemMessage)]
     plan.tail = rest[start:]
-    plan.pinned = pinned
-    plan.to_summarize = [m for m in rest[:start] if not any(m is p for p in pinned)]
+    plan.to_summarize = [m for m in rest[:start] if not any(m is p for p in plan.pinned)]
+    instructions = options.instructions()
     plan.chunks = transcript_chunks(
         plan.to_summarize,
-        budget=max_input_tokens
+        budget=options.max_input_tokens
         - int(counter(instructions))
-        - 2 * max_summary_tokens
+        - 2 * options.max_summary_tokens
         - MIN_CHUNK_TOKENS,
-        counter=counter,
+        token_counter=counter,
     )
-    return plan
 
 
 def _last_request(messages: Sequence[BaseMessage]) -> BaseMessage | None:
@@ -283,58 +263,88 @@ def _last_request(messages: Sequence[BaseMessage]) -> BaseMessage | None:
     return None
 
 
-def _finish(
-    plan: _Plan,
-    text: str | None,
-    *,
-    error: str | None,
-    calls: int,
-    max_tokens: int,
-    counter: TokenCounter,
+def _result(
+    plan: _Plan, messages: list[BaseMessage], max_tokens: int, tokens: int, **fields: Any
 ) -> SummarizationResult:
-    if not plan.to_summarize:
-        tokens = int(counter(plan.visible)) if plan.visible else 0
-        return SummarizationResult(
-            list(plan.visible),
-            plan.previous,
-            tokens_before=plan.tokens_before,
-            tokens_after=tokens,
-            within_budget=tokens <= max_tokens,
-            repairs=plan.repairs,
-        )
-    if error is not None or text is None:
-        logger.warning("summarization failed; history left unchanged: %s", error)
-        tokens = plan.tokens_before
-        return SummarizationResult(
-            list(plan.items),
-            plan.previous,
-            error=error,
-            model_calls=calls,
-            tokens_before=plan.tokens_before,
-            tokens_after=tokens,
-            within_budget=tokens <= max_tokens,
-            repairs=plan.repairs,
-        )
-    base = plan.previous or RunningSummary("")
-    last_id = plan.to_summarize[-1].id
-    summary = RunningSummary(
-        text=text,
-        last_message_id=last_id,
-        message_count=base.message_count + len(plan.to_summarize),
-        rounds=base.rounds + len(plan.chunks),
-    )
-    out = [*plan.head, summary_message(summary), *plan.pinned, *plan.tail]
-    tokens = int(counter(out))
     return SummarizationResult(
-        out,
-        summary,
-        tuple(plan.to_summarize),
-        model_calls=calls,
+        messages,
+        fields.pop("running_summary", plan.previous),
         tokens_before=plan.tokens_before,
         tokens_after=tokens,
         within_budget=tokens <= max_tokens,
         repairs=plan.repairs,
+        **fields,
     )
+
+
+def _finish(
+    plan: _Plan, outcome: Outcome | None, *, max_tokens: int, counter: TokenCounter
+) -> SummarizationResult:
+    if outcome is None:
+        tokens = int(counter(plan.visible)) if plan.visible else 0
+        return _result(plan, list(plan.visible), max_tokens, tokens)
+    if outcome.error is not None or outcome.text is None:
+        logger.warning("summarization failed; history left unchanged: %s", outcome.error)
+        return _result(
+            plan,
+            list(plan.items),
+            max_tokens,
+            plan.tokens_before,
+            error=outcome.error,
+            model_calls=outcome.calls,
+        )
+    base = plan.previous or RunningSummary("")
+    summary = RunningSummary(
+        text=outcome.text,
+        last_message_id=plan.to_summarize[-1].id,
+        message_count=base.message_count + len(plan.to_summarize),
+        rounds=base.rounds + len(plan.chunks),
+    )
+    out = [*plan.head, summary_message(summary), *plan.pinned, *plan.tail]
+    return _result(
+        plan,
+        out,
+        max_tokens,
+        int(counter(out)),
+        running_summary=summary,
+        summarized=tuple(plan.to_summarize),
+        model_calls=outcome.calls,
+    )
+
+
+def _summary_steps(
+    messages: Sequence[Any],
+    max_tokens: int,
+    running_summary: RunningSummary | None,
+    keep_tokens: int | None,
+    keep_messages: int | None,
+    options: SummaryOptions | None,
+    token_counter: TokenCounter | BaseLanguageModel | None,
+) -> Steps[SummarizationResult]:
+    """The whole summarization as steps yielding the model requests (see `_calls.drive`)."""
+    _check(max_tokens, keep_tokens=keep_tokens, keep_messages=keep_messages)
+    options = options or SummaryOptions()
+    counter = resolve_counter(token_counter)
+    plan = _survey(messages, running_summary, counter)
+    if int(counter(plan.visible)) > max_tokens:
+        _split(
+            plan,
+            max_tokens=max_tokens,
+            keep_tokens=keep_tokens,
+            keep_messages=keep_messages,
+            options=options,
+            counter=counter,
+        )
+    if not plan.to_summarize:
+        return _finish(plan, None, max_tokens=max_tokens, counter=counter)
+    outcome = yield from summary_calls(
+        plan.chunks,
+        previous=plan.previous.text if plan.previous else None,
+        instructions=options.instructions(),
+        max_summary_tokens=options.max_summary_tokens,
+        retries=options.retries,
+    )
+    return _finish(plan, outcome, max_tokens=max_tokens, counter=counter)
 
 
 def summarize_messages(
@@ -343,13 +353,9 @@ def summarize_messages(
     model: Runnable[Any, Any] | BaseLanguageModel,
     max_tokens: int,
     running_summary: RunningSummary | None = None,
-    style: PromptStyle = "handoff",
-    prompt: str | None = None,
     keep_tokens: int | None = None,
     keep_messages: int | None = None,
-    max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
-    max_input_tokens: int = DEFAULT_MAX_INPUT_TOKENS,
-    retries: int = DEFAULT_RETRIES,
+    summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
 ) -> SummarizationResult:
     """Summarize the older part of a history when it exceeds `max_tokens`.
@@ -366,16 +372,12 @@ def summarize_messages(
             a string.
         max_tokens: Budget for the returned history.
         running_summary: The summary of an earlier round, if not carried in `messages`.
-        style: Built-in instructions: `handoff` or `snapshot` (see `prompts.py`).
-        prompt: Your own instructions instead of `style`.
         keep_tokens: Tokens of recent messages to keep verbatim (default: half of
             `max_tokens`, capped so the result fits).
         keep_messages: Keep at most this many recent messages verbatim (whole units;
             combined with the token cap).
-        max_summary_tokens: Length the summary is asked to stay under (and room kept
-            for it).
-        max_input_tokens: Budget for each summarizer call's input.
-        retries: Extra attempts per call after an exception or an empty answer.
+        summary_options: Instructions (`style` or `prompt`), summary length, input
+            budget per call and retries (default: `SummaryOptions()`).
         token_counter: Counter for budgets (default: offline tiktoken).
 
     Returns:
@@ -383,9 +385,8 @@ def summarize_messages(
         input history (repaired if it was invalid), unchanged.
 
     Raises:
-        ValueError: If a budget is not positive, `retries`/keep values are negative,
-            `style` is unknown, `prompt` is blank, or `max_input_tokens` is too small to
-            hold the instructions and two summaries.
+        ValueError: If `max_tokens` is not positive, a keep value is negative, or
+            `max_input_tokens` is too small to hold the instructions and two summaries.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -393,34 +394,16 @@ def summarize_messages(
         >>> history = [HumanMessage("q1"), AIMessage("a1"), HumanMessage("q2"), AIMessage("a2")]
         >>> result = summarize_messages(  # `len` counts one token per message
         ...     history, model=FakeListChatModel(responses=["q1 was answered"]),
-        ...     max_tokens=3, max_summary_tokens=1, token_counter=len)
+        ...     max_tokens=3, summary_options=SummaryOptions(max_summary_tokens=1),
+        ...     token_counter=len)
         >>> [m.content for m in result.messages][1:], result.running_summary.text
         (['q2', 'a2'], 'q1 was answered')
     """
-    _check(
-        max_tokens,
-        max_summary_tokens,
-        max_input_tokens,
-        retries,
-        keep_tokens=keep_tokens,
-        keep_messages=keep_messages,
-    )
-    counter = resolve_counter(token_counter)
-    plan = _plan(
-        messages,
-        max_tokens=max_tokens,
-        running_summary=running_summary,
-        keep_tokens=keep_tokens,
-        keep_messages=keep_messages,
-        max_summary_tokens=max_summary_tokens,
-        max_input_tokens=max_input_tokens,
-        instructions=summary_instructions(style, prompt=prompt),
-        counter=counter,
-    )
-    if not plan.to_summarize:
-        return _finish(plan, None, error=None, calls=0, max_tokens=max_tokens, counter=counter)
-    text, error, calls = run_calls(plan, model.invoke, retries)
-    return _finish(plan, text, error=error, calls=calls, max_tokens=max_tokens, counter=counter)
+    steps = _summary_steps(
+        messages, max_tokens, running_summary, keep_tokens, keep_messages, summary_options,
+        token_counter,
+    )  # fmt: skip
+    return drive(steps, model.invoke)
 
 
 async def asummarize_messages(
@@ -429,13 +412,9 @@ async def asummarize_messages(
     model: Runnable[Any, Any] | BaseLanguageModel,
     max_tokens: int,
     running_summary: RunningSummary | None = None,
-    style: PromptStyle = "handoff",
-    prompt: str | None = None,
     keep_tokens: int | None = None,
     keep_messages: int | None = None,
-    max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS,
-    max_input_tokens: int = DEFAULT_MAX_INPUT_TOKENS,
-    retries: int = DEFAULT_RETRIES,
+    summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
 ) -> SummarizationResult:
     """Async twin of `summarize_messages` (the model is called with `ainvoke`).
@@ -445,13 +424,9 @@ async def asummarize_messages(
         model: The summarizer.
         max_tokens: Budget for the returned history.
         running_summary: The summary of an earlier round.
-        style: `handoff` or `snapshot`.
-        prompt: Your own instructions instead of `style`.
         keep_tokens: Tokens of recent messages to keep verbatim.
         keep_messages: Keep at most this many recent messages verbatim.
-        max_summary_tokens: Length the summary is asked to stay under.
-        max_input_tokens: Budget for each summarizer call's input.
-        retries: Extra attempts per call.
+        summary_options: Instructions, summary length, input budget and retries.
         token_counter: Counter for budgets.
 
     Returns:
@@ -460,27 +435,8 @@ async def asummarize_messages(
     Raises:
         ValueError: As `summarize_messages`.
     """
-    _check(
-        max_tokens,
-        max_summary_tokens,
-        max_input_tokens,
-        retries,
-        keep_tokens=keep_tokens,
-        keep_messages=keep_messages,
-    )
-    counter = resolve_counter(token_counter)
-    plan = _plan(
-        messages,
-        max_tokens=max_tokens,
-        running_summary=running_summary,
-        keep_tokens=keep_tokens,
-        keep_messages=keep_messages,
-        max_summary_tokens=max_summary_tokens,
-        max_input_tokens=max_input_tokens,
-        instructions=summary_instructions(style, prompt=prompt),
-        counter=counter,
-    )
-    if not plan.to_summarize:
-        return _finish(plan, None, error=None, calls=0, max_tokens=max_tokens, counter=counter)
-    text, error, calls = await arun_calls(plan, model.ainvoke, retries)
-    return _finish(plan, text, error=error, calls=calls, max_tokens=max_tokens, counter=counter)
+    steps = _summary_steps(
+        messages, max_tokens, running_summary, keep_tokens, keep_messages, summary_options,
+        token_counter,
+    )  # fmt: skip
+    return await adrive(steps, model.ainvoke)

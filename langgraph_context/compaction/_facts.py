@@ -1,0 +1,182 @@
+"""Deterministic fact extraction from message text and tool calls (private to `snapshot.py`).
+
+Paths, error lines, identifiers, commands and open items are found by rules and
+copied verbatim (clipped), never invented. Scans of long texts are memoized.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+REQUEST_CHARS = 400
+"""Longest excerpt kept of one evicted user request."""
+ERROR_LINE_CHARS = 200
+"""Longest excerpt kept of one error line."""
+COMMAND_CHARS = 200
+SCAN_CHARS = 20_000
+MAX_ITEMS = 500
+IDS_PER_MESSAGE = 20
+
+PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "filepath")
+COMMAND_ARG_KEYS = ("command", "cmd")
+EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "write_file", "edit_file", "notebookedit"})
+READ_TOOLS = frozenset({"read", "read_file", "view", "cat"})
+# Shell commands that print file contents: their output is code or data, not errors.
+READ_COMMANDS = frozenset({"cat", "head", "tail", "less", "more", "bat", "nl"})
+
+
+PATH_RE = re.compile(
+    r"(?<![\w:/.@~-])(?:~?/|\.{1,2}/)?(?:[\w@+-][\w@.+-]*/)+[\w@+-][\w@+-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b"
+)
+ERROR_RE = re.compile(
+    r"\b(error|errors|exception|traceback|failed|failure|fatal|panic|undefined|"
+    r"cannot|could not|not found|denied|invalid)\b|\*\* \(",
+    re.IGNORECASE,
+)
+ID_RE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,47}(?![\w/])")
+OPEN_RE = re.compile(r"^\s*(?:[-*]\s*\[ \]|todo\b|next\b|pending\b)[:\s]", re.IGNORECASE)
+
+
+def is_read_call(call: Mapping[str, Any]) -> bool:
+    """Whether a tool call reads a file (by tool name, or a `command` that prints files)."""
+    if str(call.get("name", "")).lower() in READ_TOOLS:
+        return True
+    command = call.get("args", {}).get("command")
+    if not isinstance(command, str) or not command.strip():
+        return False
+    return command.split(maxsplit=1)[0] in READ_COMMANDS
+
+
+def dedup(items: Iterable[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for item in items:
+        if item and item not in seen:
+            seen[item] = None
+    return tuple(seen)[-MAX_ITEMS:] if len(seen) > MAX_ITEMS else tuple(seen)
+
+
+def merge_uses(
+    old: Sequence[tuple[str, str]], new: Sequence[tuple[str, str]]
+) -> tuple[tuple[str, str], ...]:
+    order: dict[str, list[str]] = {}
+    for path, use in (*old, *new):
+        uses = order.setdefault(path, [])
+        if use not in uses:
+            uses.append(use)
+    return tuple((path, use) for path, uses in order.items() for use in uses)
+
+
+def render_files(uses: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    grouped: dict[str, list[str]] = {}
+    for path, use in uses:
+        grouped.setdefault(path, []).append(use)
+    out = []
+    for path, kinds in grouped.items():
+        shown = [k for k in ("edited", "read", "used") if k in kinds]
+        out.append(f"{path} ({', '.join(shown)})" if shown else path)
+    return tuple(out)[-MAX_ITEMS:]
+
+
+def clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        return
+
+
+def describe_call(call: Mapping[str, Any]) -> str:
+    args = call.get("args") or {}
+    key = next((args[k] for k in (*PATH_ARG_KEYS, *COMMAND_ARG_KEYS) if k in args), None)
+    if key is None:
+        brief = json.dumps(args, ensure_ascii=False, default=str)
+    else:
+        brief = str(key)
+    return f"{call.get('name', '?')}({clip(brief, 80)})"
+
+
+def read_call(
+    call: Mapping[str, Any],
+    uses: list[tuple[str, str]],
+    commands: list[str],
+    ids: list[str],
+    open_items: list[str],
+) -> None:
+    name = str(call.get("name", ""))
+    args = call.get("args") or {}
+    lowered = name.lower()
+    for key in PATH_ARG_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            use = "used"
+            if lowered in EDIT_TOOLS:
+                use = "edited"
+            elif lowered in READ_TOOLS:
+                use = "read"
+            uses.append((value, use))
+    for key in COMMAND_ARG_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            commands.append(clip(value, COMMAND_CHARS))
+    todos = args.get("todos")
+    if isinstance(todos, list):
+        open_items.clear()
+        for todo in todos:
+            if isinstance(todo, Mapping) and todo.get("status") not in ("completed", "done"):
+                open_items.append(f"[{todo.get('status', 'pending')}] {todo.get('content', '')}")
+    for value in strings(args):
+        if len(value) <= 64:
+            ids.extend(ID_RE.findall(value))
+
+
+def error_lines(text: str, *, force: bool) -> list[str]:
+    hits = list(text_facts(text)[1])
+    if not hits and force and text.strip():
+        first = next(line for line in text.splitlines() if line.strip())
+        hits = [clip(first, ERROR_LINE_CHARS)]
+    return hits[:3]
+
+
+@lru_cache(maxsize=8192)
+def text_ids(text: str) -> tuple[str, ...]:
+    """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text."""
+    found = dict.fromkeys(ID_RE.findall(text[:SCAN_CHARS]))
+    return tuple(found)[:IDS_PER_MESSAGE]
+
+
+@lru_cache(maxsize=8192)
+def text_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Return (paths, error lines, open-item lines) of a text; memoized by the text.
+
+    Very long texts are scanned in their first and last `SCAN_CHARS` characters, where
+    command output puts its errors and summaries.
+    """
+    if len(text) > 2 * SCAN_CHARS:
+        text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+    paths = tuple(dict.fromkeys(PATH_RE.findall(text)))
+    errors: list[str] = []
+    for match in ERROR_RE.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end != -1 else len(text)].strip()
+        clipped = clip(line, ERROR_LINE_CHARS)
+        if clipped and clipped not in errors:
+            errors.append(clipped)
+    opens = tuple(
+        clip(line.strip(), REQUEST_CHARS) for line in text.splitlines() if OPEN_RE.match(line)
+    )
+    return paths, tuple(errors), opens
