@@ -332,7 +332,9 @@ def test_many_turns_with_the_real_compaction_node() -> None:
         {"content": "summarize", "status": "pending"},
     ]
     assert out["note"] == {"goal": "read every file"}
-    assert out["compaction"]["count"] >= turns - 2
+    # Hysteresis: each compaction cuts to half the budget, so it fires every few turns,
+    # not on every turn once the budget is first reached.
+    assert 2 <= out["compaction"]["count"] <= turns // 2
     assert out["compaction"]["last"]["within_budget"] is True
     # Every model call after the first saw at most the budget (system message aside).
     assert max(count_tokens(seen[1:]) for seen in model.seen) <= budget

@@ -68,7 +68,8 @@ def build(node: Any, *, work: Any = worker) -> Any:
 
 def test_replace_mode_many_compactions_keep_plan_and_notes() -> None:
     """Twenty turns in one thread: history stays valid and in budget, plan and notes intact."""
-    app = build(create_compaction_node(max_tokens=1500))
+    # Cut just under the budget every time (no hysteresis): the most compactions.
+    app = build(create_compaction_node(max_tokens=1500, target_tokens=1500))
     config = {"configurable": {"thread_id": "t1"}}
     app.invoke(
         {"messages": [SystemMessage("You fix bugs."), HumanMessage("Fix lib/app.ex")],
@@ -760,3 +761,34 @@ def test_trigger_under_the_window_reports_its_target_and_the_window_verdict() ->
     last = graph.compile().invoke({"messages": history})["compaction"]["last"]
     assert last["target_tokens"] < 50_000
     assert last["within_budget"] is True
+
+
+def test_hysteresis_compacts_to_the_low_mark_and_rarely() -> None:
+    """Over max_tokens the node cuts to target_tokens, so it fires far less often."""
+    counts = {}
+    for target in (1500, 750):
+        app = build(create_compaction_node(max_tokens=1500, target_tokens=target))
+        config = {"configurable": {"thread_id": f"t{target}"}}
+        app.invoke({"messages": [SystemMessage("You fix bugs."), HumanMessage("Fix it")]}, config)
+        seen = 0
+        for turn in range(30):
+            state = app.invoke({"messages": [HumanMessage(f"continue {turn}")]}, config)
+            assert validate_history(state["messages"]) == []
+            assert count_tokens(state["messages"]) <= 1500
+            record = state.get("compaction", {"count": 0})
+            if record["count"] > seen:
+                seen = record["count"]
+                assert record["last"]["target_tokens"] <= target
+                assert record["last"]["tokens_after"] <= target
+        counts[target] = seen
+    assert counts[750] >= 2
+    # Each turn adds about a quarter of the budget: every second turn instead of every turn.
+    assert counts[750] * 10 <= counts[1500] * 6
+
+
+def test_target_tokens_is_checked() -> None:
+    """A low mark above the high mark, or not positive, is refused at construction."""
+    with pytest.raises(ValueError, match=r"target_tokens must be <= max_tokens \(100\)"):
+        create_compaction_node(max_tokens=100, target_tokens=101)
+    with pytest.raises(ValueError, match="target_tokens"):
+        create_compaction_node(max_tokens=100, target_tokens=0)

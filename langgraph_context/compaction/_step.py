@@ -56,6 +56,7 @@ class Config:
     """The node's validated settings, built once by `create_compaction_node`."""
 
     max_tokens: int
+    target_tokens: int
     mode: CompactionMode
     triggers: tuple[Trigger, ...]
     context_window: int | None
@@ -118,14 +119,17 @@ class Step:
     def _budget(self) -> int:
         """The budget this run compacts to.
 
-        Over `max_tokens` that is `max_tokens`. A trigger (or request) firing while the
+        Over `max_tokens` that is `target_tokens`, the low mark: compacting well under
+        the high mark leaves room for many turns before the next compaction, so the
+        history (the prompt-cache prefix) stays append-only between compactions. A
+        trigger (or request) firing while the
         history still fits must still compact: then everything before the kept part
         (`keep`, or the newer half of the history without one) is compacted, with room
         on top for the summary (`max_summary_tokens`) or the snapshot (a quarter).
         """
         o = self.o
         if self.tokens > o.max_tokens:
-            return o.max_tokens
+            return max(o.target_tokens, min(self._must_keep_tokens(), o.max_tokens))
         keep = o.keep
         if keep is None:
             goal = self.tokens // 2

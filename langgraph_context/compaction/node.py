@@ -108,9 +108,19 @@ def _triggers(
 
 
 def _check_config(
-    *, max_tokens: int, mode: str, keep: Keep | None, strategy: str, messages_key: str
+    *,
+    max_tokens: int,
+    target_tokens: int,
+    mode: str,
+    keep: Keep | None,
+    strategy: str,
+    messages_key: str,
 ) -> None:
     check_positive("max_tokens", max_tokens)
+    check_positive("target_tokens", target_tokens)
+    if target_tokens > max_tokens:
+        msg = f"target_tokens must be <= max_tokens ({max_tokens}), got {target_tokens}"
+        raise InvalidArgumentError(msg)
     check_one_of("mode", mode, COMPACTION_MODES)
     if keep is not None and not (
         isinstance(keep, tuple)
@@ -130,6 +140,7 @@ def _check_config(
 def create_compaction_node(
     *,
     max_tokens: int,
+    target_tokens: int | None = None,
     mode: CompactionMode = "replace",
     trigger: Trigger | Sequence[Trigger] | None = None,
     context_window: int | None = None,
@@ -147,7 +158,13 @@ def create_compaction_node(
     """Create a node that compacts the conversation when a trigger fires.
 
     Args:
-        max_tokens: Budget of the compacted history.
+        max_tokens: Budget of the history: the high mark. A history over it is
+            compacted down to `target_tokens`.
+        target_tokens: The low mark a compaction over `max_tokens` aims for (default
+            half of `max_tokens`). The gap is hysteresis: the history then grows
+            append-only for many turns before the next compaction, so providers'
+            prompt caches keep hitting and a summarizer runs rarely. Set it equal to
+            `max_tokens` to cut just under the budget every time.
         mode: `replace` (rewrite the history in state) or `view` (write the compacted
             history to `keys.output_key`, e.g. as a `pre_model_hook`).
         trigger: When to compact: one or more of `("fraction", f)` (tokens reach `f`
@@ -191,11 +208,18 @@ def create_compaction_node(
         'compaction'
     """
     triggers = _triggers(trigger, max_tokens=max_tokens, context_window=context_window)
+    target = max_tokens // 2 if target_tokens is None else target_tokens
     _check_config(
-        max_tokens=max_tokens, mode=mode, keep=keep, strategy=strategy, messages_key=messages_key
+        max_tokens=max_tokens,
+        target_tokens=target,
+        mode=mode,
+        keep=keep,
+        strategy=strategy,
+        messages_key=messages_key,
     )
     config = Config(
         max_tokens=max_tokens,
+        target_tokens=target,
         mode=mode,
         triggers=triggers,
         context_window=context_window,
