@@ -140,7 +140,7 @@ def _convert(item: Any, where: str) -> BaseMessage:
     try:
         return convert_to_messages([item])[0]
     except Exception as exc:
-        if isinstance(item, dict) and item.get("role") in _AI_ROLES and "tool_calls" in item:
+        if _openai_calls_with_bad_json(item):
             # Unparsable arguments: let AIMessage sort them into invalid_tool_calls (if
             # even that fails, the first error is the one to report).
             with contextlib.suppress(Exception):
@@ -148,6 +148,19 @@ def _convert(item: Any, where: str) -> BaseMessage:
                 return AIMessage(item["content"] or "", additional_kwargs={"tool_calls": raw})
         msg = f"{where}: cannot convert {_short(item)}: {_first_line(exc)}"
         raise InvalidArgumentError(msg) from exc
+
+
+def _openai_calls_with_bad_json(item: Any) -> bool:
+    """Whether `item` is an assistant dict of well-formed OpenAI calls (bad JSON aside)."""
+    if not isinstance(item, dict) or item.get("role") not in _AI_ROLES:
+        return False
+    calls = item.get("tool_calls")
+    return isinstance(calls, list) and all(
+        isinstance(c, dict)
+        and isinstance(c.get("function"), dict)
+        and isinstance(c["function"].get("arguments"), str)
+        for c in calls
+    )
 
 
 def _check_message(message: BaseMessage, where: str) -> None:
@@ -412,7 +425,9 @@ def _walk(
         unpaired: list[str | None] = []
         for tid in results:
             if tid is not None and tid in pending:
-                pending[tid].pop(0)
+                # An invalid call first: a tool node may still answer a valid one.
+                calls = pending[tid]
+                calls.pop(next((k for k, c in enumerate(calls) if c.error), 0))
                 if not pending[tid]:
                     del pending[tid]
                 answered.add(tid)
