@@ -1,23 +1,46 @@
 """Messages: coercion from message-like input, and the tool-call pairing rules.
 
-Every public function that takes a history accepts LangChain messages or OpenAI-style
-dicts; `as_messages` is the one place that converts, so the rest of the package works
-on `BaseMessage`.
+Every public function that takes a history accepts LangChain messages, OpenAI-style
+dicts, `(role, content)` pairs and strings; `as_messages` is the one place that
+converts and checks, so the rest of the package works on well-formed `BaseMessage`.
+Anything else raises `InvalidTypeError` / `InvalidArgumentError` naming the item and
+its position (`messages[3]: a tool message needs tool_call_id`).
 
-A history is valid when every tool result directly follows (within one block of tool
-results) the AI message that made its call, every call gets exactly one result before
-the next non-tool message, and the conversation does not open with a tool result.
-Ids are paired per block, so the same id may appear again later in a history.
+Calls and results (one rule for every function here):
+
+* The calls of an AI message are its `tool_calls` and its `invalid_tool_calls` (a
+  reply whose arguments did not parse: `langchain-openai` sends those too, so they
+  need a result like any other), or, when it has neither, the OpenAI-format
+  `tool_calls` left in its `additional_kwargs` (sent in that case). Anthropic-native
+  `tool_use` content blocks of an AI message are calls as well, merged by id with the
+  others as `langchain-anthropic` does. `tool_use` blocks in other messages are
+  ordinary content.
+* The results are `ToolMessage`s and Anthropic-native `tool_result` content blocks of
+  a `HumanMessage`. A human message holding any `tool_result` block is a result
+  message: it belongs to the tool round before it, like a `ToolMessage`, even when it
+  also holds text. `tool_result` blocks in other messages are ordinary content.
+
+A history is valid when every result directly follows (within one block of results)
+the AI message that made its call, every call has an id and gets exactly one result
+before the next non-result message, and the conversation does not open with a result.
+Ids are paired per block, so the same id may appear again later in a history. Invalid
+calls are never pending: no tool node runs them, so `allow_pending_tool_calls` does
+not excuse them.
+
 `validate_history` reports violations; `repair_history` fixes them without losing any
-user or assistant text; `group_tool_rounds` gives the atomic units that trimming and
+user or assistant text (an unanswered call gets an error `ToolMessage`: "cancelled",
+or for an invalid call the parse error and the bad arguments, as LangGraph's ToolNode
+reports a failing tool); `group_tool_rounds` gives the atomic units that trimming and
 compaction may cut between.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 from langchain_core.messages import (
     AIMessage,
@@ -52,49 +75,185 @@ __all__ = [
 
 MessageLike = BaseMessage | dict[str, Any]
 
+_ROLE_KEYS = ("role", "type")
+_TOOL_ROLES = ("tool",)
+_AI_ROLES = ("ai", "assistant")
+
 
 def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
-    """Return `messages` as a new list of `BaseMessage`, converting dicts and tuples.
+    """Return `messages` as a new list of checked `BaseMessage`, converting the rest.
 
-    Message objects are passed through as the same objects (never copied or mutated).
+    Message objects are passed through as the same objects (never copied or mutated)
+    once their shape is checked (content a string or a list, a tool message's
+    `tool_call_id` a string, tool calls dicts with a string `name`, dict `args` and a
+    string or missing `id`). Dicts (OpenAI or LangChain style), `(role, content)`
+    pairs and strings (a user message) are converted; an assistant dict whose tool
+    call arguments are not valid JSON becomes an AI message with `invalid_tool_calls`.
 
     Raises:
-        TypeError: If `messages` is a string or a single message instead of a sequence.
-        ValueError: If an element cannot be converted (LangChain's own message).
+        InvalidTypeError: If `messages` is not a sequence of messages (a string, a
+            single message, `None`, a number), or an element has a type that is not
+            message-like.
+        InvalidArgumentError: If an element is malformed; the message names its
+            position (`messages[3]: ...`).
     """
-    if isinstance(messages, (str, bytes, BaseMessage, dict)):
+    if isinstance(messages, (str, bytes, BaseMessage, dict)) or not isinstance(messages, Iterable):
         msg = (
             "messages must be a sequence of messages or OpenAI-style dicts, "
             f"got a single {type(messages).__name__}"
         )
         raise InvalidTypeError(msg)
     items = list(messages)
-    if all(isinstance(m, BaseMessage) for m in items):
-        return items
-    return list(convert_to_messages(items))
+    out: list[BaseMessage] = []
+    for i, item in enumerate(items):
+        message = item if isinstance(item, BaseMessage) else _convert(item, f"messages[{i}]")
+        _check_message(message, f"messages[{i}]")
+        out.append(message)
+    return out
+
+
+def _convert(item: Any, where: str) -> BaseMessage:
+    """Convert one message-like item, with an error naming `where` when it cannot be."""
+    if isinstance(item, str):
+        return HumanMessage(item)
+    if isinstance(item, dict):
+        role = next((item[k] for k in _ROLE_KEYS if k in item), None)
+        if not isinstance(role, str):
+            msg = f"{where}: a message dict needs a string 'role', got {_short(item)}"
+            raise InvalidArgumentError(msg)
+        if "content" not in item:
+            msg = f"{where}: a {role!r} message dict needs 'content'"
+            raise InvalidArgumentError(msg)
+        if role in _TOOL_ROLES and not isinstance(item.get("tool_call_id"), str):
+            msg = f"{where}: a tool message needs tool_call_id (a string), got {_short(item)}"
+            raise InvalidArgumentError(msg)
+    elif isinstance(item, (tuple, list)):
+        if len(item) != 2 or not isinstance(item[0], str):
+            msg = f"{where}: a message pair must be (role, content), got {_short(item)}"
+            raise InvalidArgumentError(msg)
+    else:
+        msg = (
+            f"{where}: expected a message, a dict, a (role, content) pair or a string, "
+            f"got {type(item).__name__}"
+        )
+        raise InvalidTypeError(msg)
+    try:
+        return convert_to_messages([item])[0]
+    except Exception as exc:
+        if _openai_calls_with_bad_json(item):
+            # Unparsable arguments: let AIMessage sort them into invalid_tool_calls (if
+            # even that fails, the first error is the one to report).
+            with contextlib.suppress(Exception):
+                raw = item["tool_calls"]
+                return AIMessage(item["content"] or "", additional_kwargs={"tool_calls": raw})
+        msg = f"{where}: cannot convert {_short(item)}: {_first_line(exc)}"
+        raise InvalidArgumentError(msg) from exc
+
+
+def _openai_calls_with_bad_json(item: Any) -> bool:
+    """Whether `item` is an assistant dict of well-formed OpenAI calls (bad JSON aside)."""
+    if not isinstance(item, dict) or item.get("role") not in _AI_ROLES:
+        return False
+    calls = item.get("tool_calls")
+    return isinstance(calls, list) and all(
+        isinstance(c, dict)
+        and isinstance(c.get("function"), dict)
+        and isinstance(c["function"].get("arguments"), str)
+        for c in calls
+    )
+
+
+def _check_message(message: BaseMessage, where: str) -> None:
+    """Raise if a message object (possibly built without validation) is malformed."""
+    content = message.content
+    if not isinstance(content, (str, list)):
+        msg = f"{where}: content must be a string or a list of blocks, got {type(content).__name__}"
+        raise InvalidTypeError(msg)
+    if message.name is not None and not isinstance(message.name, str):
+        msg = f"{where}: name must be a string, got {type(message.name).__name__}"
+        raise InvalidTypeError(msg)
+    if isinstance(message, ToolMessage) and not isinstance(message.tool_call_id, str):
+        msg = f"{where}: a tool message needs tool_call_id (a string), got {message.tool_call_id!r}"
+        raise InvalidArgumentError(msg)
+    if not isinstance(message, AIMessage):
+        return
+    for attr in ("tool_calls", "invalid_tool_calls"):
+        calls = getattr(message, attr)
+        if not isinstance(calls, list):
+            msg = f"{where}: {attr} must be a list, got {type(calls).__name__}"
+            raise InvalidTypeError(msg)
+        for k, call in enumerate(calls):
+            problem = _call_problem(call, valid=attr == "tool_calls")
+            if problem:
+                msg = f"{where}: {attr}[{k}] {problem}"
+                raise InvalidArgumentError(msg)
+
+
+def _call_problem(call: Any, *, valid: bool) -> str | None:
+    if not isinstance(call, dict):
+        return f"must be a dict, got {type(call).__name__}"
+    if call.get("id") is not None and not isinstance(call["id"], str):
+        return f"id must be a string or None, got {_short(call['id'])}"
+    if valid and not isinstance(call.get("name"), str):
+        return f"needs a string name, got {_short(call.get('name'))}"
+    if valid and not isinstance(call.get("args"), dict):
+        return f"needs dict args, got {type(call.get('args')).__name__}"
+    return None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """A bounded repr for error messages (never recursing into huge values)."""
+    if isinstance(value, dict):
+        text = "{" + ", ".join(repr(k)[:20] for k in list(value)[:5]) + ", ...}"
+        return f"a dict with keys {text}" if value else "an empty dict"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    text = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else ""
+    return text[:limit] or type(value).__name__
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _message_arg(message: Any) -> BaseMessage:
+    if not isinstance(message, BaseMessage):
+        msg = f"message must be a BaseMessage, got {type(message).__name__}"
+        raise InvalidTypeError(msg)
+    _check_message(message, "message")
+    return message
 
 
 def tool_call_ids(message: BaseMessage) -> list[str]:
-    """Return the ids of the tool calls an AI message makes (empty for other messages)."""
-    if not isinstance(message, AIMessage):
-        return []
-    return [str(tc.get("id")) for tc in message.tool_calls if tc.get("id") is not None]
+    """Return the ids of the calls an AI message makes, by the module's rule.
+
+    Invalid calls and native `tool_use` blocks included; calls without an id are left
+    out. Empty for other messages.
+    """
+    return [c.id for c in _calls(_message_arg(message)) if c.id is not None]
 
 
 def is_tool_result(message: BaseMessage) -> bool:
-    """Return whether `message` is the result of a tool call."""
-    return isinstance(message, ToolMessage)
+    """Return whether `message` is a result message (a tool message or native results)."""
+    return bool(_results(_message_arg(message)))
 
 
 def text_of(message: BaseMessage) -> str:
     """Return the plain text of a message's content (text blocks joined by newlines)."""
-    return content_text(message.content)
+    return content_text(_message_arg(message).content)
 
 
 def content_text(content: str | Sequence[Any]) -> str:
-    """Return the text parts of a message content (a string or a list of blocks)."""
+    """Return the text parts of a message content (a string or a list of blocks).
+
+    Raises:
+        InvalidTypeError: If `content` is neither a string nor a list/tuple of blocks.
+    """
     if isinstance(content, str):
         return content
+    if not isinstance(content, (list, tuple)):
+        msg = f"content must be a string or a list of blocks, got {type(content).__name__}"
+        raise InvalidTypeError(msg)
     parts: list[str] = []
     for block in content:
         if isinstance(block, str):
@@ -106,27 +265,19 @@ def content_text(content: str | Sequence[Any]) -> str:
 
 def message_blocks(message: BaseMessage) -> list[dict[str, Any]]:
     """The dict content blocks of a message (empty for plain-text content)."""
-    content = message.content
+    content = _message_arg(message).content
     if isinstance(content, str):
         return []
     return [block for block in content if isinstance(block, dict)]
 
 
 def tool_result_ids(message: BaseMessage) -> list[str]:
-    """The call ids a message answers.
+    """The call ids a message answers, by the module's rule.
 
-    A `ToolMessage`, or a user message holding provider-native `tool_result` blocks
-    (Anthropic's format).
+    A `ToolMessage`, or a human message holding native `tool_result` blocks
+    (Anthropic's format); a block without a `tool_use_id` answers nothing.
     """
-    if isinstance(message, ToolMessage):
-        return [message.tool_call_id]
-    if not isinstance(message, HumanMessage):
-        return []
-    return [
-        str(block["tool_use_id"])
-        for block in message_blocks(message)
-        if block.get("type") == "tool_result" and block.get("tool_use_id") is not None
-    ]
+    return [tid for tid in _results(_message_arg(message)) if tid is not None]
 
 
 ViolationKind = Literal[
@@ -134,12 +285,14 @@ ViolationKind = Literal[
     "orphan_tool_result",
     "duplicate_tool_result",
     "missing_tool_result",
+    "missing_tool_call_id",
 ]
 
 CANCELLED_TOOL_RESULT = (
     "Tool call cancelled: no result was recorded for this call. Call the tool again if "
     "its result is still needed."
 )
+_ARGS_SHOWN = 500
 
 
 @dataclass(frozen=True)
@@ -148,8 +301,9 @@ class HistoryViolation:
 
     Attributes:
         kind: Which rule is broken.
-        index: Position of the offending message (the AI message for a missing result).
-        tool_call_id: The tool call id involved.
+        index: Position of the offending message (the AI message for a missing result
+            or a call without an id).
+        tool_call_id: The tool call id involved (None for a call or block without one).
         detail: A readable explanation.
     """
 
@@ -168,7 +322,7 @@ class HistoryRepair:
 
     Attributes:
         messages: The repaired history (a new list; input messages are reused, not mutated).
-        changes: The violations found in the input, each of which was fixed.
+        changes: The violations fixed, in the order met.
     """
 
     messages: list[BaseMessage]
@@ -180,99 +334,139 @@ class HistoryRepair:
         return bool(self.changes)
 
 
-def _calls(message: BaseMessage) -> list[tuple[str, str]]:
-    """The `(id, name)` of each call an AI message makes.
+class _Call(NamedTuple):
+    id: str | None
+    name: str
+    error: str | None  # why the arguments did not parse (None for a valid call)
+    args: str  # the raw arguments, shown back to the model for an invalid call
 
-    `tool_calls` first; an AI message built from provider-native Anthropic dicts has
-    `tool_use` content blocks and empty `tool_calls`, and those blocks are its calls.
-    """
+
+def _calls(message: BaseMessage) -> list[_Call]:
+    """The calls an AI message makes, by the module's rule (see the module docstring)."""
     if not isinstance(message, AIMessage):
         return []
-    if message.tool_calls:
-        return [
-            (str(tc["id"]), tc["name"]) for tc in message.tool_calls if tc.get("id") is not None
-        ]
-    return [
-        (str(block["id"]), str(block.get("name", "")))
-        for block in message_blocks(message)
-        if block.get("type") == "tool_use" and block.get("id") is not None
-    ]
+    calls = [_Call(tc.get("id"), tc["name"], None, "") for tc in message.tool_calls]
+    for tc in message.invalid_tool_calls:
+        error = str(tc.get("error") or "the arguments are not valid JSON")
+        calls.append(_Call(tc.get("id"), str(tc.get("name") or ""), error, str(tc.get("args"))))
+    if not calls:
+        raw = message.additional_kwargs.get("tool_calls")
+        for tc in raw if isinstance(raw, list) else []:
+            tid = tc.get("id") if isinstance(tc, dict) else None
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            name = fn.get("name") if isinstance(fn, dict) else None
+            calls.append(_Call(tid if isinstance(tid, str) else None, str(name or ""), None, ""))
+    known = {c.id for c in calls if c.id is not None}
+    for block in _blocks(message):
+        if block.get("type") == "tool_use":
+            tid = block.get("id")
+            if not isinstance(tid, str):
+                calls.append(_Call(None, str(block.get("name") or ""), None, ""))
+            elif tid not in known:
+                known.add(tid)
+                calls.append(_Call(tid, str(block.get("name") or ""), None, ""))
+    return calls
 
 
-def _scan(
-    items: list[BaseMessage], *, allow_pending: bool
-) -> tuple[list[HistoryViolation], list[tuple[int, list[tuple[str, str]]]]]:
-    """Walk the history once; return violations and, per position, calls left unanswered.
+def _results(message: BaseMessage) -> list[str | None]:
+    """The ids a result message answers (None for a native block without an id)."""
+    if isinstance(message, ToolMessage):
+        return [message.tool_call_id]
+    if not isinstance(message, HumanMessage):
+        return []
+    return [_block_result_id(b) for b in _blocks(message) if b.get("type") == "tool_result"]
 
-    The second element lists `(insert_before_index, [(id, name), ...])` for every block
-    whose calls did not all get a result, so a repair can add them in place.
+
+def _blocks(message: BaseMessage) -> list[dict[str, Any]]:
+    content = message.content
+    return [] if isinstance(content, str) else [b for b in content if isinstance(b, dict)]
+
+
+def _block_result_id(block: dict[str, Any]) -> str | None:
+    tid = block.get("tool_use_id")
+    return tid if isinstance(tid, str) else None
+
+
+def _walk(
+    items: list[BaseMessage], *, allow_pending: bool, repair: bool
+) -> tuple[list[HistoryViolation], list[BaseMessage]]:
+    """Walk the history once; return its violations and (with `repair`) a valid copy.
+
+    In repair mode unpaired results are dropped (only the unpaired blocks of a human
+    message), calls without an id get one, and every call still unanswered when its
+    block closes gets an error result there. A human message left without any result
+    block then counts as an ordinary message, so the walk judges what it emits.
     """
     violations: list[HistoryViolation] = []
-    gaps: list[tuple[int, list[tuple[str, str]]]] = []
-    # call id -> names of its calls still unanswered (one entry per call: some servers
-    # repeat an id within one message, and each such call accepts one result)
-    pending: dict[str, list[str]] = {}
+    out: list[BaseMessage] = []
+    # call id -> its calls still unanswered (some servers repeat an id within one
+    # message, and each such call accepts one result)
+    pending: dict[str, list[_Call]] = {}
     answered: set[str] = set()
     block_ai: int | None = None
     seen_conversation = False
 
-    def close_block(at: int) -> None:
-        if pending and block_ai is not None:
-            missing = [(tid, name) for tid, names in pending.items() for name in names]
-            for tid, _ in missing:
-                violations.append(
-                    HistoryViolation(
-                        "missing_tool_result",
-                        block_ai,
-                        tid,
-                        f"tool call {tid!r} has no result before message {at}",
-                    )
-                )
-            gaps.append((at, missing))
+    def report(kind: ViolationKind, index: int, tid: str | None, detail: str) -> None:
+        violations.append(HistoryViolation(kind, index, tid, detail))
 
-    for i, message in enumerate(items):
-        results = tool_result_ids(message)
+    def close_block(at: int, *, final: bool) -> None:
+        for tid, calls in pending.items():
+            for call in calls:
+                if final and allow_pending and call.error is None:
+                    continue
+                where = "by the end" if at == len(items) else f"before message {at}"
+                detail = f"tool call {tid!r} has no result {where}"
+                report("missing_tool_result", at if block_ai is None else block_ai, tid, detail)
+                out.append(_answer(tid, call))
+
+    for i, original in enumerate(items):
+        message = original
+        results = _results(original)
+        unpaired: list[str | None] = []
         for tid in results:
-            if tid in pending:
-                pending[tid].pop(0)
+            if tid is not None and tid in pending:
+                # An invalid call first: a tool node may still answer a valid one.
+                calls = pending[tid]
+                calls.pop(next((k for k, c in enumerate(calls) if c.error), 0))
                 if not pending[tid]:
                     del pending[tid]
                 answered.add(tid)
+                continue
+            unpaired.append(tid)
+            if tid is None:
+                report("orphan_tool_result", i, None, "a tool_result block without tool_use_id")
             elif block_ai is not None and tid in answered:
-                violations.append(
-                    HistoryViolation(
-                        "duplicate_tool_result", i, tid, f"second result for tool call {tid!r}"
-                    )
-                )
+                report("duplicate_tool_result", i, tid, f"second result for tool call {tid!r}")
             elif not seen_conversation:
-                violations.append(
-                    HistoryViolation(
-                        "leading_tool_result", i, tid, "history starts with a tool result"
-                    )
-                )
+                report("leading_tool_result", i, tid, "history starts with a tool result")
             else:
-                violations.append(
-                    HistoryViolation(
-                        "orphan_tool_result",
-                        i,
-                        tid,
-                        f"no preceding AI message in this block calls {tid!r}",
-                    )
-                )
-        if results:
+                detail = f"no preceding AI message in this block calls {tid!r}"
+                report("orphan_tool_result", i, tid, detail)
+        if results and repair and unpaired:
+            trimmed = _without_results(original, unpaired)
+            if trimmed is None:
+                continue
+            message = trimmed
+        if results and (not repair or _results(message)):
+            out.append(message)
             continue
-        close_block(i)
+        close_block(i, final=False)
         pending, answered, block_ai = {}, set(), None
         if not isinstance(message, SystemMessage):
             seen_conversation = True
         calls = _calls(message)
-        if calls:
-            block_ai = i
-            for tid, name in calls:
-                pending.setdefault(tid, []).append(name)
-    if not allow_pending:
-        close_block(len(items))
-    return violations, gaps
+        if any(c.id is None for c in calls):
+            report("missing_tool_call_id", i, None, "a tool call without an id cannot be answered")
+            if repair:
+                message = _with_ids(message, i)
+                calls = _calls(message)
+        out.append(message)
+        for call in calls:
+            if call.id is not None:
+                block_ai = i
+                pending.setdefault(call.id, []).append(call)
+    close_block(len(items), final=True)
+    return violations, out
 
 
 def validate_history(
@@ -282,11 +476,16 @@ def validate_history(
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
-        allow_pending_tool_calls: Accept unanswered calls in the final AI message (the
-            state between a model node and its tool node).
+        allow_pending_tool_calls: Accept unanswered valid calls in the final AI
+            message (the state between a model node and its tool node). Invalid calls
+            are never excused: no tool node will answer them.
 
     Returns:
         The violations in order; an empty list means the history is valid.
+
+    Raises:
+        InvalidTypeError: If `messages` or one of its items has the wrong type.
+        InvalidArgumentError: If an item is malformed (named by position).
 
     Example:
         >>> from langchain_core.messages import HumanMessage, ToolMessage
@@ -295,7 +494,9 @@ def validate_history(
         >>> validate_history([HumanMessage("hi")])
         []
     """
-    violations, _ = _scan(as_messages(messages), allow_pending=allow_pending_tool_calls)
+    _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
+    items = as_messages(messages)
+    violations, _ = _walk(items, allow_pending=allow_pending_tool_calls, repair=False)
     return violations
 
 
@@ -305,15 +506,22 @@ def repair_history(
     """Make a history valid without losing user or assistant text.
 
     Tool results that pair with no call (orphans, duplicates, a leading result) are
-    dropped; every call left without a result gets a synthetic error result saying it
-    was cancelled, placed right after its block. Nothing else changes.
+    dropped; a call without an id gets one; every call left without a result gets a
+    synthetic error result right after its block: "cancelled" for a valid call, and
+    for an invalid call (arguments that did not parse) the parse error and the bad
+    arguments, so the model can call again correctly. Nothing else changes.
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
-        allow_pending_tool_calls: Leave unanswered calls in the final AI message alone.
+        allow_pending_tool_calls: Leave unanswered valid calls in the final AI message
+            alone (invalid ones are still answered).
 
     Returns:
         A `HistoryRepair` with the new messages and the violations it fixed.
+
+    Raises:
+        InvalidTypeError: If `messages` or one of its items has the wrong type.
+        InvalidArgumentError: If an item is malformed (named by position).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -322,64 +530,93 @@ def repair_history(
         >>> [m.type for m in fixed.messages]
         ['human', 'ai', 'tool', 'human']
     """
+    _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
     items = as_messages(messages)
-    violations, gaps = _scan(items, allow_pending=allow_pending_tool_calls)
-    if not violations:
-        return HistoryRepair(list(items))
-    unpaired: dict[int, set[str | None]] = {}
-    for v in violations:
-        if v.kind in ("orphan_tool_result", "duplicate_tool_result", "leading_tool_result"):
-            unpaired.setdefault(v.index, set()).add(v.tool_call_id)
-    inserts = dict(gaps)
-    out: list[BaseMessage] = []
-    for i, message in enumerate(items):
-        for tid, name in inserts.get(i, []):
-            out.append(_cancelled(tid, name))
-        if i not in unpaired:
-            out.append(message)
-        elif not isinstance(message, ToolMessage):
-            # A user message with native tool_result blocks: drop only the unpaired
-            # blocks, keep the user's own text.
-            kept = _without_results(message, unpaired[i])
-            if kept is not None:
-                out.append(kept)
-    for tid, name in inserts.get(len(items), []):
-        out.append(_cancelled(tid, name))
-    return HistoryRepair(out, tuple(violations))
+    violations, out = _walk(items, allow_pending=allow_pending_tool_calls, repair=True)
+    return HistoryRepair(out if violations else list(items), tuple(violations))
 
 
-def _without_results(message: BaseMessage, ids: set[str | None]) -> BaseMessage | None:
+def _check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        msg = f"{name} must be a bool, got {_short(value)}"
+        raise InvalidTypeError(msg)
+
+
+def _without_results(message: BaseMessage, ids: list[str | None]) -> BaseMessage | None:
+    """The message without the results answering `ids` (None when nothing is left)."""
+    if isinstance(message, ToolMessage):
+        return None
     content = message.content
-    if isinstance(content, str):  # pragma: no cover - results live in list content
-        return message
     kept = [
         block
         for block in content
         if not (
             isinstance(block, dict)
             and block.get("type") == "tool_result"
-            and str(block.get("tool_use_id")) in ids
+            and _block_result_id(block) in ids
         )
     ]
     return message.model_copy(update={"content": kept}) if kept else None
 
 
-def _cancelled(tool_call_id: str, name: str) -> ToolMessage:
-    return ToolMessage(CANCELLED_TOOL_RESULT, tool_call_id=tool_call_id, name=name, status="error")
+def _with_ids(message: BaseMessage, index: int) -> BaseMessage:
+    """A copy of an AI message whose calls without an id get a fresh one."""
+    if not isinstance(message, AIMessage):
+        return message
+    fresh = (f"call_missing_id_{index}_{k}" for k in itertools.count())
+
+    def needs_id(item: Any) -> TypeGuard[dict[str, Any]]:
+        return isinstance(item, dict) and not isinstance(item.get("id"), str)
+
+    def fill(calls: list[Any]) -> list[Any]:
+        return [{**c, "id": next(fresh)} if needs_id(c) else c for c in calls]
+
+    update: dict[str, Any] = {}
+    if message.tool_calls or message.invalid_tool_calls:
+        update["tool_calls"] = fill(message.tool_calls)
+        update["invalid_tool_calls"] = fill(message.invalid_tool_calls)
+    elif isinstance(message.additional_kwargs.get("tool_calls"), list):
+        raw = [c if isinstance(c, dict) else {} for c in message.additional_kwargs["tool_calls"]]
+        update["additional_kwargs"] = {**message.additional_kwargs, "tool_calls": fill(raw)}
+    if isinstance(message.content, list):
+        update["content"] = [
+            {**b, "id": next(fresh)} if needs_id(b) and b.get("type") == "tool_use" else b
+            for b in message.content
+        ]
+    return message.model_copy(update=update)
+
+
+def _answer(tool_call_id: str, call: _Call) -> ToolMessage:
+    """The synthetic error result for a call left unanswered."""
+    if call.error is None:
+        text = CANCELLED_TOOL_RESULT
+    else:
+        args = call.args if len(call.args) <= _ARGS_SHOWN else call.args[:_ARGS_SHOWN] + "..."
+        text = (
+            f"Error: invalid arguments for tool {call.name!r}, so it was not run: "
+            f"{call.error}. The arguments were: {args}. Call the tool again with "
+            "arguments that are a valid JSON object matching its schema."
+        )
+    return ToolMessage(text, tool_call_id=tool_call_id, name=call.name or None, status="error")
 
 
 def group_tool_rounds(messages: Sequence[Any]) -> list[tuple[int, int]]:
     """Split a history into atomic units that may be kept or dropped whole.
 
-    A unit is an AI message with tool calls together with the tool results that follow
-    it, or any other single message. Cutting only between units never separates a call
-    from its results.
+    A unit is an AI message with calls (by the module's rule: invalid calls and native
+    `tool_use` blocks included) together with the result messages that follow it, or
+    any other single message. Cutting only between units never separates a call from
+    its results.
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
 
     Returns:
         `(start, end)` index pairs (end exclusive), covering the history in order.
+
+    Raises:
+        InvalidTypeError: If `messages` or one of its items has the wrong type.
+        InvalidArgumentError: If an item is malformed (named by position).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -393,7 +630,7 @@ def group_tool_rounds(messages: Sequence[Any]) -> list[tuple[int, int]]:
     while i < len(items):
         end = i + 1
         if _calls(items[i]):
-            while end < len(items) and tool_result_ids(items[end]):
+            while end < len(items) and _results(items[end]):
                 end += 1
         units.append((i, end))
         i = end
@@ -405,6 +642,10 @@ def safe_cut_points(messages: Sequence[Any]) -> list[int]:
 
     Index `i` means `messages[:i]` and `messages[i:]` keep every call with its results.
     `0` and `len(messages)` are always included.
+
+    Raises:
+        InvalidTypeError: If `messages` or one of its items has the wrong type.
+        InvalidArgumentError: If an item is malformed (named by position).
     """
     units = group_tool_rounds(messages)
     return [start for start, _ in units] + [units[-1][1] if units else 0]
@@ -432,7 +673,9 @@ def truncate_messages(
         A new list of messages.
 
     Raises:
-        ValueError: If `keep` is negative.
+        InvalidArgumentError: If `keep` is negative, or an item is malformed.
+        InvalidTypeError: If `keep` is not an int, `preserve_system` not a bool, or
+            `messages` or one of its items has the wrong type.
 
     Example:
         >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -440,9 +683,13 @@ def truncate_messages(
         >>> [m.content for m in truncate_messages(history, keep=2)]
         ['rules', '3', '4']
     """
+    if not isinstance(keep, int) or isinstance(keep, bool):
+        msg = f"keep must be an int, got {_short(keep)}"
+        raise InvalidTypeError(msg)
     if keep < 0:
         msg = f"keep must be >= 0, got {keep}"
         raise InvalidArgumentError(msg)
+    _check_flag("preserve_system", preserve_system)
     items = as_messages(messages)
     head_len = 0
     while head_len < len(items) and isinstance(items[head_len], SystemMessage):

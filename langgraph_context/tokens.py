@@ -10,7 +10,9 @@ Message overhead follows OpenAI's published accounting for chat models:
 
 * every message costs `TOKENS_PER_MESSAGE` (3) plus its role and its text;
 * a `name` costs `TOKENS_PER_NAME` (1) plus the name;
-* each tool call costs `TOKENS_PER_TOOL_CALL` (3) plus its id, name and JSON arguments;
+* each tool call costs `TOKENS_PER_TOOL_CALL` (3) plus its id, name and JSON arguments
+  (keys sorted); an invalid tool call (arguments that did not parse, which
+  `langchain-openai` still sends) costs the same with its raw argument string;
 * a tool result costs its `tool_call_id` on top of its content;
 * multimodal blocks: text blocks count their text; image blocks count a flat
   `IMAGE_BLOCK_TOKENS` (85, the low-detail image cost); file, document and audio
@@ -20,18 +22,24 @@ Message overhead follows OpenAI's published accounting for chat models:
   any depth, and `data:` URLs) replaced by a short marker;
 * a list of messages adds `REPLY_PRIMING_TOKENS` (3) once, for the assistant's reply.
 
+Any value LangChain lets into a message is counted, never crashes the counter: JSON is
+written without recursion (any depth), a container inside itself as `"<cycle>"`, and a
+value JSON cannot hold (bytes, sets, objects) as a stable string (`"<12 bytes>"`, the
+sorted items, `str(value)` unless that would show a memory address). Malformed
+messages (a tool message without `tool_call_id`, a non-message item) raise
+`InvalidArgumentError` / `InvalidTypeError` naming their position.
+
 These rules match OpenAI's billing to within a few tokens per message; other providers'
 tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
@@ -163,15 +171,150 @@ def _encoding_name_for_model(model: str) -> str:
         return "cl100k_base"
 
 
-def _strip_binary(value: Any, key: str = "") -> Any:
-    """Replace binary payloads (by key or as `data:` URLs) at any depth by a marker."""
-    if isinstance(value, dict):
-        return {k: _strip_binary(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip_binary(v) for v in value]
-    if isinstance(value, str) and (key in _BINARY_KEYS or value.startswith("data:")):
-        return f"<{len(value)} chars>"
-    return value
+# --- iterative JSON: no recursion, so any depth, cycles and non-JSON values are safe ---
+
+_LEAF_TYPES = (str, int, float, bool, type(None))
+
+
+class _Open(NamedTuple):
+    kind: str  # "dict" or "list"
+    size: int
+
+
+_CLOSE = ("close",)
+_CYCLE = ("cycle",)
+
+
+def _json_key(key: Any) -> str:
+    """A dict key as `json.dumps` writes it (other keys by `str`, never failing)."""
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return _text_of_object(key)
+
+
+def _text_of_object(value: Any) -> str:
+    """A stable text for a value JSON cannot hold (no memory addresses)."""
+    cls = type(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    default: Any = object.__str__, object.__repr__
+    if (cls.__str__, cls.__repr__) == default:
+        return f"<{cls.__name__}>"
+    try:
+        return str(value)
+    except Exception:  # a broken __str__ must not break counting
+        return f"<{cls.__name__}>"
+
+
+def _events(value: Any, *, sort_keys: bool) -> Iterator[Any]:
+    """Walk a JSON-like value depth-first without recursion, yielding a flat stream.
+
+    `_Open(kind, size)` starts a container (a dict's keys and values alternate after
+    it), `_CLOSE` ends it, `_CYCLE` stands for a container inside itself, and any
+    other item is a leaf: `(type, value)` for JSON scalars, else the stable text.
+    Tuples count as lists, sets as lists in a stable order.
+    """
+    stack: list[Any] = [value]
+    open_ids: list[int] = []  # the containers being walked, innermost last
+    open_set: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if item is _CLOSE:
+            open_set.discard(open_ids.pop())
+            yield _CLOSE
+            continue
+        if isinstance(item, _LEAF_TYPES):
+            yield (type(item), item)
+            continue
+        if isinstance(item, (dict, list, tuple, set, frozenset)):
+            if id(item) in open_set:
+                yield _CYCLE
+                continue
+            if isinstance(item, dict):
+                pairs = [(_json_key(k), v) for k, v in item.items()]
+                if sort_keys:
+                    pairs.sort(key=lambda kv: kv[0])
+                children: list[Any] = [x for kv in pairs for x in kv]
+                yield _Open("dict", len(pairs))
+            else:
+                children = (
+                    sorted(item, key=_set_order)
+                    if isinstance(item, (set, frozenset))
+                    else list(item)
+                )
+                yield _Open("list", len(children))
+            open_ids.append(id(item))
+            open_set.add(id(item))
+            stack.append(_CLOSE)
+            stack.extend(reversed(children))
+            continue
+        yield (str, _text_of_object(item))
+
+
+def _set_order(item: Any) -> str:
+    return type(item).__name__ + ":" + (item if isinstance(item, str) else _text_of_object(item))
+
+
+def _fingerprint(value: Any) -> tuple[Any, ...]:
+    """A hashable, order-preserving snapshot of a JSON-like value (for memo keys)."""
+    return tuple(_events(value, sort_keys=False))
+
+
+def _to_json(value: Any, *, sort_keys: bool = False, strip_binary: bool = False) -> str:
+    """`json.dumps(value, ensure_ascii=False)` for any value, without recursion.
+
+    JSON values give exactly `json.dumps`'s text; a cycle is written `"<cycle>"`, and
+    values JSON cannot hold are written as stable strings (see `_text_of_object`).
+    With `strip_binary`, binary payloads (`data`, `base64`, `file_data` keys at any
+    depth, and `data:` URLs) are replaced by a short marker.
+    """
+    if not strip_binary:
+        try:
+            return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=_refuse)
+        except (TypeError, ValueError, RecursionError):
+            pass  # the walk below handles what json.dumps cannot
+    out: list[str] = []
+    # one frame per open container: [kind, items written, key of the pending value]
+    frames: list[list[Any]] = []
+    for event in _events(value, sort_keys=sort_keys):
+        frame = frames[-1] if frames else None
+        if event is _CLOSE:
+            kind = frames.pop()[0]
+            out.append("}" if kind == "dict" else "]")
+            continue
+        is_key = frame is not None and frame[0] == "dict" and frame[1] % 2 == 0
+        if frame is not None:
+            if frame[1] and not is_key and frame[0] == "dict":
+                out.append(": ")
+            elif frame[1]:
+                out.append(", ")
+            frame[1] += 1
+        if is_key:
+            frame[2] = event[1]  # type: ignore[index]
+            out.append(json.dumps(event[1], ensure_ascii=False))
+        elif isinstance(event, _Open):
+            out.append("{" if event.kind == "dict" else "[")
+            frames.append([event.kind, 0, ""])
+        elif event is _CYCLE:
+            out.append('"<cycle>"')
+        else:
+            leaf = event[1]
+            key = frame[2] if frame is not None and frame[0] == "dict" else ""
+            if (
+                strip_binary
+                and isinstance(leaf, str)
+                and (key in _BINARY_KEYS or leaf.startswith("data:"))
+            ):
+                leaf = f"<{len(leaf)} chars>"
+            out.append(json.dumps(leaf, ensure_ascii=False))
+    return "".join(out)
+
+
+def _refuse(value: Any) -> Any:
+    msg = f"not JSON: {type(value).__name__}"
+    raise TypeError(msg)
 
 
 class TiktokenCounter:
@@ -192,16 +335,20 @@ class TiktokenCounter:
     """
 
     def __init__(self, encoding: str = DEFAULT_ENCODING, *, model: str | None = None) -> None:
+        if not isinstance(encoding, str):
+            msg = f"encoding must be a tiktoken encoding name, got {type(encoding).__name__}"
+            raise InvalidTypeError(msg)
+        if model is not None and not isinstance(model, str):
+            msg = f"model must be a model name or None, got {type(model).__name__}"
+            raise InvalidTypeError(msg)
         name = _encoding_name_for_model(model) if model else encoding
         self.encoding_name = name
         self._encoding = _load_encoding(name)
         self._text_memo: dict[str, int] = {}
+        # Keyed by what the count depends on (role, content, name, ids, calls), as a
+        # flat snapshot: a message edited in place (a block appended, tool-call args
+        # changed by a human-in-the-loop step) gets a new key and is recounted.
         self._message_memo: dict[tuple[Any, ...], int] = {}
-        # Fast path keyed by object identity. An entry holds the message itself (so its
-        # id cannot be reused) and deep copies of the list content / tool calls it was
-        # counted with: a message edited in place (a block appended, tool-call args
-        # changed by a human-in-the-loop step) compares unequal and is recounted.
-        self._identity_memo: dict[int, tuple[BaseMessage, Any, Any, Any, int]] = {}
 
     @property
     def exact(self) -> bool:
@@ -209,7 +356,12 @@ class TiktokenCounter:
         return self._encoding is not None
 
     def __call__(self, value: Any, /) -> int:
-        """Count a string, or a sequence of messages (LangChain objects or dicts)."""
+        """Count a string, a message, or a sequence of messages (objects or dicts).
+
+        Raises:
+            InvalidTypeError: If `value` is none of those, or an item has a wrong type.
+            InvalidArgumentError: If an item is malformed (named by its position).
+        """
         if isinstance(value, str):
             return self.count_text(value)
         if isinstance(value, BaseMessage):
@@ -217,7 +369,14 @@ class TiktokenCounter:
         return self.count_messages(value)
 
     def count_text(self, text: str) -> int:
-        """Return the number of tokens in `text`."""
+        """Return the number of tokens in `text`.
+
+        Raises:
+            InvalidTypeError: If `text` is not a string.
+        """
+        if not isinstance(text, str):
+            msg = f"text must be a string, got {type(text).__name__}"
+            raise InvalidTypeError(msg)
         cached = self._text_memo.get(text)
         if cached is not None:
             return cached
@@ -231,18 +390,33 @@ class TiktokenCounter:
         return n
 
     def count_message(self, message: BaseMessage) -> int:
-        """Return the tokens one message costs, overhead included (no reply priming)."""
-        calls = getattr(message, "tool_calls", None)
-        content = message.content
-        hit = self._identity_memo.get(id(message))
-        if (
-            hit is not None
-            and hit[0] is message
-            and (hit[1] is content if isinstance(content, str) else hit[1] == content)
-            and hit[2] == calls
-            and hit[3] == message.name
-        ):
-            return hit[4]
+        """Return the tokens one message costs, overhead included (no reply priming).
+
+        Raises:
+            InvalidTypeError: If `message` is not a well-formed message.
+            InvalidArgumentError: If `message` is malformed (a tool message without
+                `tool_call_id`, a tool call without a name, ...).
+        """
+        if not isinstance(message, BaseMessage):
+            msg = f"message must be a BaseMessage, got {type(message).__name__}"
+            raise InvalidTypeError(msg)
+        (checked,) = as_messages([message])
+        return self._count_checked(checked)
+
+    def count_messages(self, messages: Sequence[Any]) -> int:
+        """Return the tokens a list of messages costs, reply priming included.
+
+        Raises:
+            InvalidTypeError: If `messages` is not a sequence of messages, or an item
+                has a wrong type.
+            InvalidArgumentError: If an item is malformed (named by its position).
+        """
+        items = as_messages(messages)
+        if not items:
+            return 0
+        return REPLY_PRIMING_TOKENS + sum(self._count_checked(m) for m in items)
+
+    def _count_checked(self, message: BaseMessage) -> int:
         key = _message_key(message)
         n = self._message_memo.get(key)
         if n is None:
@@ -250,27 +424,11 @@ class TiktokenCounter:
             if len(self._message_memo) >= _MEMO_LIMIT:
                 self._message_memo.clear()
             self._message_memo[key] = n
-        if len(self._identity_memo) >= _MEMO_LIMIT:
-            self._identity_memo.clear()
-        self._identity_memo[id(message)] = (
-            message,
-            content if isinstance(content, str) else copy.deepcopy(content),
-            copy.deepcopy(calls) if calls else calls,
-            message.name,
-            n,
-        )
         return n
-
-    def count_messages(self, messages: Sequence[Any]) -> int:
-        """Return the tokens a list of messages costs, reply priming included."""
-        items = as_messages(messages)
-        if not items:
-            return 0
-        return REPLY_PRIMING_TOKENS + sum(self.count_message(m) for m in items)
 
     def _count_message_uncached(self, message: BaseMessage) -> int:
         count = self.count_text
-        n = TOKENS_PER_MESSAGE + count(_ROLE.get(message.type, message.type))
+        n = TOKENS_PER_MESSAGE + count(_ROLE.get(message.type, str(message.type)))
         content = message.content
         if isinstance(content, str):
             n += count(content)
@@ -281,8 +439,11 @@ class TiktokenCounter:
             n += TOKENS_PER_NAME + count(message.name)
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                n += TOKENS_PER_TOOL_CALL + count(call["name"]) + count(str(call.get("id") or ""))
-                n += count(json.dumps(call["args"], ensure_ascii=False, sort_keys=True))
+                n += TOKENS_PER_TOOL_CALL + count(call["name"]) + count(call.get("id") or "")
+                n += count(_to_json(call["args"], sort_keys=True))
+            for bad in message.invalid_tool_calls:
+                n += TOKENS_PER_TOOL_CALL + count(str(bad.get("name") or ""))
+                n += count(bad.get("id") or "") + count(_text_of_value(bad.get("args")))
         if isinstance(message, ToolMessage):
             n += count(message.tool_call_id)
         return n
@@ -291,7 +452,7 @@ class TiktokenCounter:
         if isinstance(block, str):
             return self.count_text(block)
         if not isinstance(block, dict):
-            return self.count_text(str(block))
+            return self.count_text(_to_json(block))
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             return self.count_text(block["text"])
@@ -299,15 +460,22 @@ class TiktokenCounter:
             return IMAGE_BLOCK_TOKENS
         if kind in _FILE_BLOCKS:
             return FILE_BLOCK_TOKENS
-        return self.count_text(json.dumps(_strip_binary(block), ensure_ascii=False, default=str))
+        return self.count_text(_to_json(block, strip_binary=True))
+
+
+def _text_of_value(value: Any) -> str:
+    """A string as itself, anything else (None as "") as its JSON."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else _to_json(value)
 
 
 def _message_key(message: BaseMessage) -> tuple[Any, ...]:
     content = message.content
-    content_key = content if isinstance(content, str) else json.dumps(content, default=str)
-    calls_key = ""
-    if isinstance(message, AIMessage) and message.tool_calls:
-        calls_key = json.dumps(message.tool_calls, default=str, sort_keys=True)
+    content_key = content if isinstance(content, str) else _fingerprint(content)
+    calls_key: tuple[Any, ...] = ()
+    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+        calls_key = _fingerprint([message.tool_calls, message.invalid_tool_calls])
     return (
         message.type,
         content_key,
@@ -350,7 +518,7 @@ def resolve_counter(token_counter: TokenCounter | BaseLanguageModel | None = Non
         A callable that counts a `str` or a list of `BaseMessage`.
 
     Raises:
-        TypeError: If `token_counter` is not callable.
+        InvalidTypeError: If `token_counter` is not callable.
     """
     if token_counter is None:
         return default_counter()
@@ -384,6 +552,12 @@ def count_tokens(
     Returns:
         The token count.
 
+    Raises:
+        InvalidTypeError: If `text_or_messages` is neither a string nor a sequence of
+            messages, an item has a wrong type, or the counter returns a non-number.
+        InvalidArgumentError: If an item is malformed (named by its position), or the
+            counter returns a negative or non-finite count.
+
     Example:
         >>> count_tokens("The quick brown fox")
         4
@@ -392,8 +566,20 @@ def count_tokens(
     """
     resolved = resolve_counter(token_counter)
     if isinstance(text_or_messages, str):
-        return int(resolved(text_or_messages))
-    return int(resolved(as_messages(text_or_messages)))
+        return _checked_count(resolved, text_or_messages)
+    return _checked_count(resolved, as_messages(text_or_messages))
+
+
+def _checked_count(counter: TokenCounter, value: Any) -> int:
+    """Call a user's counter and insist on a count (a finite number >= 0)."""
+    n = counter(value)
+    if isinstance(n, bool) or not isinstance(n, (int, float)):
+        msg = f"token_counter must return a number, got {type(n).__name__}"
+        raise InvalidTypeError(msg)
+    if not math.isfinite(n) or n < 0:
+        msg = f"token_counter must return a finite count >= 0, got {n!r}"
+        raise InvalidArgumentError(msg)
+    return int(n)
 
 
 def estimate_tokens(messages: Sequence[Any], *, model: str | None = None) -> int:
@@ -408,10 +594,18 @@ def estimate_tokens(messages: Sequence[Any], *, model: str | None = None) -> int
     Returns:
         The token count, overhead and reply priming included.
 
+    Raises:
+        InvalidTypeError: If `model` is not a string, `messages` is not a sequence of
+            messages, or an item has a wrong type.
+        InvalidArgumentError: If an item is malformed (named by its position).
+
     Example:
         >>> estimate_tokens([{"role": "system", "content": "You are terse."}])
         11
     """
+    if model is not None and not isinstance(model, str):
+        msg = f"model must be a model name or None, got {type(model).__name__}"
+        raise InvalidTypeError(msg)
     counter = _counter_for_model(model) if model else default_counter()
     return counter.count_messages(messages)
 
@@ -441,7 +635,10 @@ def truncate_text(
         `text` itself when it fits, else the longest cut that fits (possibly "").
 
     Raises:
-        ValueError: If `max_tokens` is negative or `keep` is unknown.
+        InvalidTypeError: If `text` or `marker` is not a string, `max_tokens` not an
+            int, or the counter returns a non-number.
+        InvalidArgumentError: If `max_tokens` is negative, `keep` is unknown, or the
+            counter returns a negative or non-finite count.
 
     Example:
         >>> truncate_text("abcdef", 4, token_counter=len)
@@ -451,13 +648,24 @@ def truncate_text(
         >>> truncate_text("abcdefghij", 6, token_counter=len, marker="|", keep="ends")
         'ab|ij'
     """
+    for name, value in (("text", text), ("marker", marker)):
+        if not isinstance(value, str):
+            msg = f"{name} must be a string, got {type(value).__name__}"
+            raise InvalidTypeError(msg)
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        msg = f"max_tokens must be an int, got {type(max_tokens).__name__}"
+        raise InvalidTypeError(msg)
     if max_tokens < 0:
         msg = f"max_tokens must be >= 0, got {max_tokens}"
         raise InvalidArgumentError(msg)
-    if keep not in ("head", "ends"):
+    if not isinstance(keep, str) or keep not in ("head", "ends"):
         msg = f"keep must be 'head' or 'ends', got {keep!r}"
         raise InvalidArgumentError(msg)
-    count = resolve_counter(token_counter)
+    resolved = resolve_counter(token_counter)
+
+    def count(value: str, /) -> int:
+        return _checked_count(resolved, value)
+
     if count(text) <= max_tokens:
         return text
     if keep == "ends":
