@@ -42,7 +42,7 @@ def test_build_assembles_all_sections() -> None:
     assert "[Context]\nuser: Ann researched adoption agencies\nassistant: Noted." in result.text
     assert "[Evidence]\n[doc-7] Agency list: Hope, Bright" in result.text
     assert result.text.endswith("[Task]\nWhich agency did Ann research?")
-    assert result.tokens == b.counter(result.text) <= 400
+    assert result.tokens == b.token_counter(result.text) <= 400
     stats = result.stats
     assert stats["gathered"] == 4
     assert stats["selected"] == 3

@@ -1,6 +1,6 @@
 """Context assembly: packets and the Gather-Select-Structure-Compress pipeline."""
 
-from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
@@ -36,6 +36,7 @@ from langgraph_context.context.node import (
     ContextStateMixin,
     create_context_node,
 )
+from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
     Drop,
     DropReason,

@@ -27,7 +27,8 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.context.builder import ContextBuilder
+from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.sanitize import sanitize_untrusted
@@ -181,7 +182,7 @@ def create_context_node(
             msg = f"{key_name} must be a non-empty string, got {key!r}"
             raise InvalidArgumentError(msg)
     context_builder = builder or ContextBuilder()
-    counter = context_builder.counter
+    counter = context_builder.token_counter
     limit = context_builder.config.max_tokens
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
