@@ -20,6 +20,7 @@ from langgraph_context.context import (
     config,
     gather,
     node,
+    relevance,
     select,
     structure,
 )
@@ -214,7 +215,9 @@ def test_built_context_never_exceeds_max_tokens(
             assert packet.content in result.text
 
 
-@pytest.mark.parametrize("module", [builder, compress, config, gather, node, select, structure])
+@pytest.mark.parametrize(
+    "module", [builder, compress, config, gather, node, relevance, select, structure]
+)
 def test_docstring_examples_run(module: Any) -> None:
     """Every Example block of the context modules runs as written."""
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0

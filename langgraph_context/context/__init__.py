@@ -36,16 +36,15 @@ from langgraph_context.context.node import (
     ContextStateMixin,
     create_context_node,
 )
+from langgraph_context.context.relevance import arelevance_scores, relevance_scores
 from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
     Drop,
     DropReason,
     ScoredPacket,
     Selection,
-    arelevance_scores,
     aselect_packets,
     pack_packets,
-    relevance_scores,
     select_packets,
 )
 from langgraph_context.context.structure import (

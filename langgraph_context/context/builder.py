@@ -27,7 +27,7 @@ from langgraph_context.context.compress import (
     insert_summary,
     summarize_lines,
 )
-from langgraph_context.context.config import ContextConfig
+from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.context.gather import (
     DEFAULT_STATE_SOURCES,
     GatherResult,
@@ -36,15 +36,13 @@ from langgraph_context.context.gather import (
     agather_packets,
     gather_packets,
 )
+from langgraph_context.context.relevance import arelevance_scores, relevance_scores
 from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
-    DEFAULT_CONFIG,
     Drop,
     ScoredPacket,
     Selection,
-    arelevance_scores,
     pack_packets,
-    relevance_scores,
 )
 from langgraph_context.context.structure import UntrustedRenderer, structure_context
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -338,7 +336,9 @@ class ContextBuilder:
             (rest, user_query),
             {"config": self.config, "embeddings": self.embeddings},
         )
-        selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
+        selection = pack_packets(
+            rest, relevance, max_tokens=budget, config=self.config, costs=costs
+        )
         structured = self._structure(user_query, role, selection, protection)
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None and summary_tokens > 0:

@@ -19,8 +19,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_context.context._calls import Call, Steps, adrive, drive
-from langgraph_context.context.config import ContextConfig
-from langgraph_context.context.select import DEFAULT_CONFIG, Drop
+from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
+from langgraph_context.context.select import Drop
 from langgraph_context.context.structure import Entry, StructuredContext
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
