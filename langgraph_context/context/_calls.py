@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["Call", "Steps", "adrive", "drive"]
 
@@ -37,6 +37,15 @@ Steps = Generator[Call, Any, T]
 """A pipeline: yields the calls it needs, receives their results, returns its value."""
 
 
+def _advance(steps: Steps[T], result: Any) -> tuple[Call | None, T]:
+    """Send `result` in: the next call, or `None` and the pipeline's return value."""
+    try:
+        return steps.send(result), cast(T, None)
+    except StopIteration as done:
+        value: T = done.value
+        return None, value
+
+
 def drive(steps: Steps[T]) -> T:
     """Run `steps`, making each call with the sync function.
 
@@ -46,14 +55,10 @@ def drive(steps: Steps[T]) -> T:
     Returns:
         The pipeline's return value.
     """
-    result: Any = None
-    while True:
-        try:
-            call = steps.send(result)
-        except StopIteration as done:
-            value: T = done.value
-            return value
-        result = call.func(*call.args, **call.kwargs)
+    call, value = _advance(steps, None)
+    while call is not None:
+        call, value = _advance(steps, call.func(*call.args, **call.kwargs))
+    return value
 
 
 async def adrive(steps: Steps[T]) -> T:
@@ -65,11 +70,7 @@ async def adrive(steps: Steps[T]) -> T:
     Returns:
         The pipeline's return value.
     """
-    result: Any = None
-    while True:
-        try:
-            call = steps.send(result)
-        except StopIteration as done:
-            value: T = done.value
-            return value
-        result = await call.afunc(*call.args, **call.kwargs)
+    call, value = _advance(steps, None)
+    while call is not None:
+        call, value = _advance(steps, await call.afunc(*call.args, **call.kwargs))
+    return value

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from langchain_core.embeddings import Embeddings
 
+from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._dates import as_date, date_match, query_dates
 from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.packet import ContextPacket
@@ -196,6 +197,23 @@ def _finish_relevance(
     ]
 
 
+def _relevance_steps(
+    packets: Sequence[ContextPacket],
+    query: str,
+    config: ContextConfig,
+    embeddings: Embeddings | None,
+) -> Steps[list[float]]:
+    """The relevance pipeline; yields the two embedding calls when there is a model."""
+    base = score_texts(query, [p.content for p in packets])
+    if embeddings is not None and packets:
+        texts = [p.content for p in packets]
+        vectors = yield Call(embeddings.embed_documents, embeddings.aembed_documents, (texts,))
+        masked = semantic_query(query, packets)
+        query_vector = yield Call(embeddings.embed_query, embeddings.aembed_query, (masked,))
+        base = _fuse(base, _cosines(query_vector, vectors), config.embedding_weight)
+    return _finish_relevance(base, packets, query, config)
+
+
 def relevance_scores(
     packets: Sequence[ContextPacket],
     query: str,
@@ -220,15 +238,7 @@ def relevance_scores(
         >>> relevance_scores(packets, "Which pet did she adopt?")
         [1.0, 0.0]
     """
-    base = score_texts(query, [p.content for p in packets])
-    if embeddings is not None and packets:
-        vectors = embeddings.embed_documents([p.content for p in packets])
-        base = _fuse(
-            base,
-            _cosines(embeddings.embed_query(semantic_query(query, packets)), vectors),
-            config.embedding_weight,
-        )
-    return _finish_relevance(base, packets, query, config)
+    return drive(_relevance_steps(packets, query, config, embeddings))
 
 
 async def arelevance_scores(
@@ -249,12 +259,4 @@ async def arelevance_scores(
     Returns:
         One relevance per packet, in [0, 1].
     """
-    base = score_texts(query, [p.content for p in packets])
-    if embeddings is not None and packets:
-        vectors = await embeddings.aembed_documents([p.content for p in packets])
-        base = _fuse(
-            base,
-            _cosines(await embeddings.aembed_query(semantic_query(query, packets)), vectors),
-            config.embedding_weight,
-        )
-    return _finish_relevance(base, packets, query, config)
+    return await adrive(_relevance_steps(packets, query, config, embeddings))
