@@ -20,6 +20,7 @@ from langgraph_context.context import (
     config,
     gather,
     node,
+    relevance,
     select,
     structure,
 )
@@ -42,7 +43,7 @@ def test_build_assembles_all_sections() -> None:
     assert "[Context]\nuser: Ann researched adoption agencies\nassistant: Noted." in result.text
     assert "[Evidence]\n[doc-7] Agency list: Hope, Bright" in result.text
     assert result.text.endswith("[Task]\nWhich agency did Ann research?")
-    assert result.tokens == b.counter(result.text) <= 400
+    assert result.tokens == b.token_counter(result.text) <= 400
     stats = result.stats
     assert stats["gathered"] == 4
     assert stats["selected"] == 3
@@ -214,7 +215,9 @@ def test_built_context_never_exceeds_max_tokens(
             assert packet.content in result.text
 
 
-@pytest.mark.parametrize("module", [builder, compress, config, gather, node, select, structure])
+@pytest.mark.parametrize(
+    "module", [builder, compress, config, gather, node, relevance, select, structure]
+)
 def test_docstring_examples_run(module: Any) -> None:
     """Every Example block of the context modules runs as written."""
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0

@@ -72,7 +72,7 @@ def test_plain_node_in_state_graph_keeps_history(scripted: type) -> None:
     assert context.endswith("[Task]\nWhen is the launch deadline?")
     assert len(out["messages"]) == len(messages) + 1
     assert out["messages"][-1].content == "March 3rd"
-    counter = ContextBuilder().counter
+    counter = ContextBuilder().token_counter
     assert counter(context) + counter(seen[1:]) <= 400
 
 
@@ -232,7 +232,7 @@ def test_huge_recent_tool_result_is_shortened_not_the_role_or_task(scripted: typ
     assert second[1].content == "Summarise the log please"
     assert "You are the billing assistant. Answer in French." in second[0].content
     assert second[0].content.endswith("[Task]\nSummarise the log please")
-    assert builder.counter(second) <= 1000
+    assert builder.token_counter(second) <= 1000
     assert "shortened by langgraph-context" in second[3].content
     assert second[3].content.startswith("line 0: some log output")
     assert second[3].tool_call_id == "c1"
@@ -306,7 +306,7 @@ def test_many_parallel_tool_results_are_cut_to_fit_and_the_node_ends(scripted: t
     assert out["messages"][-1].content == "done"
     second = model.seen[1]
     assert [m.type for m in second] == ["system", "human", "ai"] + ["tool"] * 25
-    assert builder.counter(second) <= builder.config.max_tokens
+    assert builder.token_counter(second) <= builder.config.max_tokens
     assert all("shortened by langgraph-context" in m.content for m in second[3:])
 
 
@@ -338,7 +338,7 @@ def test_shortening_never_makes_a_message_longer() -> None:
     """A text shorter than its would-be notice is left whole; results go first."""
     from langgraph_context.context.node import _shorten
 
-    counter = ContextBuilder().counter
+    counter = ContextBuilder().token_counter
     ai = AIMessage(" ".join(["plan"] * 40), tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
     result = ToolMessage(" ".join(["data"] * 3000), tool_call_id="c1")
     out = _shorten([ai, result], counter([ai]) + 45, counter)

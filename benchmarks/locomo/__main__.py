@@ -95,7 +95,9 @@ def recall_table(
                         embeddings=embeddings if name.startswith("ours +") else None,  # type: ignore[arg-type]
                     )
                     for budget in BUDGETS:
-                        chosen = pack_packets(conv.turns, relevance, budget=budget, config=config)
+                        chosen = pack_packets(
+                            conv.turns, relevance, max_tokens=budget, config=config
+                        )
                         kept = {str(p.source) for p in chosen.packets}
                         table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
                     continue

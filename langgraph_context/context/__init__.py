@@ -1,6 +1,6 @@
 """Context assembly: packets and the Gather-Select-Structure-Compress pipeline."""
 
-from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
@@ -36,15 +36,15 @@ from langgraph_context.context.node import (
     ContextStateMixin,
     create_context_node,
 )
+from langgraph_context.context.relevance import arelevance_scores, relevance_scores
+from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
     Drop,
     DropReason,
     ScoredPacket,
     Selection,
-    arelevance_scores,
     aselect_packets,
     pack_packets,
-    relevance_scores,
     select_packets,
 )
 from langgraph_context.context.structure import (

@@ -68,3 +68,10 @@ def date_match(day: date | None, dates: list[QueryDate]) -> float:
                 return 1.0
             best = 0.5
     return best
+
+
+def timestamp_seconds(stamp: datetime | float | None) -> float | None:
+    """A packet timestamp as POSIX seconds (`None` stays `None`)."""
+    if isinstance(stamp, datetime):
+        return stamp.timestamp()
+    return float(stamp) if stamp is not None else None

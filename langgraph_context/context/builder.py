@@ -11,110 +11,48 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from langgraph_context.context._calls import Call, Steps, adrive, drive
+from langgraph_context.context._sizing import PacketSizer
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
-    acompress_context,
     asummarize_lines,
     compress_context,
     insert_summary,
     summarize_lines,
 )
-from langgraph_context.context.config import ContextConfig
+from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.context.gather import (
     DEFAULT_STATE_SOURCES,
     GatherResult,
     QuerySource,
-    SourceFailure,
     StateSource,
     agather_packets,
     gather_packets,
 )
+from langgraph_context.context.relevance import arelevance_scores, relevance_scores
+from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
-    DEFAULT_CONFIG,
     Drop,
     ScoredPacket,
     Selection,
-    arelevance_scores,
     pack_packets,
-    relevance_scores,
 )
-from langgraph_context.context.structure import (
-    UntrustedRenderer,
-    render_packet,
-    structure_context,
-)
+from langgraph_context.context.structure import UntrustedRenderer, structure_context
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, new_boundary, protect_packet
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
-__all__ = ["ContextBuilder", "ContextResult"]
+__all__ = ["ContextBuilder"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ContextResult:
-    """A built context and how it was made.
-
-    Attributes:
-        text: The assembled context, at most `max_tokens` tokens.
-        tokens: Its token count by the builder's counter.
-        max_tokens: The ceiling it was built for.
-        section_tokens: Tokens of each non-empty section (header included).
-        selected: Packets that made it into the text, in gather order.
-        dropped: Packets left out, with the reason.
-        failures: Sources that raised and were skipped.
-        gathered: How many packets were gathered.
-        truncated: Whether even the protected sections had to be cut.
-        elapsed_ms: Build time.
-    """
-
-    text: str
-    tokens: int
-    max_tokens: int
-    section_tokens: Mapping[str, int]
-    selected: tuple[ContextPacket, ...]
-    dropped: tuple[Drop, ...] = field(default_factory=tuple)
-    failures: tuple[SourceFailure, ...] = field(default_factory=tuple)
-    gathered: int = 0
-    truncated: bool = False
-    elapsed_ms: float = 0.0
-
-    @property
-    def budget_use(self) -> float:
-        """Share of `max_tokens` used, in [0, 1]."""
-        return self.tokens / self.max_tokens
-
-    @property
-    def stats(self) -> dict[str, Any]:
-        """A JSON-ready summary: counts, drops by reason, tokens per section."""
-        return {
-            "gathered": self.gathered,
-            "selected": len(self.selected),
-            "dropped": dict(Counter(d.reason for d in self.dropped)),
-            "failed_sources": [f.source for f in self.failures],
-            "section_tokens": dict(self.section_tokens),
-            "tokens": self.tokens,
-            "max_tokens": self.max_tokens,
-            "budget_use": round(self.budget_use, 4),
-            "truncated": self.truncated,
-            "elapsed_ms": round(self.elapsed_ms, 3),
-        }
-
-
-# A fixed, random-looking boundary of the default length, used only to measure costs.
-_COST_BOUNDARY = "5e0c9a7d31b84f26"
-_COST_MEMO_SIZE = 32_768
 
 
 class ContextBuilder:
@@ -188,7 +126,7 @@ class ContextBuilder:
             )
             raise InvalidArgumentError(msg)
         self.config = config
-        self.counter = resolve_counter(token_counter)
+        self.token_counter = resolve_counter(token_counter)
         self.sources = tuple(sources)
         self.state_sources = tuple(state_sources)
         self.embeddings = embeddings
@@ -197,7 +135,7 @@ class ContextBuilder:
         self.hardening = hardening
         self.summarizer = summarizer
         self.summary_tokens = summary_tokens
-        self._cost_memo: dict[tuple[object, ...], int] = {}
+        self._sizer = PacketSizer()
 
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
         """The untrusted-packet renderer and hardening text for one build.
@@ -256,8 +194,8 @@ class ContextBuilder:
         headers = "\n\n".join(
             self.config.section_titles[name] for name in ("state", "evidence", "context")
         )
-        fixed = self.counter(skeleton.text) + self.counter(headers) + 6
-        return fixed, self.counter(role_text)
+        fixed = self.token_counter(skeleton.text) + self.token_counter(headers) + 6
+        return fixed, self.token_counter(role_text)
 
     def _split(
         self, packets: Iterable[ContextPacket]
@@ -292,51 +230,6 @@ class ContextBuilder:
             return 0
         return min(self.summary_tokens + 8, available // 3)
 
-    def _cost_renderer(self, wrap: UntrustedRenderer | None) -> UntrustedRenderer | None:
-        """The renderer packet costs are measured with.
-
-        The default fence carries a fresh random boundary per build, so measuring with
-        it would re-encode every packet on every build. Costs are measured with a fixed
-        boundary of the same shape instead (text memos hit across builds); the few
-        tokens two random suffixes may differ by are absorbed by the compress stage,
-        which still guarantees the final text fits `max_tokens`.
-        """
-        if isinstance(wrap, functools.partial) and wrap.func is protect_packet:
-            return functools.partial(protect_packet, boundary=_COST_BOUNDARY)
-        return wrap
-
-    def _costs(self, packets: list[ContextPacket], wrap: UntrustedRenderer | None) -> list[int]:
-        """Each packet's rendered size (tags, wrappers, newline), what it really costs.
-
-        With no renderer or the default fixed-boundary one, a packet's rendering depends
-        only on its content, type, source, trust and section, so sizes are memoized per
-        builder: rendering (sanitizing) 1,000 packets was half of a warm build's time.
-        A caller's own renderer is always called.
-        """
-        section_for, counter = self.config.section_for, self.counter
-        deterministic = wrap is None or (
-            isinstance(wrap, functools.partial)
-            and wrap.func is protect_packet
-            and wrap.keywords.get("boundary") == _COST_BOUNDARY
-        )
-        if not deterministic:
-            return [
-                counter(render_packet(p, section_for(p.type), wrap_untrusted=wrap)) + 1
-                for p in packets
-            ]
-        memo = self._cost_memo
-        if len(memo) > _COST_MEMO_SIZE:
-            memo.clear()
-        costs = []
-        for p in packets:
-            section = section_for(p.type)
-            key = (p.content, p.type, p.source, p.is_trusted, section, wrap is None, id(counter))
-            cost = memo.get(key)
-            if cost is None:
-                cost = memo[key] = counter(render_packet(p, section, wrap_untrusted=wrap)) + 1
-            costs.append(cost)
-        return costs
-
     # -- pipeline ----------------------------------------------------------------
 
     def _prepare(
@@ -351,9 +244,15 @@ class ContextBuilder:
             msg = f"max_tokens must be >= 1, got {limit}"
             raise InvalidArgumentError(msg)
         role, rest = self._split(gathered.packets)
-        rest = [p.with_token_count(self.counter) for p in rest]
+        rest = [p.with_token_count(self.token_counter) for p in rest]
         budget = self._packet_budget(query, role, limit, protection)
-        return limit, role, rest, self._costs(rest, self._cost_renderer(protection[0])), budget
+        costs = self._sizer.costs(
+            rest,
+            PacketSizer.renderer(protection[0]),
+            token_counter=self.token_counter,
+            section_for=self.config.section_for,
+        )
+        return limit, role, rest, costs, budget
 
     def _left_out(self, selection: Selection) -> tuple[str, list[str], set[int]]:
         """The over-budget packets of the first trimmable section, for the summarizer."""
@@ -396,7 +295,7 @@ class ContextBuilder:
             for d in (*selection.dropped, *compressed.dropped)
         )
         section_tokens = {
-            s.name: self.counter(s.render()) for s in compressed.context.sections if s.entries
+            s.name: self.token_counter(s.render()) for s in compressed.context.sections if s.entries
         }
         result = ContextResult(
             text=compressed.text,
@@ -412,6 +311,54 @@ class ContextBuilder:
         )
         logger.info("context built: %s", result.stats)
         return result
+
+    def _steps(
+        self,
+        user_query: str,
+        sources: Mapping[str, Any],
+        max_tokens: int | None,
+    ) -> Steps[ContextResult]:
+        """The build pipeline; yields the gather, relevance and summarizer calls."""
+        started = time.perf_counter()
+        gathered: GatherResult = yield Call(
+            gather_packets,
+            agather_packets,
+            (user_query,),
+            {**sources, "sources": self.sources, "state_sources": self.state_sources},
+        )
+        protection = self._protection(gathered)
+        limit, role, rest, costs, (budget, summary_tokens) = self._prepare(
+            user_query, gathered, max_tokens, protection
+        )
+        relevance: list[float] = yield Call(
+            relevance_scores,
+            arelevance_scores,
+            (rest, user_query),
+            {"config": self.config, "embeddings": self.embeddings},
+        )
+        selection = pack_packets(
+            rest, relevance, max_tokens=budget, config=self.config, costs=costs
+        )
+        structured = self._structure(user_query, role, selection, protection)
+        section, lines, left = self._left_out(selection)
+        if lines and self.summarizer is not None and summary_tokens > 0:
+            summary: str = yield Call(
+                summarize_lines,
+                asummarize_lines,
+                (lines,),
+                {
+                    "model": self.summarizer,
+                    "section": section,
+                    "max_tokens": summary_tokens,
+                    "token_counter": self.token_counter,
+                },
+            )
+            structured = insert_summary(structured, section, summary) if summary else structured
+            left = left if summary else set()
+        compressed = compress_context(
+            structured, max_tokens=limit, token_counter=self.token_counter, config=self.config
+        )
+        return self._result(gathered, selection, compressed, started, limit, left)
 
     def build_result(
         self,
@@ -439,40 +386,8 @@ class ContextBuilder:
         Raises:
             ValueError: If `max_tokens` is below 1.
         """
-        started = time.perf_counter()
-        gathered = gather_packets(
-            user_query,
-            state=state,
-            conversation_history=conversation_history,
-            system_instructions=system_instructions,
-            custom_packets=custom_packets,
-            sources=self.sources,
-            state_sources=self.state_sources,
-        )
-        protection = self._protection(gathered)
-        limit, role, rest, costs, (budget, summary_tokens) = self._prepare(
-            user_query, gathered, max_tokens, protection
-        )
-        relevance = relevance_scores(
-            rest, user_query, config=self.config, embeddings=self.embeddings
-        )
-        selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
-        structured = self._structure(user_query, role, selection, protection)
-        section, lines, left = self._left_out(selection)
-        if lines and self.summarizer is not None and summary_tokens > 0:
-            summary = summarize_lines(
-                lines,
-                model=self.summarizer,
-                section=section,
-                max_tokens=summary_tokens,
-                token_counter=self.counter,
-            )
-            structured = insert_summary(structured, section, summary) if summary else structured
-            left = left if summary else set()
-        compressed = compress_context(
-            structured, max_tokens=limit, token_counter=self.counter, config=self.config
-        )
-        return self._result(gathered, selection, compressed, started, limit, left)
+        inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
+        return drive(self._steps(user_query, inputs, max_tokens))
 
     async def abuild_result(
         self,
@@ -500,40 +415,8 @@ class ContextBuilder:
         Raises:
             ValueError: If `max_tokens` is below 1.
         """
-        started = time.perf_counter()
-        gathered = await agather_packets(
-            user_query,
-            state=state,
-            conversation_history=conversation_history,
-            system_instructions=system_instructions,
-            custom_packets=custom_packets,
-            sources=self.sources,
-            state_sources=self.state_sources,
-        )
-        protection = self._protection(gathered)
-        limit, role, rest, costs, (budget, summary_tokens) = self._prepare(
-            user_query, gathered, max_tokens, protection
-        )
-        relevance = await arelevance_scores(
-            rest, user_query, config=self.config, embeddings=self.embeddings
-        )
-        selection = pack_packets(rest, relevance, budget=budget, config=self.config, costs=costs)
-        structured = self._structure(user_query, role, selection, protection)
-        section, lines, left = self._left_out(selection)
-        if lines and self.summarizer is not None and summary_tokens > 0:
-            summary = await asummarize_lines(
-                lines,
-                model=self.summarizer,
-                section=section,
-                max_tokens=summary_tokens,
-                token_counter=self.counter,
-            )
-            structured = insert_summary(structured, section, summary) if summary else structured
-            left = left if summary else set()
-        compressed = await acompress_context(
-            structured, max_tokens=limit, token_counter=self.counter, config=self.config
-        )
-        return self._result(gathered, selection, compressed, started, limit, left)
+        inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
+        return await adrive(self._steps(user_query, inputs, max_tokens))
 
     def build(
         self,
@@ -579,3 +462,18 @@ class ContextBuilder:
             user_query, conversation_history, system_instructions, custom_packets
         )
         return result.text
+
+
+def _inputs(
+    conversation_history: Sequence[Any] | None,
+    system_instructions: str | None,
+    custom_packets: Iterable[ContextPacket] | None,
+    state: Any,
+) -> dict[str, Any]:
+    """One build's own inputs, as `gather_packets` keywords."""
+    return {
+        "state": state,
+        "conversation_history": conversation_history,
+        "system_instructions": system_instructions,
+        "custom_packets": custom_packets,
+    }

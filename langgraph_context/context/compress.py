@@ -18,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_context.context.config import ContextConfig
-from langgraph_context.context.select import DEFAULT_CONFIG, Drop
+from langgraph_context.context._calls import Call, Steps, adrive, drive
+from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
+from langgraph_context.context.select import Drop
 from langgraph_context.context.structure import Entry, StructuredContext
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
@@ -84,10 +85,11 @@ def _without(context: StructuredContext, removed: set[int]) -> StructuredContext
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Plan:
     context: StructuredContext
     removed: list[tuple[str, Entry]]
+    summarized: frozenset[str] = frozenset()
 
 
 def _trim(
@@ -194,12 +196,7 @@ async def asummarize_lines(
     )
 
 
-def _finish(
-    plan: _Plan,
-    max_tokens: int,
-    counter: TokenCounter,
-    summarized: set[str],
-) -> Compressed:
+def _finish(plan: _Plan, max_tokens: int, counter: TokenCounter) -> Compressed:
     text = plan.context.text
     tokens = counter(text)
     truncated = False
@@ -213,7 +210,7 @@ def _finish(
         tokens = counter(text)
         truncated = True
     dropped = tuple(
-        Drop(entry.packet, "summarized" if name in summarized else "trimmed")
+        Drop(entry.packet, "summarized" if name in plan.summarized else "trimmed")
         for name, entry in plan.removed
         if entry.packet is not None
     )
@@ -222,14 +219,48 @@ def _finish(
     return Compressed(text, plan.context, tokens, dropped, truncated)
 
 
-def _prepare(
+def _summary_wanted(
+    plan: _Plan, max_tokens: int, counter: TokenCounter, config: ContextConfig
+) -> tuple[str, list[str], int] | None:
+    """What to summarise: the entries removed from the first trimmed section, and room."""
+    room = max_tokens - counter(plan.context.text)
+    for name in config.compress_order:
+        lines = [e.text for n, e in plan.removed if n == name]
+        if lines:
+            # One summary: the first section trimmed is the one that lost most.
+            return (name, lines, room - 8) if room > 8 else None
+    return None
+
+
+def _apply_summary(
+    plan: _Plan,
+    section: str,
+    room: int,
+    summary: str,
+    max_tokens: int,
+    counter: TokenCounter,
+) -> _Plan:
+    summary = truncate_text(summary.strip(), room, token_counter=counter)
+    if not summary:
+        return plan
+    candidate = insert_summary(plan.context, section, summary)
+    while counter(candidate.text) > max_tokens and summary:
+        summary = truncate_text(summary, max(counter(summary) - 8, 0), token_counter=counter)
+        candidate = insert_summary(plan.context, section, summary)
+    if not summary:
+        return plan
+    return _Plan(candidate, plan.removed, frozenset({section}))
+
+
+def _compress_steps(
     context: StructuredContext,
     max_tokens: int,
     token_counter: TokenCounter | None,
+    config: ContextConfig,
     summarizer: BaseChatModel | None,
     summary_tokens: int,
-    config: ContextConfig,
-) -> tuple[TokenCounter, _Plan, list[tuple[str, list[str], int]]]:
+) -> Steps[Compressed]:
+    """The compress pipeline; yields the summarizer call, if one is needed."""
     if max_tokens < 1:
         msg = f"max_tokens must be >= 1, got {max_tokens}"
         raise InvalidArgumentError(msg)
@@ -238,38 +269,16 @@ def _prepare(
         raise InvalidArgumentError(msg)
     counter = resolve_counter(token_counter)
     if counter(context.text) <= max_tokens:
-        return counter, _Plan(context, []), []
+        return _finish(_Plan(context, []), max_tokens, counter)
     limit = max_tokens - summary_tokens if summarizer is not None else max_tokens
     plan = _trim(context, max(limit, 0), counter, config)
-    requests: list[tuple[str, list[str], int]] = []
-    if summarizer is not None:
-        room = max_tokens - counter(plan.context.text)
-        for name in config.compress_order:
-            lines = [e.text for n, e in plan.removed if n == name]
-            if lines and room > 8:
-                requests.append((name, lines, room - 8))
-                break  # one summary: the first section trimmed is the one that lost most
-    return counter, plan, requests
-
-
-def _apply_summary(
-    plan: _Plan,
-    request: tuple[str, list[str], int],
-    summary: str,
-    max_tokens: int,
-    counter: TokenCounter,
-) -> tuple[_Plan, set[str]]:
-    name, _, room = request
-    summary = truncate_text(summary.strip(), room, token_counter=counter)
-    if not summary:
-        return plan, set()
-    candidate = insert_summary(plan.context, name, summary)
-    while counter(candidate.text) > max_tokens and summary:
-        summary = truncate_text(summary, max(counter(summary) - 8, 0), token_counter=counter)
-        candidate = insert_summary(plan.context, name, summary)
-    if not summary:
-        return plan, set()
-    return _Plan(candidate, plan.removed), {name}
+    wanted = None if summarizer is None else _summary_wanted(plan, max_tokens, counter, config)
+    if summarizer is not None and wanted is not None:
+        section, lines, room = wanted
+        request = _summary_request(section, lines, room)
+        reply = yield Call(summarizer.invoke, summarizer.ainvoke, (request,))
+        plan = _apply_summary(plan, section, room, content_text(reply.content), max_tokens, counter)
+    return _finish(plan, max_tokens, counter)
 
 
 def compress_context(
@@ -304,17 +313,9 @@ def compress_context(
         >>> compress_context(ctx, max_tokens=8, token_counter=len).text
         '[Output]'
     """
-    counter, plan, requests = _prepare(
-        context, max_tokens, token_counter, summarizer, summary_tokens, config
+    return drive(
+        _compress_steps(context, max_tokens, token_counter, config, summarizer, summary_tokens)
     )
-    summarized: set[str] = set()
-    for request in requests:
-        assert summarizer is not None
-        reply = summarizer.invoke(_summary_request(*request))
-        plan, summarized = _apply_summary(
-            plan, request, content_text(reply.content), max_tokens, counter
-        )
-    return _finish(plan, max_tokens, counter, summarized)
 
 
 async def acompress_context(
@@ -342,14 +343,6 @@ async def acompress_context(
     Raises:
         ValueError: If `max_tokens` or `summary_tokens` is below 1.
     """
-    counter, plan, requests = _prepare(
-        context, max_tokens, token_counter, summarizer, summary_tokens, config
+    return await adrive(
+        _compress_steps(context, max_tokens, token_counter, config, summarizer, summary_tokens)
     )
-    summarized: set[str] = set()
-    for request in requests:
-        assert summarizer is not None
-        reply = await summarizer.ainvoke(_summary_request(*request))
-        plan, summarized = _apply_summary(
-            plan, request, content_text(reply.content), max_tokens, counter
-        )
-    return _finish(plan, max_tokens, counter, summarized)

@@ -12,6 +12,7 @@ from langgraph_context.errors import InvalidArgumentError
 
 __all__ = [
     "DEFAULT_COMPRESS_ORDER",
+    "DEFAULT_CONFIG",
     "DEFAULT_DATE_BOOST",
     "DEFAULT_EMBEDDING_WEIGHT",
     "DEFAULT_MAX_TOKENS",
@@ -286,3 +287,7 @@ class ContextConfig:
             The configured section, `evidence` for unknown types.
         """
         return self.type_sections.get(packet_type, "evidence")
+
+
+DEFAULT_CONFIG = ContextConfig()
+"""The configuration every stage uses when none is given."""

@@ -27,7 +27,8 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context.context.builder import ContextBuilder, ContextResult
+from langgraph_context.context.builder import ContextBuilder
+from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.sanitize import sanitize_untrusted
@@ -181,20 +182,13 @@ def create_context_node(
             msg = f"{key_name} must be a non-empty string, got {key!r}"
             raise InvalidArgumentError(msg)
     context_builder = builder or ContextBuilder()
-    counter = context_builder.counter
+    counter = context_builder.token_counter
     limit = context_builder.config.max_tokens
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         messages = as_messages(get_state_value(state, messages_key, []))
-        system, older, recent = _split_history(messages, keep_last)
-        # Providers such as Anthropic take system text only at the very start: a later
-        # system message (a summary another node inserted) joins the context instead.
-        older = older + [m for m in recent if isinstance(m, SystemMessage)]
-        recent = [m for m in recent if not isinstance(m, SystemMessage)]
-        if not recent:
-            recent, older = _last_human_turn(older)
-        if context_builder.protect_untrusted and context_builder.wrap_untrusted is None:
-            recent = [_defused(m) for m in recent]
+        defuse = context_builder.protect_untrusted and context_builder.wrap_untrusted is None
+        system, older, recent = _model_view(messages, keep_last, defuse=defuse)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
@@ -203,8 +197,7 @@ def create_context_node(
         # pasted message is cut in [Task] to a quarter of the window.
         query = truncate_text(_query(messages, state, query_key), limit // 4, token_counter=counter)
         # The context message always has room for role, task and output; the recent
-        # messages get the rest, whole tool rounds moved out first, then the largest
-        # texts (stale tool output first) shortened.
+        # messages get the rest.
         overhead = max(0, counter([SystemMessage("")]))
         # The context keeps at least a third of the window (pinned plan, constraints,
         # briefings live there) and always its fixed sections, but never more than
@@ -214,24 +207,7 @@ def create_context_node(
             limit // 2,
         )
         allowed = max(0, limit - overhead - fixed)
-        while recent and counter(recent) > allowed:
-            cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
-            if not cuts:
-                break
-            older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
-        if recent and counter(recent) > allowed:
-            recent = _shorten(recent, allowed, counter)
-        if query and not any(
-            isinstance(m, HumanMessage) and not tool_result_ids(m) for m in recent
-        ):
-            # Providers want a user turn (Anthropic: first): when the recent messages
-            # hold none (a long tool loop, a system-only history, a query from
-            # `query_key`), the task goes first as one.
-            rest = recent
-            recent = [HumanMessage(query), *rest]
-            if rest and counter(recent) > allowed:
-                added = counter(recent) - counter(rest)
-                recent = [recent[0], *_shorten(rest, max(0, allowed - added), counter)]
+        older, recent = _fit_recent(older, recent, query, allowed, counter)
         room = max(1, limit - overhead - (counter(recent) if recent else 0))
         view = _StateView(state, older, messages_key)
         return query, instructions or None, view, recent, room
@@ -254,6 +230,57 @@ def create_context_node(
         return output(result, recent)
 
     return RunnableLambda(run, afunc=arun, name=name)
+
+
+def _model_view(
+    messages: list[BaseMessage], keep_last: int, *, defuse: bool
+) -> tuple[list[SystemMessage], list[BaseMessage], list[BaseMessage]]:
+    """Split the history into leading system messages, older turns and recent ones.
+
+    Providers such as Anthropic take system text only at the very start: a later
+    system message (a summary another node inserted) joins the older turns, and so
+    the context. With nothing recent, the last user turn is passed on; with `defuse`,
+    recent tool results are sanitized.
+    """
+    system, older, recent = _split_history(messages, keep_last)
+    older = older + [m for m in recent if isinstance(m, SystemMessage)]
+    recent = [m for m in recent if not isinstance(m, SystemMessage)]
+    if not recent:
+        recent, older = _last_human_turn(older)
+    if defuse:
+        recent = [_defused(m) for m in recent]
+    return system, older, recent
+
+
+def _fit_recent(
+    older: list[BaseMessage],
+    recent: list[BaseMessage],
+    query: str,
+    allowed: int,
+    counter: TokenCounter,
+) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """Fit the recent messages into `allowed` tokens, with a user turn among them.
+
+    Whole tool rounds move to the older turns first, then the largest texts (stale
+    tool output first) are shortened.
+    """
+    while recent and counter(recent) > allowed:
+        cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
+        if not cuts:
+            break
+        older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
+    if recent and counter(recent) > allowed:
+        recent = _shorten(recent, allowed, counter)
+    if query and not any(isinstance(m, HumanMessage) and not tool_result_ids(m) for m in recent):
+        # Providers want a user turn (Anthropic: first): when the recent messages
+        # hold none (a long tool loop, a system-only history, a query from
+        # `query_key`), the task goes first as one.
+        rest = recent
+        recent = [HumanMessage(query), *rest]
+        if rest and counter(recent) > allowed:
+            added = counter(recent) - counter(rest)
+            recent = [recent[0], *_shorten(rest, max(0, allowed - added), counter)]
+    return older, recent
 
 
 def _last_human_turn(older: list[BaseMessage]) -> tuple[list[BaseMessage], list[BaseMessage]]:

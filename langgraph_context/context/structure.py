@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from langgraph_context.context.config import ContextConfig
-from langgraph_context.context.select import DEFAULT_CONFIG, ScoredPacket, _timestamp
+from langgraph_context.context._dates import timestamp_seconds
+from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
+from langgraph_context.context.select import ScoredPacket
 from langgraph_context.packet import ContextPacket
 
 __all__ = [
@@ -150,7 +151,7 @@ def _ordered(name: str, items: list[ScoredPacket]) -> list[ScoredPacket]:
     if name == "state":
         return sorted(items, key=lambda s: (_state_rank(s.packet), s.index))
     if name == "context":
-        stamps = [_timestamp(s.packet) for s in items]
+        stamps = [timestamp_seconds(s.packet.timestamp) for s in items]
         if all(stamp is not None for stamp in stamps):
             pairs = sorted(zip(stamps, items, strict=True), key=lambda p: (p[0], p[1].index))
             return [item for _, item in pairs]
