@@ -14,7 +14,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context import count_tokens
-from langgraph_context import tokens as tokens_module
 from langgraph_context.messages import truncate_messages, validate_history
 from langgraph_context.tokens import (
     TiktokenCounter,
@@ -23,6 +22,7 @@ from langgraph_context.tokens import (
     estimate_tokens,
     resolve_counter,
 )
+from langgraph_context.tokens import counter as tokens_module
 from tests.strategies import valid_histories
 
 

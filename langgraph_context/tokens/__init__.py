@@ -1,0 +1,40 @@
+"""Token counting that works offline, and the one token-budget text truncation.
+
+See `langgraph_context.tokens.counter` for the counting rules.
+"""
+
+from langgraph_context.tokens.counter import (
+    DEFAULT_ENCODING,
+    FILE_BLOCK_TOKENS,
+    IMAGE_BLOCK_TOKENS,
+    REPLY_PRIMING_TOKENS,
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+    TOKENS_PER_TOOL_CALL,
+    TiktokenCounter,
+    TokenCounter,
+    approximate_text_tokens,
+    count_tokens,
+    default_counter,
+    estimate_tokens,
+    resolve_counter,
+)
+from langgraph_context.tokens.truncate import truncate_text
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "FILE_BLOCK_TOKENS",
+    "IMAGE_BLOCK_TOKENS",
+    "REPLY_PRIMING_TOKENS",
+    "TOKENS_PER_MESSAGE",
+    "TOKENS_PER_NAME",
+    "TOKENS_PER_TOOL_CALL",
+    "TiktokenCounter",
+    "TokenCounter",
+    "approximate_text_tokens",
+    "count_tokens",
+    "default_counter",
+    "estimate_tokens",
+    "resolve_counter",
+    "truncate_text",
+]

@@ -1,0 +1,103 @@
+"""`truncate_text`: the package's one token-budget text truncation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from langchain_core.language_models import BaseLanguageModel
+
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+from langgraph_context.tokens.counter import TokenCounter, _checked_count, resolve_counter
+
+__all__ = ["truncate_text"]
+
+
+def truncate_text(
+    text: str,
+    max_tokens: int,
+    *,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+    marker: str = "",
+    keep: Literal["head", "ends"] = "head",
+) -> str:
+    """Cut `text` to at most `max_tokens` tokens: the package's one text truncation.
+
+    Args:
+        text: The text to fit.
+        max_tokens: The ceiling, by `token_counter`.
+        token_counter: The counter (`None` = offline tiktoken, `len` = characters).
+        marker: With `keep="head"`, appended to a cut text (dropped too if even it does
+            not fit; the kept prefix then loses trailing whitespace). With
+            `keep="ends"`, put between the two kept ends; `{n}` in it is replaced by
+            the number of characters left out.
+        keep: `"head"` keeps the longest fitting prefix; `"ends"` keeps as much of the
+            start and the end (equal shares) as fits around the marker.
+
+    Returns:
+        `text` itself when it fits, else the longest cut that fits (possibly "").
+
+    Raises:
+        InvalidTypeError: If `text` or `marker` is not a string, `max_tokens` not an
+            int, or the counter returns a non-number.
+        InvalidArgumentError: If `max_tokens` is negative, `keep` is unknown, or the
+            counter returns a negative or non-finite count.
+
+    Example:
+        >>> truncate_text("abcdef", 4, token_counter=len)
+        'abcd'
+        >>> truncate_text("abcdefghij", 6, token_counter=len, marker="..")
+        'abcd..'
+        >>> truncate_text("abcdefghij", 6, token_counter=len, marker="|", keep="ends")
+        'ab|ij'
+    """
+    for name, value in (("text", text), ("marker", marker)):
+        if not isinstance(value, str):
+            msg = f"{name} must be a string, got {type(value).__name__}"
+            raise InvalidTypeError(msg)
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        msg = f"max_tokens must be an int, got {type(max_tokens).__name__}"
+        raise InvalidTypeError(msg)
+    if max_tokens < 0:
+        msg = f"max_tokens must be >= 0, got {max_tokens}"
+        raise InvalidArgumentError(msg)
+    if not isinstance(keep, str) or keep not in ("head", "ends"):
+        msg = f"keep must be 'head' or 'ends', got {keep!r}"
+        raise InvalidArgumentError(msg)
+    resolved = resolve_counter(token_counter)
+
+    def count(value: str, /) -> int:
+        return _checked_count(resolved, value)
+
+    if count(text) <= max_tokens:
+        return text
+    if keep == "ends":
+        return _keep_ends(text, max_tokens, count, marker)
+    if marker and count(marker) > max_tokens:
+        marker = ""
+    low = _longest_fit(len(text), lambda n: count(text[:n] + marker) <= max_tokens)
+    if not marker:
+        return text[:low]
+    return text[:low].rstrip() + marker if low else marker
+
+
+def _keep_ends(text: str, max_tokens: int, count: TokenCounter, marker: str) -> str:
+    def cut(half: int) -> str:
+        return text[:half] + marker.replace("{n}", str(len(text) - 2 * half)) + text[-half:]
+
+    half = _longest_fit(len(text) // 2, lambda n: n == 0 or count(cut(n)) <= max_tokens)
+    if half:
+        return cut(half)
+    return text[: _longest_fit(len(text), lambda n: count(text[:n]) <= max_tokens)]
+
+
+def _longest_fit(limit: int, fits: Callable[[int], bool]) -> int:
+    """The largest n in [0, limit] with `fits(n)`, for a `fits` true up to some point."""
+    low, high = 0, limit  # invariant: fits(low); nothing above high fits
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
