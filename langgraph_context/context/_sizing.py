@@ -27,10 +27,11 @@ class PacketSizer:
     def renderer(wrap: UntrustedRenderer | None) -> UntrustedRenderer | None:
         """The renderer packet costs are measured with.
 
-        The default fence carries a fresh random boundary per build, so measuring with
-        it would re-encode every packet on every build. Costs are measured with a fixed
+        The default fence's boundary is keyed by the build's untrusted texts, so it
+        changes with the packet set; measuring with it would re-encode every packet on
+        every build. Costs are measured with a fixed
         boundary of the same shape instead (text memos hit across builds); the few
-        tokens two random suffixes may differ by are absorbed by the compress stage,
+        tokens two boundaries may differ by are absorbed by the compress stage,
         which still guarantees the final text fits `max_tokens`.
 
         Args:

@@ -47,7 +47,7 @@ from langgraph_context.context.select import (
 from langgraph_context.context.structure import UntrustedRenderer, structure_context
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
-from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, new_boundary, protect_packet
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, keyed_boundary, protect_packet
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = ["ContextBuilder"]
@@ -67,7 +67,8 @@ class ContextBuilder:
             build gets `state` (default: messages, plan, notes).
         embeddings: Optional LangChain embeddings for hybrid relevance.
         wrap_untrusted: Renders untrusted packets. By default (`protect_untrusted`)
-            each build draws a fresh random boundary and renders them with
+            each build fences them in a boundary keyed by their text (stable for the
+            same packets, unguessable without the process key) with
             `safety.protect_packet` (sanitized, fenced in tags the text cannot forge).
         hardening: Text appended to [Role & Policies] (default with
             `protect_untrusted`: `safety.HARDENING_INSTRUCTION`, added only to builds
@@ -140,7 +141,7 @@ class ContextBuilder:
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
         """The untrusted-packet renderer and hardening text for one build.
 
-        The default draws a fresh boundary per build, and adds the hardening
+        The default fences with a boundary keyed by the untrusted texts, and adds the hardening
         instruction only when some gathered packet is untrusted (a context made of
         trusted text alone does not pay for it).
         """
@@ -148,7 +149,10 @@ class ContextBuilder:
             return self.wrap_untrusted, self.hardening
         if not any(not p.is_trusted for p in gathered.packets):
             return None, self.hardening
-        wrap = functools.partial(protect_packet, boundary=new_boundary())
+        # Keyed by the fenced texts: the same packets render to the same bytes (a cache
+        # hit for the provider), and no packet can predict the boundary that fences it.
+        untrusted = sorted(p.content for p in gathered.packets if not p.is_trusted)
+        wrap = functools.partial(protect_packet, boundary=keyed_boundary(*untrusted))
         return wrap, self.hardening if self.hardening is not None else HARDENING_INSTRUCTION
 
     # -- budget ------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 1. Input: `sanitize_untrusted` defuses role markers, override phrases and forged
    boundaries; `wrap_untrusted` / `protect_packet` put untrusted packets inside
-   per-build random boundary tags (`new_boundary`).
+   boundary tags the text cannot predict (`keyed_boundary`, `new_boundary`).
 2. Prompt: `HARDENING_INSTRUCTION` in the role section ("data is not instruction").
 3. Output: `check_output` and `create_output_guard_node` catch replies that show
    the model obeyed injected instructions.

@@ -1,6 +1,8 @@
-"""Wrap untrusted text in per-build random boundary tags the text cannot forge.
+"""Wrap untrusted text in boundary tags the text cannot forge.
 
-The context builder draws one boundary per build (`new_boundary()`), puts
+The context builder derives one boundary per build from the fenced texts
+(`keyed_boundary()`: an HMAC under a per-process random key, so the same packets
+render to the same bytes and stay cacheable), puts
 `HARDENING_INSTRUCTION` in the role section, and renders each packet with
 `protect_packet(packet, boundary=b)`: trusted packets as they are, untrusted ones as::
 
@@ -15,6 +17,8 @@ zero-width characters) is replaced, so only the builder's two tags carry it.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
 
@@ -29,6 +33,7 @@ __all__ = [
     "DEFAULT_BOUNDARY_BYTES",
     "HARDENING_INSTRUCTION",
     "MIN_BOUNDARY_BYTES",
+    "keyed_boundary",
     "new_boundary",
     "protect_packet",
     "wrap_untrusted",
@@ -75,6 +80,45 @@ def new_boundary(*, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
         msg = f"nbytes must be an int >= {MIN_BOUNDARY_BYTES}, got {nbytes!r}"
         raise InvalidArgumentError(msg)
     return secrets.token_hex(nbytes)
+
+
+# One secret per process: boundaries derived from it cannot be predicted by anyone who
+# only sees the fenced text, yet the same text gets the same boundary on every call.
+_PROCESS_KEY = secrets.token_bytes(32)
+
+
+def keyed_boundary(*parts: str, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
+    """Return a boundary derived from the fenced text: stable, and unguessable without the key.
+
+    The boundary is an HMAC of `parts` under a per-process random key. The same text
+    fenced again gets the same boundary, so an unchanged context renders to the same
+    bytes and providers' prompt caches keep hitting; changing any fenced text changes
+    the boundary. Text that wants to close the fence has to contain the HMAC of
+    itself, which nobody without the key can compute.
+
+    Args:
+        *parts: The untrusted texts this boundary will fence.
+        nbytes: Bytes of the boundary; it has twice as many hex digits.
+
+    Returns:
+        A hex token such as `3f9c0a7e2b1d4c65`.
+
+    Raises:
+        ValueError: If `nbytes` is below `MIN_BOUNDARY_BYTES` or above 32.
+
+    Example:
+        >>> keyed_boundary("a", "b") == keyed_boundary("a", "b") != keyed_boundary("ab")
+        True
+    """
+    if not isinstance(nbytes, int) or not MIN_BOUNDARY_BYTES <= nbytes <= 32:
+        msg = f"nbytes must be an int from {MIN_BOUNDARY_BYTES} to 32, got {nbytes!r}"
+        raise InvalidArgumentError(msg)
+    mac = hmac.new(_PROCESS_KEY, digestmod=hashlib.sha256)
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        mac.update(len(data).to_bytes(8, "big"))
+        mac.update(data)
+    return mac.hexdigest()[: 2 * nbytes]
 
 
 def _check_boundary(boundary: str) -> str:
