@@ -63,6 +63,7 @@ def run_context(db: str, turn: int) -> dict[str, Any]:
         "note": out["note"],
         "messages": len(out["messages"]),
         "first_system": model.seen[0][0].content,
+        "first_tail": model.seen[0][-1].content,
     }
 
 
@@ -118,6 +119,7 @@ def run_maintainer(db: str, turn: int, workspace: str, notes: str) -> dict[str, 
         "mode": out.get("mode"),
         "messages": len(out["messages"]),
         "first_system": model.seen[0][0].content,
+        "first_tail": model.seen[0][-1].content,
         "notes": [[n.type, n.title] for n in FileNoteStore(notes).list()],
     }
 

@@ -29,7 +29,7 @@ def _state() -> dict[str, Any]:
 
 def _graph() -> Any:
     graph = StateGraph(ContextAgentState)
-    graph.add_node("context", create_context_node(ContextBuilder(), keep_last=1))
+    graph.add_node("context", create_context_node(ContextBuilder(), keep_last=1, layout="focus"))
     graph.add_edge(START, "context")
     graph.add_edge("context", END)
     return graph.compile()
@@ -47,16 +47,30 @@ def test_untrusted_history_is_wrapped_and_hardened_in_a_graph() -> None:
     assert [m.content for m in out["llm_input_messages"][1:]] == ["summarize"]
 
 
-async def test_each_build_draws_a_new_boundary() -> None:
-    """Two builds (sync and async) use different boundaries; the builder is untouched."""
+async def test_the_boundary_is_keyed_by_the_fenced_text() -> None:
+    """Sync and async builds of one state fence alike; other tool text, another boundary."""
     builder = ContextBuilder(config=ContextConfig(max_tokens=800))
-    node = create_context_node(builder, keep_last=1)
+    node = create_context_node(builder, keep_last=1, layout="focus")
     first = node.invoke(_state())["llm_input_messages"][0].content
     second = (await node.ainvoke(_state()))["llm_input_messages"][0].content
+    assert first == second
+    changed = _state()
+    changed["messages"][2] = ToolMessage("notes.txt is empty", tool_call_id="c")
+    third = node.invoke(changed)["llm_input_messages"][0].content
     boundary = re.compile(r"<untrusted-data-([0-9a-f]{16})")
-    assert boundary.findall(first)[0] != boundary.findall(second)[0]
+    assert boundary.findall(first)[0] != boundary.findall(third)[0]
     assert builder.wrap_untrusted is None
     assert builder.hardening is None
+
+
+def test_cache_layout_sends_tool_output_defused_with_hardening() -> None:
+    """Default layout: the history stays in place, tool output defused, hardening in system."""
+    node = create_context_node(ContextBuilder())
+    out = node.invoke(_state())["llm_input_messages"]
+    assert HARDENING_INSTRUCTION in out[0].content
+    assert [m.type for m in out[1:]] == ["human", "ai", "tool", "ai", "human"]
+    assert ATTACK not in out[3].content
+    assert out[3].content.startswith("notes.txt says:")
 
 
 def test_default_context_node_reads_pinned_memory_once() -> None:

@@ -120,7 +120,8 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
         {"content": "find problems", "status": "pending"},
     ]
     assembled = model.seen[1][0].content
-    assert "[State]\nPlan:\n1. [in_progress] map layout" in assembled
+    # The plan changes often: the cache layout sends it in the closing message.
+    assert "Plan:\n1. [in_progress] map layout" in model.seen[1][-1].content
     assert "[Evidence]\n[briefing] <untrusted-data-" in assembled
     assert 'type="workspace" source="briefing">\n[Workspace briefing]' in assembled
 
@@ -297,7 +298,7 @@ def test_resume_tomorrow_in_a_new_process(tmp_path: Path) -> None:
     ]
     assert second["messages"] == first["messages"] + 4
     assert "- [blocker] Unescaped name" in second["first_system"]
-    assert "1. [in_progress] read views" in second["first_system"]
+    assert "1. [in_progress] read views" in second["first_tail"]
     assert second["notes"] == [["blocker", "Unescaped name"]]
 
 

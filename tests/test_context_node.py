@@ -1,7 +1,12 @@
-"""Tests for `create_context_node` inside compiled graphs (plain node and pre_model_hook)."""
+"""Tests for `create_context_node` inside compiled graphs (plain node and pre_model_hook).
+
+These pin the `layout="focus"` behaviour; the default cache-stable layout is tested
+in `test_context_window.py`.
+"""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -16,9 +21,11 @@ from langgraph_context.context import (
     ContextConfig,
     ContextPacket,
     ContextStateMixin,
-    create_context_node,
 )
+from langgraph_context.context import create_context_node as create_any_context_node
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
+
+create_context_node = functools.partial(create_any_context_node, layout="focus")
 
 
 class AgentState(MessagesState, PlanStateMixin, NoteStateMixin, ContextStateMixin):

@@ -12,9 +12,11 @@ calls the model on `state["llm_input_messages"]`.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import (
     AIMessage,
@@ -27,10 +29,17 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
+from langgraph_context.context._window import (
+    lead_turn,
+    split_pinned,
+    state_tail,
+    sticky_cut,
+)
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, truncate_text
@@ -39,13 +48,17 @@ __all__ = [
     "DEFAULT_KEEP_LAST",
     "DEFAULT_NODE_NAME",
     "DEFAULT_OUTPUT_KEY",
+    "LAYOUTS",
     "ContextStateMixin",
+    "Layout",
     "create_context_node",
 ]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_KEEP_LAST = 6
+Layout = Literal["cache", "focus"]
+LAYOUTS: tuple[Layout, ...] = ("cache", "focus")
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
 DEFAULT_NODE_NAME = "assemble_context"
 _MIN_SHORTENED_TOKENS = 32
@@ -64,9 +77,16 @@ class _StateView(Mapping[str, Any]):
     and `view.plan` (a dict state, a TypedDict or a pydantic/dataclass state).
     """
 
-    def __init__(self, state: Any, older: list[BaseMessage], messages_key: str) -> None:
+    def __init__(
+        self,
+        state: Any,
+        older: list[BaseMessage],
+        messages_key: str,
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
         self._state = state
         self._messages_key = messages_key
+        self._hidden = hidden
         self.messages = older
 
     def _keys(self) -> list[str]:
@@ -76,6 +96,7 @@ class _StateView(Mapping[str, Any]):
             keys = list(type(self._state).model_fields)
         else:
             keys = [k for k in getattr(self._state, "__dict__", {}) if not k.startswith("_")]
+        keys = [k for k in keys if k not in self._hidden]
         return list(dict.fromkeys([*keys, "messages", self._messages_key]))
 
     def __getitem__(self, key: str) -> Any:
@@ -94,6 +115,8 @@ class _StateView(Mapping[str, Any]):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in self._hidden:
+            return None
         return get_state_value(self._state, name)
 
 
@@ -131,10 +154,19 @@ def create_context_node(
     messages_key: str = "messages",
     query_key: str | None = None,
     keep_last: int = DEFAULT_KEEP_LAST,
+    layout: Layout = "cache",
     output_key: str = DEFAULT_OUTPUT_KEY,
     name: str = DEFAULT_NODE_NAME,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create a node that writes the assembled context for the next model call.
+
+    Two layouts. `"cache"` (default) is built for providers' prompt caches: one
+    system message with the instructions, the pinned state and a selection of older
+    turns; then the history verbatim from a sticky cut point (it moves forward in
+    steps of half the room, so each call's input starts with the previous call's);
+    then the plan in a closing message. `"focus"` rebuilds the context for every
+    call around the current query: one system message with task, state and the most
+    relevant older turns, then the last `keep_last` messages.
 
     The whole model input (context system message plus the recent messages) fits the
     builder's `config.max_tokens`. The context always keeps room for its role, task
@@ -157,8 +189,9 @@ def create_context_node(
             added to it.
         messages_key: State key of the conversation.
         query_key: State key holding the query; default: the last human message.
-        keep_last: How many recent messages are passed on verbatim (moved to a tool
-            round boundary).
+        keep_last: With `layout="focus"`, how many recent messages are passed on
+            verbatim (moved to a tool round boundary).
+        layout: `"cache"` (a stable prefix and an append-only tail) or `"focus"`.
         output_key: State key written (`llm_input_messages` for `pre_model_hook`).
         name: The runnable's name.
 
@@ -166,7 +199,7 @@ def create_context_node(
         A runnable with sync and async paths, usable as a node or `pre_model_hook`.
 
     Raises:
-        ValueError: If `keep_last` is negative or a key is empty.
+        ValueError: If `keep_last` is negative, `layout` is unknown or a key is empty.
 
     Example:
         >>> node = create_context_node(keep_last=1)
@@ -177,11 +210,18 @@ def create_context_node(
     if keep_last < 0:
         msg = f"keep_last must be >= 0, got {keep_last}"
         raise InvalidArgumentError(msg)
+    if layout not in LAYOUTS:
+        msg = f"layout must be one of {list(LAYOUTS)}, got {layout!r}"
+        raise InvalidArgumentError(msg)
     for key_name, key in (("messages_key", messages_key), ("output_key", output_key)):
         if not isinstance(key, str) or not key:
             msg = f"{key_name} must be a non-empty string, got {key!r}"
             raise InvalidArgumentError(msg)
     context_builder = builder or ContextBuilder()
+    if layout == "cache":
+        return _cache_node(
+            context_builder, system_instructions, messages_key, output_key, name=name
+        )
     counter = context_builder.token_counter
     limit = context_builder.config.max_tokens
 
@@ -389,3 +429,66 @@ def _defused_block(block: Any) -> Any:
     ):
         return {**block, "text": sanitize_untrusted(block["text"])}
     return block
+
+
+def _cache_node(
+    builder: ContextBuilder,
+    system_instructions: str | None,
+    messages_key: str,
+    output_key: str,
+    *,
+    name: str,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The `layout="cache"` node: stable system message, sticky window, plan last."""
+    counter = builder.token_counter
+    limit = builder.config.max_tokens
+    # The system message renders no task and no output section (they would change
+    # with every request); its share of the window is fixed, so its selection only
+    # changes when the turns before the window or the pinned state do.
+    head_builder = copy.copy(builder)
+    head_builder.config = dataclasses.replace(builder.config, output_instructions="")
+    defuse = builder.protect_untrusted and builder.wrap_untrusted is None
+    # Tool output sits verbatim in the window, so the hardening text is due as soon as
+    # the history holds any (once there, it stays: the prefix does not flip).
+    hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
+    if defuse:
+        head_builder.hardening = ""
+
+    def plan(state: Any) -> tuple[str | None, _StateView, list[BaseMessage], int]:
+        messages = as_messages(get_state_value(state, messages_key, []))
+        system, later, body = split_pinned(messages)
+        parts = [content_text(m.content) for m in system]
+        if system_instructions:
+            parts.append(system_instructions)
+        if defuse and any(isinstance(m, ToolMessage) or tool_result_ids(m) for m in body):
+            parts.append(hardening)
+        instructions = "\n\n".join(p for p in parts if p) or None
+        overhead = max(0, counter([SystemMessage("")]))
+        head = min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
+        tail = state_tail(state)
+        room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
+        cut = sticky_cut(body, room, counter)
+        older, window = body[:cut], body[cut:]
+        window = [*lead_turn(older, window), *window]
+        if defuse:
+            window = [_defused(m) for m in window]
+        if window and counter(window) > room:
+            window = _shorten(window, room, counter)
+        view = _StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
+        return instructions, view, [*window, *tail], head
+
+    def run(state: Any) -> dict[str, Any]:
+        instructions, view, rest, head = plan(state)
+        result = head_builder.build_result(
+            "", system_instructions=instructions, state=view, max_tokens=head
+        )
+        return {output_key: [SystemMessage(result.text), *rest]}
+
+    async def arun(state: Any) -> dict[str, Any]:
+        instructions, view, rest, head = plan(state)
+        result = await head_builder.abuild_result(
+            "", system_instructions=instructions, state=view, max_tokens=head
+        )
+        return {output_key: [SystemMessage(result.text), *rest]}
+
+    return RunnableLambda(run, afunc=arun, name=name)
