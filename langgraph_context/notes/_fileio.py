@@ -89,12 +89,16 @@ def read_regular(path: Path, limit: int) -> tuple[bytes, os.stat_result] | None:
         if error.errno == errno.ELOOP:
             raise BadFile(file_kind(stat.S_IFLNK)) from None
         raise BadFile(f"it cannot be opened ({error.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        signature = (info.st_mtime_ns, info.st_size)
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise BadFile(file_kind(info.st_mode))
-        too_big = f"the file is over the {limit}-byte limit (raise max_note_bytes to read it)"
+    except BaseException:
+        os.close(fd)
+        raise
+    signature = (info.st_mtime_ns, info.st_size)
+    too_big = f"the file is over the {limit}-byte limit (raise max_note_bytes to read it)"
+    with os.fdopen(fd, "rb") as handle:
         if info.st_size > limit:
             raise BadFile(too_big, signature)
         try:

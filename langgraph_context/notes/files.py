@@ -96,6 +96,7 @@ class FileNoteStore(BaseNoteStore):
     root: Path = field(init=False)
     _cache: dict[str, tuple[_Signature, Note | str]] = field(default_factory=dict, init=False)
     _known_scan: dict[str, _Signature] | None = field(default=None, init=False)
+    _full_scan: dict[str, _Signature] | None = field(default=None, init=False)
     _known_index: _FileId | None = field(default=None, init=False)
     _known_dir: _FileId | None = field(default=None, init=False)
     _scanned_at: float = field(default=0.0, init=False)
@@ -192,6 +193,8 @@ class FileNoteStore(BaseNoteStore):
             return None
         raw, info = loaded
         signature = (info.st_mtime_ns, info.st_size)
+        if b"\x00" in raw:
+            raise BadFile("it holds NUL bytes: a binary file, not a Markdown note", signature)
         text = raw.decode("utf-8", errors="replace")
         try:
             note = parse_note(text, note_id=note_id, modified=info.st_mtime)
@@ -263,11 +266,12 @@ class FileNoteStore(BaseNoteStore):
         if (
             self._known_scan is not None
             and now - self._scanned_at < RESCAN_SECONDS
+            and self._full_scan is not None
             and directory == self._known_dir
             and self._index_signature() == self._known_index
         ):
-            return self._known_scan
-        scan = self._scan()
+            return self._full_scan
+        scan = self._full_scan = self._scan()
         self._known_dir, self._scanned_at = directory, now
         return scan
 
