@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from langgraph_context.notes import (
     FileNoteStore,
     Note,
     NoteError,
+    UnreadableNoteWarning,
     bm25_scores,
     new_note_id,
     parse_note,
@@ -75,7 +77,7 @@ def test_render_parse_is_lossless(title: str, content: str, tags: list[str]) -> 
         title=title.strip(),
         content=content,
         type="conclusion",
-        tags=tuple(dict.fromkeys(t.strip() for t in tags)),
+        tags=tuple(dict.fromkeys(unicodedata.normalize("NFC", t.strip()) for t in tags)),
         created_at="2025-01-19T15:30:00.000000+00:00",
         updated_at="2025-01-19T15:31:00.000000+00:00",
     )
@@ -280,11 +282,13 @@ def test_hand_edited_and_hand_written_notes_are_picked_up(store: FileNoteStore) 
     assert store.read(note.id).content == "edited by hand"
     (store.root / "my-idea.md").write_text("# Idea from the editor\nplain markdown\n")
     (store.root / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
-    titles = {n.id: n.title for n in store.list(limit=None)}
-    assert titles["my-idea"] == "Idea from the editor"
-    assert titles["broken"] == "broken"
-    assert store.read("broken").content.startswith("---\ntitle: [unclosed")
-    assert set(_index(store)) == {note.id, "my-idea", "broken"}
+    with pytest.warns(UnreadableNoteWarning, match=r"broken\.md: the front matter is not valid"):
+        titles = {n.id: n.title for n in store.list(limit=None)}
+    assert titles == {note.id: "orig", "my-idea": "Idea from the editor"}
+    assert [Path(u.location).name for u in store.unreadable()] == ["broken.md"]
+    with pytest.raises(NoteError, match=r"broken\.md cannot be read: the front matter is not"):
+        store.read("broken")
+    assert set(_index(store)) == {note.id, "my-idea"}
 
 
 def test_symlinked_notes_and_odd_files_are_ignored(store: FileNoteStore, tmp_path: Path) -> None:
@@ -294,9 +298,11 @@ def test_symlinked_notes_and_odd_files_are_ignored(store: FileNoteStore, tmp_pat
     os.symlink(secret, store.root / "evil.md")
     (store.root / "notes.txt").write_text("x")
     (store.root / "bad name.md").write_text("x")
-    assert store.list() == []
-    with pytest.raises(NoteError, match="does not exist"):
+    with pytest.warns(UnreadableNoteWarning):
+        assert store.list() == []
+    with pytest.raises(NoteError, match=r"evil\.md cannot be read: a symbolic link"):
         store.read("evil")
+    assert {Path(u.location).name for u in store.unreadable()} == {"evil.md", "bad name.md"}
     assert "TOP SECRET" not in json.dumps(store.summary())
 
 

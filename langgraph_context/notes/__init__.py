@@ -2,6 +2,7 @@
 
 from langgraph_context.notes.base import (
     DEFAULT_LIST_LIMIT,
+    DEFAULT_MAX_NOTE_BYTES,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
     MAX_NOTE_ID_CHARS,
@@ -12,6 +13,8 @@ from langgraph_context.notes.base import (
     NoteScorer,
     NoteStore,
     NoteType,
+    UnreadableNote,
+    UnreadableNoteWarning,
     new_note_id,
     utc_now,
     validate_note_id,
@@ -22,6 +25,9 @@ from langgraph_context.notes.files import (
     FileNoteStore,
 )
 from langgraph_context.notes.format import (
+    MAX_FRONT_MATTER_BYTES,
+    MAX_FRONT_MATTER_DEPTH,
+    MAX_FRONT_MATTER_NODES,
     parse_note,
     render_note,
 )
@@ -58,6 +64,7 @@ from langgraph_context.notes.tool import (
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
+    "DEFAULT_MAX_NOTE_BYTES",
     "DEFAULT_NOTES_NAMESPACE",
     "DEFAULT_NOTE_NAMESPACE",
     "DEFAULT_NOTE_TOOL_PREFIX",
@@ -68,6 +75,9 @@ __all__ = [
     "DEFAULT_USER_KEY",
     "INDEX_FILE_NAME",
     "LOCK_FILE_NAME",
+    "MAX_FRONT_MATTER_BYTES",
+    "MAX_FRONT_MATTER_DEPTH",
+    "MAX_FRONT_MATTER_NODES",
     "MAX_NOTE_ID_CHARS",
     "NOTE_ACTIONS",
     "NOTE_PACKET_TYPE",
@@ -84,6 +94,8 @@ __all__ = [
     "NoteStore",
     "NoteTool",
     "NoteType",
+    "UnreadableNote",
+    "UnreadableNoteWarning",
     "bm25_scores",
     "create_load_notes_node",
     "create_note_tools",

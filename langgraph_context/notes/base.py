@@ -9,6 +9,8 @@ from __future__ import annotations
 import builtins
 import heapq
 import threading
+import unicodedata
+import warnings
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,6 +21,7 @@ from typing import Any
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.notes.model import (
     DEFAULT_LIST_LIMIT,
+    DEFAULT_MAX_NOTE_BYTES,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
     MAX_NOTE_ID_CHARS,
@@ -28,6 +31,7 @@ from langgraph_context.notes.model import (
     NoteScorer,
     NoteStore,
     NoteType,
+    UnreadableNote,
     new_note_id,
     utc_now,
     validate_note_id,
@@ -36,6 +40,7 @@ from langgraph_context.notes.search import bm25_scores
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
+    "DEFAULT_MAX_NOTE_BYTES",
     "DEFAULT_NOTE_TYPE",
     "DEFAULT_SEARCH_LIMIT",
     "MAX_NOTE_ID_CHARS",
@@ -46,12 +51,21 @@ __all__ = [
     "NoteScorer",
     "NoteStore",
     "NoteType",
+    "UnreadableNote",
+    "UnreadableNoteWarning",
     "new_note_id",
     "utc_now",
     "validate_note_id",
 ]
 
 _RECENT_IN_SUMMARY = 5
+# Title and tags live in the front matter, which readers cap at 64 KiB; YAML escaping
+# can make a character 4 times longer, so 8 KiB of title and tags always fits.
+_MAX_HEADER_BYTES = 8 * 1024
+
+
+class UnreadableNoteWarning(UserWarning):
+    """A stored note was skipped because it could not be read (see `unreadable()`)."""
 
 
 def _check_utf8(value: str, name: str) -> str:
@@ -101,8 +115,10 @@ def _check_tags(tags: Any) -> tuple[str, ...]:
             msg = f"each tag must be a non-empty string, got {tag!r}"
             raise NoteError(msg)
         _check_utf8(tag, "tag")
-        if tag.strip() not in clean:
-            clean.append(tag.strip())
+        # One spelling per tag: "café" typed as one or two code points is the same tag.
+        same = unicodedata.normalize("NFC", tag.strip())
+        if same not in clean:
+            clean.append(same)
     return tuple(clean)
 
 
@@ -129,10 +145,65 @@ class BaseNoteStore(ABC):
 
     Args:
         scorer: Search ranking function (default `bm25_scores`).
+        max_note_bytes: Largest note content accepted (and read back), in UTF-8 bytes.
+
+    Raises:
+        ValueError: If `max_note_bytes` is not a positive integer.
     """
 
     scorer: NoteScorer | None = field(default=None, kw_only=True)
+    max_note_bytes: int = field(default=DEFAULT_MAX_NOTE_BYTES, kw_only=True)
+    _problems: dict[str, tuple[Any, str]] = field(default_factory=dict, init=False, repr=False)
     _mutex: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        limit = self.max_note_bytes
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            msg = f"max_note_bytes must be a positive integer, got {limit!r}"
+            raise InvalidArgumentError(msg)
+
+    # -- the report of skipped notes ----------------------------------------------
+    def unreadable(self) -> builtins.list[UnreadableNote]:
+        """Return the stored notes the last read skipped, and why.
+
+        `list`, `search` and `summary` skip a note that cannot be read safely (a broken
+        or hostile file or item) instead of failing for every note; the skipped note is
+        never rewritten or deleted. Each newly seen problem also emits an
+        `UnreadableNoteWarning`.
+
+        Returns:
+            `(location, reason)` pairs, sorted by location.
+        """
+        with self._mutex:
+            return [UnreadableNote(k, reason) for k, (_, reason) in sorted(self._problems.items())]
+
+    def _report(self, location: str, version: Any, reason: str) -> None:
+        """Record that `location` (in state `version`) was skipped; warn once per state."""
+        if self._problems.get(location) == (version, reason):
+            return
+        self._problems[location] = (version, reason)
+        warnings.warn(
+            f"skipped unreadable note {location}: {reason}", UnreadableNoteWarning, stacklevel=4
+        )
+
+    def _check_size(self, note: Note) -> None:
+        """Refuse a note too large to store (or to be read back by this store)."""
+        if len(note.content) > self.max_note_bytes or (
+            len(note.content.encode("utf-8")) > self.max_note_bytes
+        ):
+            size = len(note.content.encode("utf-8"))
+            msg = (
+                f"content is {size} bytes; notes are limited to {self.max_note_bytes} bytes. "
+                "Split it into several smaller notes, or save a summary instead."
+            )
+            raise NoteError(msg)
+        header = len(note.title.encode("utf-8")) + sum(len(t.encode("utf-8")) for t in note.tags)
+        if header > _MAX_HEADER_BYTES:
+            msg = (
+                f"title and tags together are {header} bytes; keep them under "
+                f"{_MAX_HEADER_BYTES} bytes and put the details in the content."
+            )
+            raise NoteError(msg)
 
     # -- storage primitives -------------------------------------------------------
     @abstractmethod
@@ -197,6 +268,7 @@ class BaseNoteStore(ABC):
             created_at=stamp,
             updated_at=stamp,
         )
+        self._check_size(note)
         with self._write_lock():
             note_id = new_note_id()
             while self._load(note_id) is not None:  # pragma: no cover - 2**-48 odds
@@ -264,6 +336,7 @@ class BaseNoteStore(ABC):
             if current is None:
                 raise self._missing(note_id)
             note = replace(current, **changes, updated_at=utc_now())
+            self._check_size(note)
             self._save(note)
         return note
 
@@ -359,13 +432,14 @@ class BaseNoteStore(ABC):
         """Return `total_notes`, `type_distribution`, `tag_counts` and `recent_notes`.
 
         Returns:
-            The summary dict.
+            The summary dict; `unreadable_notes` (location and reason of each skipped
+            note) is added when the store skipped any.
         """
         notes = self._load_all()
         types = Counter(n.type for n in notes)
         tags = Counter(t for n in notes for t in n.tags)
         recent = sorted(notes, key=_recency_key, reverse=True)[:_RECENT_IN_SUMMARY]
-        return {
+        result: dict[str, Any] = {
             "total_notes": len(notes),
             "type_distribution": {t: types[t] for t in NOTE_TYPES if types[t]},
             "tag_counts": dict(tags.most_common()),
@@ -374,6 +448,10 @@ class BaseNoteStore(ABC):
                 for n in recent
             ],
         }
+        skipped = self.unreadable()
+        if skipped:
+            result["unreadable_notes"] = [s._asdict() for s in skipped]
+        return result
 
     # -- helpers ----------------------------------------------------------------------
     def _filtered(self, note_type: str | None, tags: Sequence[str] | None) -> builtins.list[Note]:

@@ -11,18 +11,25 @@ every note plus the size and mtime of its file), `<workspace>/.notes.lock`.
 * Readers compare a cheap directory scan (name, size, mtime of each `*.md`) with what
   they knew; changed files are re-parsed (hand edits are picked up) and an index that
   is missing, unreadable or out of step with the files is rebuilt from them.
-* Note files are opened with `O_NOFOLLOW`; symlinked notes and names that are not
-  valid ids are ignored, so nothing outside the workspace is ever read or written.
+* Note files are opened with `O_NOFOLLOW | O_NONBLOCK` and must be regular files no
+  bigger than the size cap: a symlink, directory or FIFO is never followed, read or
+  waited on, so nothing outside the workspace is ever read or written.
+* A file that cannot be read safely (hostile front matter, too big, not a regular file,
+  a name that is not an id) is skipped, cached as bad until it changes, reported by
+  `unreadable()` and an `UnreadableNoteWarning`, and never rewritten or deleted. The
+  index and lock are the store's own files: if something else occupies their place,
+  the store keeps working (index in memory, writes refused with a clear error).
+* Temp files of killed writers are removed when a store opens (under the lock, so no
+  live writer owns one).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
-import secrets
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,8 +38,19 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notes.base import BaseNoteStore, Note, NoteError, validate_note_id
-from langgraph_context.notes.format import parse_note, render_note
+from langgraph_context.notes._fileio import (
+    BadFile,
+    atomic_write,
+    file_kind,
+    fsync_dir,
+    open_lock_file,
+    printable,
+    read_regular,
+    remove_temp_files,
+    valid_stem,
+)
+from langgraph_context.notes.base import BaseNoteStore, Note, NoteError
+from langgraph_context.notes.format import MAX_FRONT_MATTER_BYTES, parse_note, render_note
 from langgraph_context.toolkit import check_workspace
 
 __all__ = ["INDEX_FILE_NAME", "LOCK_FILE_NAME", "FileNoteStore"]
@@ -40,55 +58,14 @@ __all__ = ["INDEX_FILE_NAME", "LOCK_FILE_NAME", "FileNoteStore"]
 INDEX_FILE_NAME = "notes_index.json"
 LOCK_FILE_NAME = ".notes.lock"
 _INDEX_VERSION = 1
-_TEMP_MARK = ".tmp-"
+# The index holds metadata only; a bigger one is treated as corrupt and rebuilt.
+_MAX_INDEX_BYTES = 64 * 1024 * 1024
 _Signature = tuple[int, int]  # (mtime_ns, size)
 _FileId = tuple[int, int, int]  # (inode, mtime_ns, size)
 # How long a directory listing may be trusted while neither the index file nor the
 # directory changed. Writers through this class always replace the index (a new
 # inode), so their changes show at once; in-place hand edits show within this delay.
 RESCAN_SECONDS = 1.0
-
-
-def _valid_stem(name: str) -> str | None:
-    if not name.endswith(".md") or name.startswith("."):
-        return None
-    try:
-        return validate_note_id(name[:-3])
-    except NoteError:
-        return None
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write `text` to `path` through a temp file and `os.replace`.
-
-    Args:
-        path: The target file (its directory must exist).
-        text: The text, written as UTF-8.
-        durable: fsync the file and its directory before returning.
-    """
-    temp = path.with_name(f".{path.name}{_TEMP_MARK}{secrets.token_hex(4)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-    if durable:
-        _fsync_dir(path.parent)
 
 
 @dataclass
@@ -99,9 +76,12 @@ class FileNoteStore(BaseNoteStore):
         workspace: The notes directory (created if missing).
         durable: fsync every write (turn off only for throwaway stores and benchmarks).
         scorer: Search ranking function (default BM25+).
+        max_note_bytes: Largest note content accepted, in UTF-8 bytes; bigger note files
+            (beyond this plus the front-matter cap) are skipped and reported.
 
     Raises:
-        ValueError: If `workspace` exists and is not a directory.
+        ValueError: If `workspace` exists and is not a directory, or `max_note_bytes`
+            is not a positive integer.
 
     Example:
         >>> import tempfile
@@ -114,15 +94,18 @@ class FileNoteStore(BaseNoteStore):
     workspace: str | os.PathLike[str]
     durable: bool = field(default=True, kw_only=True)
     root: Path = field(init=False)
-    _cache: dict[str, tuple[_Signature, Note]] = field(default_factory=dict, init=False)
+    _cache: dict[str, tuple[_Signature, Note | str]] = field(default_factory=dict, init=False)
     _known_scan: dict[str, _Signature] | None = field(default=None, init=False)
+    _full_scan: dict[str, _Signature] | None = field(default=None, init=False)
     _known_index: _FileId | None = field(default=None, init=False)
     _known_dir: _FileId | None = field(default=None, init=False)
     _scanned_at: float = field(default=0.0, init=False)
     _index_entries: dict[str, dict[str, Any]] | None = field(default=None, init=False)
     _lock_depth: int = field(default=0, init=False)
+    _odd_files: dict[str, str] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_workspace(self.workspace)
         path = Path(self.workspace).expanduser()
         if path.exists() and not path.is_dir():
@@ -130,6 +113,17 @@ class FileNoteStore(BaseNoteStore):
             raise InvalidArgumentError(msg)
         path.mkdir(parents=True, exist_ok=True)
         self.root = path.resolve()
+        # An unusable lock file is reported by reads and refused by writes.
+        with contextlib.suppress(NoteError), self._write_lock():
+            remove_temp_files(self.root)
+
+    @property
+    def _file_limit(self) -> int:
+        """The largest note file read: the content cap plus the front matter and slack."""
+        return self.max_note_bytes + MAX_FRONT_MATTER_BYTES + 1024
+
+    def _location(self, name: str) -> str:
+        return printable(str(self.root / name))
 
     # -- paths and locking ------------------------------------------------------------
     @property
@@ -151,7 +145,7 @@ class FileNoteStore(BaseNoteStore):
                 finally:
                     self._lock_depth -= 1
                 return
-            fd = os.open(self.root / LOCK_FILE_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            fd = self._open_lock()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._lock_depth = 1
@@ -163,46 +157,67 @@ class FileNoteStore(BaseNoteStore):
             finally:
                 os.close(fd)
 
+    def _open_lock(self) -> int:
+        fd = open_lock_file(self.root / LOCK_FILE_NAME)
+        self._problems.pop(self._location(LOCK_FILE_NAME), None)
+        return fd
+
     # -- reading files --------------------------------------------------------------------
     def _scan(self) -> dict[str, _Signature]:
         found: dict[str, _Signature] = {}
+        odd: dict[str, str] = {}
         with os.scandir(self.root) as entries:
             for entry in entries:
-                stem = _valid_stem(entry.name)
-                if stem is None or not entry.is_file(follow_symlinks=False):
+                if not entry.name.endswith(".md") or entry.name.startswith("."):
                     continue
+                stem = valid_stem(entry.name)
                 try:
                     info = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:  # deleted by another process meanwhile
                     continue
-                found[stem] = (info.st_mtime_ns, info.st_size)
+                if stem is None:
+                    odd[entry.name] = "the name is not a note id (letters, digits, '_', '-')"
+                elif not stat.S_ISREG(info.st_mode):
+                    odd[entry.name] = file_kind(info.st_mode)
+                else:
+                    found[stem] = (info.st_mtime_ns, info.st_size)
+        self._odd_files = odd
+        for name, reason in odd.items():
+            self._report(self._location(name), reason, reason)
         return found
 
     def _read_file(self, note_id: str) -> tuple[_Signature, Note] | None:
-        try:
-            fd = os.open(self.note_path(note_id), os.O_RDONLY | os.O_NOFOLLOW)
-        except FileNotFoundError:
+        """Read and parse a note file; raise `BadFile` if it cannot be used safely."""
+        loaded = read_regular(self.note_path(note_id), self._file_limit)
+        if loaded is None:
             return None
-        except OSError as error:
-            if error.errno == errno.ELOOP:  # a symlink: never followed
-                return None
-            raise
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            raw = handle.read()
+        raw, info = loaded
+        signature = (info.st_mtime_ns, info.st_size)
+        if b"\x00" in raw:
+            raise BadFile("it holds NUL bytes: a binary file, not a Markdown note", signature)
         text = raw.decode("utf-8", errors="replace")
-        note = parse_note(text, note_id=note_id, modified=info.st_mtime)
-        return (info.st_mtime_ns, info.st_size), note
+        try:
+            note = parse_note(text, note_id=note_id, modified=info.st_mtime)
+        except NoteError as error:
+            raise BadFile(str(error), signature) from None
+        return signature, note
 
     def _cached(self, note_id: str, signature: _Signature) -> Note | None:
         hit = self._cache.get(note_id)
         if hit is not None and hit[0] == signature:
+            if isinstance(hit[1], str):  # known bad: not parsed again until it changes
+                raise BadFile(hit[1], signature)
             return hit[1]
         return self._reload(note_id)
 
     def _reload(self, note_id: str) -> Note | None:
         """Read the note's file and refresh (or drop) its cache entry."""
-        loaded = self._read_file(note_id)
+        try:
+            loaded = self._read_file(note_id)
+        except BadFile as bad:
+            if bad.signature is not None:
+                self._cache[note_id] = (bad.signature, str(bad))
+            raise
         if loaded is None:
             self._cache.pop(note_id, None)
             return None
@@ -211,7 +226,14 @@ class FileNoteStore(BaseNoteStore):
 
     def _load(self, note_id: str) -> Note | None:
         with self._mutex:
-            return self._reload(note_id)
+            try:
+                return self._reload(note_id)
+            except NoteError as error:
+                msg = (
+                    f"The note file {note_id}.md cannot be read: {error}. It was left "
+                    "untouched; ask the user to fix or remove it."
+                )
+                raise NoteError(printable(msg)) from None
 
     def _load_for_rewrite(self, note_id: str) -> Note | None:
         # Reads replace undecodable bytes for display; writing that text back (or
@@ -220,12 +242,11 @@ class FileNoteStore(BaseNoteStore):
             note = self._load(note_id)
             if note is None:
                 return None
-            try:
-                fd = os.open(self.note_path(note_id), os.O_RDONLY | os.O_NOFOLLOW)
-                with os.fdopen(fd, "rb") as handle:
-                    handle.read().decode("utf-8")
-            except FileNotFoundError:
+            loaded = read_regular(self.note_path(note_id), self._file_limit)
+            if loaded is None:
                 return None
+            try:
+                loaded[0].decode("utf-8")
             except UnicodeDecodeError:
                 msg = (
                     f"The note file {note_id}.md is not valid UTF-8; fix or re-save it as "
@@ -245,24 +266,47 @@ class FileNoteStore(BaseNoteStore):
         if (
             self._known_scan is not None
             and now - self._scanned_at < RESCAN_SECONDS
+            and self._full_scan is not None
             and directory == self._known_dir
             and self._index_signature() == self._known_index
         ):
-            return self._known_scan
-        scan = self._scan()
+            return self._full_scan
+        scan = self._full_scan = self._scan()
         self._known_dir, self._scanned_at = directory, now
         return scan
 
     def _load_all(self) -> list[Note]:
         with self._mutex:
             scan = self._current_scan()
-            notes = [n for i, s in sorted(scan.items()) if (n := self._cached(i, s)) is not None]
+            notes: list[Note] = []
+            seen = {self._location(name) for name in self._odd_files}
+            seen |= {self._location(INDEX_FILE_NAME), self._location(LOCK_FILE_NAME)}
+            for note_id, signature in sorted(scan.items()):
+                try:
+                    note = self._cached(note_id, signature)
+                except NoteError as error:  # skipped and reported, never fatal to others
+                    location = self._location(f"{note_id}.md")
+                    self._report(location, signature, str(error))
+                    seen.add(location)
+                    continue
+                if note is not None:
+                    notes.append(note)
             for stale in set(self._cache) - set(scan):
                 del self._cache[stale]
-            self._check_index(scan)
+            for gone in set(self._problems) - seen:
+                del self._problems[gone]
+            try:
+                self._check_index(self._readable(scan))
+            except NoteError as error:  # the lock file is unusable: serve without an index
+                self._report(self._location(LOCK_FILE_NAME), None, str(error))
             return notes
 
     # -- the index ----------------------------------------------------------------------
+    def _readable(self, scan: dict[str, _Signature]) -> dict[str, _Signature]:
+        """The scan without files known to be unreadable (the index leaves them out)."""
+        bad = {i for i, (sig, value) in self._cache.items() if isinstance(value, str)}
+        return {i: s for i, s in scan.items() if i not in bad or self._cache[i][0] != s}
+
     def _index_signature(self) -> _FileId | None:
         try:
             info = os.stat(self.index_path, follow_symlinks=False)
@@ -273,10 +317,11 @@ class FileNoteStore(BaseNoteStore):
     def read_index(self) -> dict[str, dict[str, Any]] | None:
         """Return the index entries, or None if the index is missing or corrupt."""
         try:
-            fd = os.open(self.index_path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as handle:
-                data = json.loads(handle.read().decode("utf-8"))
-        except (OSError, ValueError):
+            loaded = read_regular(self.index_path, _MAX_INDEX_BYTES)
+            if loaded is None:
+                return None
+            data = json.loads(loaded[0].decode("utf-8"))
+        except (OSError, ValueError, RecursionError):  # NoteError is a ValueError
             return None
         if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
             return None
@@ -316,7 +361,7 @@ class FileNoteStore(BaseNoteStore):
         with self._write_lock():
             # A writer may have been between its note file and its index update: look
             # again under the lock before deciding the index is really stale.
-            scan = self._scan()
+            scan = self._readable(self._scan())
             index = self.read_index()
             if index is not None and self._consistent(index, scan):
                 self._known_scan, self._known_index = scan, self._index_signature()
@@ -331,22 +376,19 @@ class FileNoteStore(BaseNoteStore):
             How many notes the index now lists.
         """
         with self._write_lock():
-            for leftover in self.root.glob(f".*{_TEMP_MARK}*"):
-                # Writers only leave temp files behind when killed: under the lock no
-                # temp file belongs to a live writer.
-                with contextlib.suppress(FileNotFoundError):
-                    leftover.unlink()
+            remove_temp_files(self.root)
             scan = self._scan()
             entries: dict[str, dict[str, Any]] = {}
             for note_id, signature in sorted(scan.items()):
+                try:
+                    note = self._cached(note_id, signature)
+                except NoteError:  # unreadable: reported by _load_all, left out here
+                    continue
                 hit = self._cache.get(note_id)
-                loaded = hit if hit is not None and hit[0] == signature else None
-                loaded = loaded or self._read_file(note_id)
-                if loaded is not None:
-                    self._cache[note_id] = loaded
-                    entries[note_id] = self._entry(loaded[1], loaded[0])
+                if note is not None and hit is not None:
+                    entries[note_id] = self._entry(note, hit[0])
             self._write_index(entries)
-            self._known_scan = {i: (e["mtime_ns"], e["size"]) for i, e in entries.items()}
+            self._known_scan = {i: scan[i] for i in entries}
             return len(entries)
 
     def _write_index(self, entries: dict[str, dict[str, Any]]) -> None:
@@ -357,9 +399,24 @@ class FileNoteStore(BaseNoteStore):
             for k, v in sorted(entries.items())
         )
         text = f'{{"version": {_INDEX_VERSION}, "notes": {{\n{lines}\n}}}}\n'
-        atomic_write(self.index_path, text, durable=self.durable)
+        try:
+            mode = os.lstat(self.index_path).st_mode
+        except FileNotFoundError:
+            mode = stat.S_IFREG
+        if stat.S_ISREG(mode):
+            try:
+                atomic_write(self.index_path, text, durable=self.durable)
+                self._problems.pop(self._location(INDEX_FILE_NAME), None)
+            except OSError as error:
+                self._index_trouble(f"it cannot be written ({error.strerror})")
+        else:  # not ours to replace: keep the index in memory and say so
+            self._index_trouble(file_kind(mode))
         self._known_index = self._index_signature()
         self._index_entries = entries
+
+    def _index_trouble(self, reason: str) -> None:
+        location = self._location(INDEX_FILE_NAME)
+        self._report(location, reason, f"{reason}; the index is kept in memory only")
 
     def _update_index(self, note_id: str, note: Note | None) -> None:
         # Under the lock: if the index is still the one this instance wrote, reuse it.
@@ -390,6 +447,6 @@ class FileNoteStore(BaseNoteStore):
                 os.unlink(self.note_path(note_id))
             self._cache.pop(note_id, None)
             if self.durable:
-                _fsync_dir(self.root)
+                fsync_dir(self.root)
             self._update_index(note_id, None)
             self._known_scan = None

@@ -10,15 +10,23 @@ two writers never pick the same id, and concurrent updates of one note are
 last-writer-wins across processes. Within one process they are serialized: every
 `LangGraphNoteStore` on the same store object and namespace shares one lock, so
 parallel tool calls (each building its own instance) never lose an update.
+
+Item values are checked like note files: a value that is not a mapping, a field of the
+wrong type, an unparseable date, an unpaired surrogate, content over `max_note_bytes`
+or a key that is not a note id makes that one item unreadable. `list`, `search` and
+`summary` skip it (reported by `unreadable()` and an `UnreadableNoteWarning`); `read`,
+`update` and `delete` refuse it with a message saying why; it is never rewritten.
 """
 
 from __future__ import annotations
 
 import string
 import threading
+import unicodedata
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -29,6 +37,8 @@ from langgraph_context.notes.base import (
     NOTE_TYPES,
     BaseNoteStore,
     Note,
+    NoteError,
+    validate_note_id,
 )
 
 __all__ = ["DEFAULT_NOTE_NAMESPACE", "LangGraphNoteStore", "resolve_note_namespace"]
@@ -111,17 +121,64 @@ def resolve_note_namespace(
     return check_namespace(tuple(parts))
 
 
-def _note_from_value(note_id: str, value: Mapping[str, Any]) -> Note:
-    tags = value.get("tags") or []
+def _text(value: Any, name: str) -> str:
+    """Return a text field ('' when absent); raise on another type or a lone surrogate."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        msg = f"{name} must be text, got a {type(value).__name__}"
+        raise NoteError(msg)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        msg = f"{name} contains an unpaired surrogate, which cannot be saved as UTF-8"
+        raise NoteError(msg) from None
+    return value
+
+
+def _time(value: Any, name: str) -> str:
+    text = _text(value, name)
+    if text:
+        try:
+            datetime.fromisoformat(text)
+        except ValueError:
+            msg = f"{name} {text[:40]!r} is not an ISO-8601 time"
+            raise NoteError(msg) from None
+    return text
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        msg = f"tags must be a list of text values, got a {type(value).__name__}"
+        raise NoteError(msg)
+    tags = (unicodedata.normalize("NFC", _text(t, "each tag").strip()) for t in value)
+    return tuple(dict.fromkeys(t for t in tags if t))
+
+
+def _note_from_value(note_id: str, value: Any, *, max_bytes: int) -> Note:
+    """Build a note from a store item, checking every field; raise NoteError if unusable."""
+    validate_note_id(note_id)
+    if not isinstance(value, Mapping):
+        msg = f"the item value is a {type(value).__name__}, not a mapping of note fields"
+        raise NoteError(msg)
+    content = _text(value.get("content"), "content")
+    if len(content) > max_bytes or len(content.encode("utf-8")) > max_bytes:
+        msg = f"the content is over the {max_bytes}-byte limit (raise max_note_bytes to read it)"
+        raise NoteError(msg)
     note_type = value.get("type")
+    if not isinstance(note_type, str) or note_type not in NOTE_TYPES:
+        note_type = DEFAULT_NOTE_TYPE
+    created = _time(value.get("created_at"), "created_at")
     return Note(
         id=note_id,
-        title=str(value.get("title") or note_id),
-        content=str(value.get("content") or ""),
-        type=note_type if note_type in NOTE_TYPES else DEFAULT_NOTE_TYPE,
-        tags=tuple(str(t) for t in tags) if isinstance(tags, list | tuple) else (),
-        created_at=str(value.get("created_at") or ""),
-        updated_at=str(value.get("updated_at") or value.get("created_at") or ""),
+        title=_text(value.get("title"), "title") or note_id,
+        content=content,
+        type=note_type,
+        tags=_tags(value.get("tags")),
+        created_at=created,
+        updated_at=_time(value.get("updated_at"), "updated_at") or created,
     )
 
 
@@ -148,9 +205,10 @@ class LangGraphNoteStore(BaseNoteStore):
 
     store: BaseStore
     namespace: tuple[str, ...] = DEFAULT_NOTE_NAMESPACE
-    _notes: dict[str, tuple[Any, Note]] = field(default_factory=dict, init=False, repr=False)
+    _notes: dict[str, tuple[Any, Note | str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not isinstance(self.store, BaseStore):
             msg = f"store must be a langgraph BaseStore, got {type(self.store).__name__}"
             raise InvalidTypeError(msg)
@@ -159,10 +217,31 @@ class LangGraphNoteStore(BaseNoteStore):
 
     def _load(self, note_id: str) -> Note | None:
         item = self.store.get(self.namespace, note_id)
-        return None if item is None else _note_from_value(note_id, item.value)
+        if item is None:
+            return None
+        try:
+            return _note_from_value(note_id, item.value, max_bytes=self.max_note_bytes)
+        except NoteError as error:
+            msg = (
+                f"The stored note {note_id} cannot be read: {error}. It was left untouched; "
+                "ask the user to fix or remove it."
+            )
+            raise NoteError(msg) from None
+
+    def _item_note(self, key: str, version: Any, value: Any) -> Note | str:
+        """The note of an item, or why it is unreadable; reused while the item is unchanged."""
+        hit = self._notes.get(key)
+        if hit is None or hit[0] != version:
+            try:
+                parsed: Note | str = _note_from_value(key, value, max_bytes=self.max_note_bytes)
+            except NoteError as error:
+                parsed = str(error)
+            hit = self._notes[key] = (version, parsed)
+        return hit[1]
 
     def _load_all(self) -> list[Note]:
         notes: list[Note] = []
+        seen: set[str] = set()
         offset = 0
         while True:
             page = self.store.search(self.namespace, limit=_PAGE, offset=offset)
@@ -170,17 +249,24 @@ class LangGraphNoteStore(BaseNoteStore):
                 if tuple(item.namespace) != self.namespace:
                     continue
                 # Reuse the parsed note while the item is unchanged (keeps ranking caches warm).
-                hit = self._notes.get(item.key)
-                if hit is None or hit[0] != item.updated_at:
-                    hit = (item.updated_at, _note_from_value(item.key, item.value))
-                    self._notes[item.key] = hit
-                notes.append(hit[1])
+                note = self._item_note(item.key, item.updated_at, item.value)
+                if isinstance(note, str):  # skipped and reported, never fatal to others
+                    where = "/".join((*self.namespace, item.key))
+                    where = where.encode("utf-8", "backslashreplace").decode("utf-8")
+                    self._report(where, item.updated_at, note)
+                    seen.add(where)
+                else:
+                    notes.append(note)
             if len(page) < _PAGE:
-                if len(self._notes) > 2 * len(notes):
-                    live = {n.id for n in notes}
-                    self._notes = {k: v for k, v in self._notes.items() if k in live}
-                return notes
+                break
             offset += _PAGE
+        with self._mutex:
+            for gone in set(self._problems) - seen:
+                del self._problems[gone]
+        if len(self._notes) > 2 * (len(notes) + len(seen)):
+            live = {n.id for n in notes} | {w.rsplit("/", 1)[-1] for w in seen}
+            self._notes = {k: v for k, v in self._notes.items() if k in live}
+        return notes
 
     def _save(self, note: Note) -> None:
         self.store.put(self.namespace, note.id, note.to_dict(), index=False)

@@ -9,12 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import Any, Literal, Protocol, get_args, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, get_args, runtime_checkable
 
 from langgraph_context.errors import LangGraphContextError
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
+    "DEFAULT_MAX_NOTE_BYTES",
     "DEFAULT_NOTE_TYPE",
     "DEFAULT_SEARCH_LIMIT",
     "MAX_NOTE_ID_CHARS",
@@ -24,6 +25,7 @@ __all__ = [
     "NoteScorer",
     "NoteStore",
     "NoteType",
+    "UnreadableNote",
     "new_note_id",
     "utc_now",
     "validate_note_id",
@@ -35,6 +37,8 @@ DEFAULT_NOTE_TYPE: NoteType = "general"
 DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_LIST_LIMIT = 20
 MAX_NOTE_ID_CHARS = 128
+DEFAULT_MAX_NOTE_BYTES = 1_000_000
+"""Default cap on a note's content, in UTF-8 bytes (`max_note_bytes=` changes it)."""
 
 NoteScorer = Callable[[str, Sequence[str]], Sequence[float]]
 """Score candidate texts against a query: one non-negative float per text, 0 = no match."""
@@ -49,6 +53,18 @@ class NoteError(LangGraphContextError, ValueError):
 
     The message is written for the model: it says what was wrong and what to do.
     """
+
+
+class UnreadableNote(NamedTuple):
+    """A stored note the store skipped because it could not be read safely.
+
+    Attributes:
+        location: The file path (file backend) or `namespace/key` (LangGraph store).
+        reason: Why it was skipped, in words a person can act on.
+    """
+
+    location: str
+    reason: str
 
 
 @dataclass(frozen=True)

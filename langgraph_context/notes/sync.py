@@ -66,7 +66,8 @@ def load_store_notes(store: BaseStore, namespace: tuple[str, ...]) -> dict[str, 
     while True:
         page = store.search(namespace, limit=_PAGE, offset=offset)
         for item in page:
-            content = item.value.get("content")
+            value = item.value
+            content = value.get("content") if isinstance(value, Mapping) else None
             if tuple(item.namespace) == namespace and isinstance(content, str):
                 notes[item.key] = content
         if len(page) < _PAGE:

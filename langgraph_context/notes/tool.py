@@ -185,6 +185,20 @@ def _header(note: Note) -> str:
     return f"[{note.id}] {note.title} (type: {note.type}; tags: {tags}; updated {note.updated_at})"
 
 
+def _skipped(store: NoteStore) -> str:
+    """A line telling the model which stored notes were skipped as unreadable, if any."""
+    report = getattr(store, "unreadable", None)
+    items = report() if callable(report) else []
+    if not items:
+        return ""
+    names = "; ".join(f"{loc.rsplit('/', 1)[-1]} ({reason})" for loc, reason in items[:3])
+    more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+    return (
+        f"\n[{len(items)} stored note(s) could not be read and were skipped: {names}{more}. "
+        "They are left untouched; tell the user if they matter.]"
+    )
+
+
 def _snippet(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 3] + "..."
@@ -400,13 +414,15 @@ def _search_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
         """Search notes."""
 
         def work() -> str:
-            hits = resolve(runtime).search(query, note_type=note_type, tags=tags, limit=limit)
+            store = resolve(runtime)
+            hits = store.search(query, note_type=note_type, tags=tags, limit=limit)
             if not hits:
-                return f"No note matches {query!r}."
-            return "\n".join(
+                return f"No note matches {query!r}.{_skipped(store)}"
+            found = "\n".join(
                 f"{i}. {_header(n)} score={s:.2f}\n   {_snippet(n.content)}"
                 for i, (n, s) in enumerate(hits, start=1)
             )
+            return found + _skipped(store)
 
         return _guard(runtime.tool_call_id or "", work)
 
@@ -423,10 +439,10 @@ def _list_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
         """List notes."""
 
         def work() -> str:
-            notes = resolve(runtime).list(note_type=note_type, tags=tags, limit=limit)
-            if not notes:
-                return "No notes."
-            return "\n".join(_header(n) for n in notes)
+            store = resolve(runtime)
+            notes = store.list(note_type=note_type, tags=tags, limit=limit)
+            listed = "\n".join(_header(n) for n in notes) if notes else "No notes."
+            return listed + _skipped(store)
 
         return _guard(runtime.tool_call_id or "", work)
 
