@@ -85,7 +85,9 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
     bills = {}
     for key, table in tables.items():
         agent = sum(price(n, c, table) for n, c in zip(log.tokens, log.cached, strict=True))
-        summaries = (summarizer.tokens_in * table["input"] + summarizer.tokens_out * table["output"]) / 1e6
+        summaries = (
+            summarizer.tokens_in * table["input"] + summarizer.tokens_out * table["output"]
+        ) / 1e6
         bills[key] = agent + summaries
     compactions = _compactions(config, log, state)
     probe = log.texts.get(session.probe, "")
@@ -128,16 +130,30 @@ def totals(rows: list[dict[str, Any]], group: str) -> list[dict[str, Any]]:
             continue
         agg = out.setdefault(
             row["config"],
-            defaultdict(int, {"session": f"[{group}]", "config": row["config"], "bill": defaultdict(float)}),
+            defaultdict(
+                int, {"session": f"[{group}]", "config": row["config"], "bill": defaultdict(float)}
+            ),
         )
-        for key in ("calls", "tokens_sent", "tokens_cached", "compactions", "rewrites", "over_window_calls",
-                    "early_facts", "early_facts_at_probe", "pinned", "pinned_at_last_call"):
+        for key in (
+            "calls",
+            "tokens_sent",
+            "tokens_cached",
+            "compactions",
+            "rewrites",
+            "over_window_calls",
+            "early_facts",
+            "early_facts_at_probe",
+            "pinned",
+            "pinned_at_last_call",
+        ):
             agg[key] += row[key]
         for key, value in row["bill"].items():
             agg["bill"][key] += value
     result = []
     for agg in out.values():
-        agg["cache_hit_share"] = round(agg["tokens_cached"] / agg["tokens_sent"], 4) if agg["tokens_sent"] else None
+        agg["cache_hit_share"] = (
+            round(agg["tokens_cached"] / agg["tokens_sent"], 4) if agg["tokens_sent"] else None
+        )
         agg["compactions_per_100_calls"] = round(100 * agg["compactions"] / agg["calls"], 1)
         agg["rewrites_per_100_calls"] = round(100 * agg["rewrites"] / agg["calls"], 1)
         agg["bill"] = {k: round(v, 6) for k, v in agg["bill"].items()}
@@ -154,7 +170,9 @@ def print_table(title: str, rows: list[dict[str, Any]], keys: list[str]) -> None
         + "".join(f"{h[:13]:>14}" for h in heads)
         + f"{'x bare':>7}{'comp':>6}{'/100':>6}{'rewr/100':>9}{'>win':>6}{'facts':>7}{'pinned':>7}"
     )
-    bare = next((r["bill"][HEADLINE] for r in rows if r["config"].startswith("bare") and "bill" in r), None)
+    bare = next(
+        (r["bill"][HEADLINE] for r in rows if r["config"].startswith("bare") and "bill" in r), None
+    )
     for row in rows:
         if "error" in row:
             print(f"{row['config']:<27} error: {row['error'][:90]}")
@@ -180,25 +198,33 @@ def plot(rows: list[dict[str, Any]], sessions: list[Session], table: dict[str, f
 
     panels = [s.name for s in sessions if s.group != "tau"] + ["tau (all, calls concatenated)"]
     cols = 3
-    fig, axes = plt.subplots(-(-len(panels) // cols), cols, figsize=(15, 4 * -(-len(panels) // cols)))
+    fig, axes = plt.subplots(
+        -(-len(panels) // cols), cols, figsize=(15, 4 * -(-len(panels) // cols))
+    )
     flat = list(axes.flat)
     configs = list(dict.fromkeys(r["config"] for r in rows))
     for ax, panel in zip(flat, panels, strict=False):
         for config in configs:
             picked = [
-                r for r in rows
-                if r["config"] == config and "per_call" in r
+                r
+                for r in rows
+                if r["config"] == config
+                and "per_call" in r
                 and (r["session"] == panel or (panel.startswith("tau") and r["group"] == "tau"))
             ]
             tokens = list(itertools.chain.from_iterable(r["per_call"]["tokens"] for r in picked))
             cached = list(itertools.chain.from_iterable(r["per_call"]["cached"] for r in picked))
-            bill = list(itertools.accumulate(price(n, c, table) for n, c in zip(tokens, cached, strict=True)))
+            bill = list(
+                itertools.accumulate(
+                    price(n, c, table) for n, c in zip(tokens, cached, strict=True)
+                )
+            )
             if bill:
                 ax.plot(range(1, len(bill) + 1), bill, label=config)
         ax.set_title(panel)
         ax.set_xlabel("model call")
         ax.set_ylabel("cumulative bill ($1/M input, 10% cached)")
-    for ax in flat[len(panels):]:
+    for ax in flat[len(panels) :]:
         ax.axis("off")
     flat[0].legend(fontsize=8)
     fig.tight_layout()
@@ -212,7 +238,9 @@ def main(argv: list[str] | None = None) -> None:
     """Run every session through every configuration; print tables; write JSON and PNG."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bill")
     parser.add_argument("--quick", action="store_true", help="a small subset, for CI smoke use")
-    parser.add_argument("--tau", type=int, default=20, help="longest tau-bench trajectories to replay")
+    parser.add_argument(
+        "--tau", type=int, default=20, help="longest tau-bench trajectories to replay"
+    )
     args = parser.parse_args(argv)
     logging.getLogger("llmslim").setLevel(logging.ERROR)
     prices = load_prices()
@@ -223,14 +251,21 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     rows = [measure(s, c, tables) for s in sessions for c in configs]
     elapsed = time.perf_counter() - started
-    print(f"Bill: {len(sessions)} sessions x {len(configs)} configurations in {elapsed:.0f} s; "
-          f"prices read on {prices['read_on']} (USD per 1M tokens).")
-    print("Summarizer for every summarizing configuration: a stand-in that returns the first "
-          f"{SUMMARY_TOKENS} tokens of the text it is asked to summarize.")
+    print(
+        f"Bill: {len(sessions)} sessions x {len(configs)} configurations in {elapsed:.0f} s; "
+        f"prices read on {prices['read_on']} (USD per 1M tokens)."
+    )
+    print(
+        "Summarizer for every summarizing configuration: a stand-in that returns the first "
+        f"{SUMMARY_TOKENS} tokens of the text it is asked to summarize."
+    )
     for session in sessions:
         if session.group != "tau":
-            print_table(f"{session.name} (window {session.window}, {session.calls} calls)",
-                        [r for r in rows if r["session"] == session.name], keys)
+            print_table(
+                f"{session.name} (window {session.window}, {session.calls} calls)",
+                [r for r in rows if r["session"] == session.name],
+                keys,
+            )
     groups = {}
     for group in ("claude-code", "tau", "generated", "all"):
         groups[group] = totals(rows, group)

@@ -10,6 +10,7 @@ context. The bare agent and llmslim have no budget: calls over the window are co
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +39,9 @@ from langgraph_context.tokens import default_counter
 # place the benchmark names it.
 OURS_BUDGET_KEYWORD = "context_tokens"
 # Tools our agent provides itself; a session's recorded calls to them go to the real ones.
-OURS_NATIVE_TOOLS = frozenset({"write_plan", "update_plan", "record_constraint", "resolve_constraint"})
+OURS_NATIVE_TOOLS = frozenset(
+    {"write_plan", "update_plan", "record_constraint", "resolve_constraint"}
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,9 @@ def _bare(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
     return create_agent(model, tools, system_prompt=system_prompt)
 
 
-def _context_editing(*, model: Any, tools: list[Any], system_prompt: str, window: int, **_: Any) -> Any:
+def _context_editing(
+    *, model: Any, tools: list[Any], system_prompt: str, window: int, **_: Any
+) -> Any:
     edit = ClearToolUsesEdit(trigger=window, keep=3, placeholder=CLEARED)
     middleware = ContextEditingMiddleware(edits=[edit], token_counter=default_counter())
     return create_agent(model, tools, system_prompt=system_prompt, middleware=[middleware])
@@ -114,12 +119,8 @@ def _ours_middleware(
 
 
 def available(name: str) -> bool:
-    """Whether an optional peer package can be imported."""
-    try:
-        __import__(name)
-    except ImportError:
-        return False
-    return True
+    """Whether an optional peer package is installed (found without importing it)."""
+    return importlib.util.find_spec(name) is not None
 
 
 def configurations() -> list[Config]:

@@ -77,11 +77,14 @@ def _tests(rng: random.Random, module: str) -> str:
         if not ok:
             lines += [
                 "Traceback (most recent call last):",
-                f'  File "src/{module}/core.py", line {rng.randint(10, 400)}, in {rng.choice(_NAMES)}',
+                f'  File "src/{module}/core.py", line {rng.randint(10, 400)}, '
+                f"in {rng.choice(_NAMES)}",
                 f"    raise TimeoutError('{module} backend did not answer in 30s')",
                 f"TimeoutError: {module} backend did not answer in 30s",
             ]
-    lines.append(f"=========== {failed} failed, {len(lines)} passed in {rng.uniform(1, 90):.2f}s ===========")
+    lines.append(
+        f"=========== {failed} failed, {len(lines)} passed in {rng.uniform(1, 90):.2f}s ==========="
+    )
     return "\n".join(lines)
 
 
@@ -92,7 +95,9 @@ def _round(rng: random.Random, module: str, n: int) -> tuple[dict[str, object], 
         return _call("read_file", {"path": path}, n), _code(rng, module)
     if kind == "grep":
         word = rng.choice(_NAMES)
-        return _call("grep", {"pattern": word, "path": f"src/{module}"}, n), _grep(rng, module, word)
+        return _call("grep", {"pattern": word, "path": f"src/{module}"}, n), _grep(
+            rng, module, word
+        )
     if kind == "test":
         return _call("run_tests", {"target": f"tests/test_{module}.py"}, n), _tests(rng, module)
     command = rng.choice(["git status --short", "git diff --stat", "ls src/" + module])
@@ -133,9 +138,16 @@ def generate_messages(calls: int, *, seed: int) -> list[BaseMessage]:
         used += 1
     tag = f"{prefix}{seed}.0"
     out += [
-        HumanMessage("Now run the migration against the staging database I gave you at the start, "
-                     "for our account, and tag the release the way I told you."),
-        AIMessage("", tool_calls=[_call("bash", {"command": f"migrate --host {host} --account {account}"}, n)]),
+        HumanMessage(
+            "Now run the migration against the staging database I gave you at the start, "
+            "for our account, and tag the release the way I told you."
+        ),
+        AIMessage(
+            "",
+            tool_calls=[
+                _call("bash", {"command": f"migrate --host {host} --account {account}"}, n)
+            ],
+        ),
         ToolMessage(f"migrated {account} on {host}: 14 steps applied", tool_call_id=f"g{n}"),
         AIMessage("", tool_calls=[_call("bash", {"command": f"git tag {tag}"}, n + 1)]),
         ToolMessage(f"tagged {tag}", tool_call_id=f"g{n + 1}"),

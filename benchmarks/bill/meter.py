@@ -60,7 +60,8 @@ def request_chunks(
         The chunks and, per chunk, whether it is a system message (the tool chunk is
         counted as system: it is the fixed head of every request).
     """
-    payload = _PAYLOAD._get_request_payload(list(messages))  # noqa: SLF001 - the client's own path
+    # langchain-openai's own request conversion, the dicts its client sends
+    payload = _PAYLOAD._get_request_payload(list(messages))
     dumps = lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
     chunks = [dumps(tools)] if tools else []
     system = [True] if tools else []

@@ -144,7 +144,7 @@ class ReplayTool(BaseTool):
         msg = "ReplayTool answers tool calls only"
         raise NotImplementedError(msg)
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Return the recorded output of the tool call `input` as a ToolMessage."""
         call_id = input["id"]
         return ToolMessage(self.outputs.get(call_id, ""), tool_call_id=call_id, name=self.name)

@@ -13,8 +13,9 @@ A session is normalized so every configuration can replay it through a real grap
   interrupted) gets a short closing message.
 
 Early facts are strings stated early and needed again later, checked in the model
-input of one probe call (see `_with_facts`); pinned strings are the plan and constraints a configuration with pinned state should
-keep showing the model (generated threads only).
+input of one probe call (see `_with_facts`); pinned strings are the plan and
+constraints a configuration with pinned state should keep showing the model
+(generated threads only).
 """
 
 from __future__ import annotations
@@ -141,7 +142,9 @@ def build_session(
     return session
 
 
-def _with_facts(session: Session, messages: list[BaseMessage], introduced: list[set[str]]) -> Session:
+def _with_facts(
+    session: Session, messages: list[BaseMessage], introduced: list[set[str]]
+) -> Session:
     """Probe at two thirds of the script; early key facts as in the compaction benchmark.
 
     The probe is the model call at two thirds of the script; `t` is its position in the
@@ -165,7 +168,11 @@ def load_claude(folder: Path, *, window: int, limit_messages: int | None = None)
         events = [e for e in events if not e.get("isCompactSummary")]
         messages = load_claude_code_session(events)[:limit_messages]
         session = build_session(
-            f"cc-{path.stem[:8]}", "claude-code", messages, window=window, system_prompt=CODING_PROMPT
+            f"cc-{path.stem[:8]}",
+            "claude-code",
+            messages,
+            window=window,
+            system_prompt=CODING_PROMPT,
         )
         sessions.append(_with_facts(session, messages, claude_facts_per_message(messages)))
     return sessions
