@@ -6,6 +6,9 @@ and the same summary instructions. The window is each configuration's budget: th
 token trigger of context editing and of LangChain's summarization (which keeps the
 last half-window verbatim), the budget of our compaction node and of our assembled
 context. The bare agent and llmslim have no budget: calls over the window are counted.
+deepagents takes its window from the model's profile (`max_input_tokens`, set to the
+window for every configuration) and summarizes with the agent's own model, which hands
+those calls to the stand-in summarizer.
 """
 
 from __future__ import annotations
@@ -89,6 +92,12 @@ def _llmslim(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> A
     )
 
 
+def _deepagents(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
+    from deepagents import create_deep_agent
+
+    return create_deep_agent(model, tools, system_prompt=system_prompt)
+
+
 def _ours_compaction(window: int, summarizer: Any) -> dict[str, Any]:
     return {"max_tokens": window, "model": summarizer, "prompt": SUMMARY_INSTRUCTIONS}
 
@@ -132,6 +141,8 @@ def configurations() -> list[Config]:
     ]
     if available("llmslim"):
         configs.append(Config("llmslim", _llmslim))
+    if available("deepagents"):
+        configs.append(Config("deepagents", _deepagents, summarizes=True))
     configs += [
         Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS, summarizes=True),
         Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS, summarizes=True),

@@ -6,7 +6,9 @@
 * `StandInSummarizer` is the one summarizer every summarizing configuration gets: it
   answers with the first `SUMMARY_TOKENS` tokens of the text it is asked to summarize
   (the shared instructions removed), so a summary depends on its input and no
-  configuration is handed a better or worse summary than another.
+  configuration is handed a better or worse summary than another. The instructions
+  are ours for every configuration that takes a prompt; deepagents keeps its own
+  prompt, whose fixed head (up to `PEER_PROMPT_MARK`) is dropped the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ SUMMARY_INSTRUCTIONS = (
     "identifiers, errors and fixes, and what remains to do."
 )
 CLEARED = "[cleared]"  # the placeholder context editing puts in place of a tool result
+PEER_PROMPT_MARK = "Messages to summarize:"  # ends LangChain's (and deepagents') prompt head
 SCRIPT_EXHAUSTED = "(the recorded script has no more turns)"
 _ENCODING = tiktoken.get_encoding(DEFAULT_ENCODING)
 
@@ -45,18 +48,24 @@ class CallLog:
     """What a run's model calls received, metered call by call."""
 
     window: int
+    script: list[AIMessage] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     cached: list[int] = field(default_factory=list)
     rewrites: int = 0  # calls whose non-system history does not extend the previous one
     cleared_events: int = 0  # calls showing more cleared tool results than the call before
     over_window: int = 0
     exhausted: int = 0
+    position: int = 0  # next script entry (shared by the model and its bound copies)
     texts: dict[int, str] = field(default_factory=dict)  # call index -> what the model saw
     keep_text: frozenset[int] = frozenset()
     last_text: str = ""
     meter: Meter = field(default_factory=Meter)
     _history: list[str] = field(default_factory=list)
     _cleared: int = 0
+
+    def __repr__(self) -> str:
+        # Short: LangChain serializes the model (and so its log) for callbacks.
+        return f"CallLog(calls={len(self.tokens)})"
 
     def record(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> None:
         """Meter one request and remember what is needed for the quality checks."""
@@ -80,12 +89,17 @@ class CallLog:
 
 
 class ScriptedModel(BaseChatModel):
-    """Return the recorded assistant turns in order; meter every request."""
+    """Return the recorded assistant turns (`log.script`) in order; meter every request.
+
+    Only calls with tools bound are agent calls. A call on the unbound model (deepagents
+    summarizes with the agent's own model) goes to `summarizer` and is not metered as
+    an agent call.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
-    script: list[AIMessage]
     log: CallLog
-    position: int = 0
+    summarizer: BaseChatModel | None = None
+    is_bound: bool = False
     bound: list[dict[str, Any]] = []  # noqa: RUF012 - pydantic copies the default
 
     @property
@@ -93,21 +107,24 @@ class ScriptedModel(BaseChatModel):
         return "scripted-replay"
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
-        """Remember the tools (as OpenAI tool schemas) for the next requests; return self."""
-        self.bound = [convert_to_openai_tool(t) for t in tools]
-        return self
+        """Return a copy that meters the tools (as OpenAI tool schemas) with each request."""
+        bound = [convert_to_openai_tool(t) for t in tools]
+        return self.model_copy(update={"bound": bound, "is_bound": True})
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        self.log.record(messages, self.bound)
-        if self.position < len(self.script):
-            reply = self.script[self.position]
+        if not self.is_bound and self.summarizer is not None:
+            return self.summarizer._generate(messages)  # the one stand-in for all
+        log = self.log
+        log.record(messages, self.bound)
+        if log.position < len(log.script):
+            reply = log.script[log.position]
         else:
-            self.log.exhausted += 1
+            log.exhausted += 1
             reply = AIMessage(SCRIPT_EXHAUSTED)
-        self.position += 1
-        message = AIMessage(reply.content, tool_calls=reply.tool_calls, id=f"ai-{self.position}")
+        log.position += 1
+        message = AIMessage(reply.content, tool_calls=reply.tool_calls, id=f"ai-{log.position}")
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
@@ -126,7 +143,8 @@ class StandInSummarizer(BaseChatModel):
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
         parts = [content_text(m.content) for m in messages if not isinstance(m, SystemMessage)]
-        text = "\n".join(parts).replace(SUMMARY_INSTRUCTIONS, "").strip()
+        text = "\n".join(parts).replace(SUMMARY_INSTRUCTIONS, "")
+        text = text.split(PEER_PROMPT_MARK, 1)[-1].strip()  # a peer's fixed prompt
         tokens = _ENCODING.encode(text, disallowed_special=())
         summary = _ENCODING.decode(tokens[:SUMMARY_TOKENS])
         self.calls += 1
@@ -181,9 +199,15 @@ def run_session(
     Returns:
         The call log, the summarizer (its call and token counts) and the final state.
     """
-    log = CallLog(window=session.window, keep_text=frozenset({session.probe}))
-    model = ScriptedModel(script=session.script, log=log)
+    log = CallLog(
+        window=session.window, script=session.script, keep_text=frozenset({session.probe})
+    )
     summarizer = StandInSummarizer()
+    model = ScriptedModel(
+        log=log,
+        summarizer=summarizer,
+        profile={"max_input_tokens": session.window},
+    )
     graph = build(
         model=model,
         tools=replay_tools(session, skip=skip),
