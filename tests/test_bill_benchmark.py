@@ -59,6 +59,17 @@ def test_replay_through_compiled_graphs() -> None:
     assert [p["content"] for p in state["plan"]][:1] == ["Map the ingest pipeline modules"]
 
 
+def test_a_session_without_tools_is_still_metered() -> None:
+    """An agent with no tools never binds them; its calls are still agent calls."""
+    session = generated_session(12, seed=3, window=2_000)
+    session.tool_args = {}
+    session.script = [m.model_copy(update={"tool_calls": []}) for m in session.script]
+    session.turns = [[f"question {i}"] for i in range(12)]
+    log, summarizer, _ = run_session(session, configurations()[0].build)
+    assert len(log.tokens) == 12
+    assert summarizer.calls == 0
+
+
 def test_replay_tool_refuses_plain_runs() -> None:
     """A replay tool only answers tool calls (it needs the call id)."""
     tool = ReplayTool(name="t", description="d", args_schema={"type": "object"}, outputs={})

@@ -76,7 +76,12 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
     started = time.perf_counter()
     row: dict[str, Any] = {"session": session.name, "group": session.group, "config": config.name}
     try:
-        log, summarizer, state = run_session(session, config.build, skip=config.native_tools)
+        log, summarizer, state = run_session(
+            session,
+            config.build,
+            skip=config.native_tools,
+            unbound_summarizes=config.unbound_summarizes,
+        )
     except Exception as exc:  # a configuration crashing is a result; the run goes on
         row["error"] = f"{type(exc).__name__}: {exc}"[:300]
         return row

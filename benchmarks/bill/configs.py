@@ -55,6 +55,7 @@ class Config:
     build: Callable[..., Any]
     native_tools: frozenset[str] = frozenset()
     summarizes: bool = False
+    unbound_summarizes: bool = False  # summarizes with the agent's own (unbound) model
 
 
 def _bare(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
@@ -142,7 +143,7 @@ def configurations() -> list[Config]:
     if available("llmslim"):
         configs.append(Config("llmslim", _llmslim))
     if available("deepagents"):
-        configs.append(Config("deepagents", _deepagents, summarizes=True))
+        configs.append(Config("deepagents", _deepagents, summarizes=True, unbound_summarizes=True))
     configs += [
         Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS, summarizes=True),
         Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS, summarizes=True),

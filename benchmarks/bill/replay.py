@@ -91,9 +91,9 @@ class CallLog:
 class ScriptedModel(BaseChatModel):
     """Return the recorded assistant turns (`log.script`) in order; meter every request.
 
-    Only calls with tools bound are agent calls. A call on the unbound model (deepagents
-    summarizes with the agent's own model) goes to `summarizer` and is not metered as
-    an agent call.
+    With `summarizer` set (deepagents, which summarizes with the agent's own model and
+    always binds its own tools), a call on the unbound model is a summary request: it
+    goes to the summarizer and is not metered as an agent call.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -186,7 +186,11 @@ BuildGraph = Callable[..., Any]
 
 
 def run_session(
-    session: Session, build: BuildGraph, *, skip: frozenset[str] = frozenset()
+    session: Session,
+    build: BuildGraph,
+    *,
+    skip: frozenset[str] = frozenset(),
+    unbound_summarizes: bool = False,
 ) -> tuple[CallLog, StandInSummarizer, dict[str, Any]]:
     """Replay `session` through the compiled graph `build(...)` returns; meter every call.
 
@@ -195,6 +199,7 @@ def run_session(
         build: `build(model=, tools=, system_prompt=, window=, summarizer=)` -> a
             compiled graph with a `messages` state key.
         skip: Recorded tool names the configuration provides itself.
+        unbound_summarizes: Calls on the unbound model are summary requests.
 
     Returns:
         The call log, the summarizer (its call and token counts) and the final state.
@@ -205,7 +210,7 @@ def run_session(
     summarizer = StandInSummarizer()
     model = ScriptedModel(
         log=log,
-        summarizer=summarizer,
+        summarizer=summarizer if unbound_summarizes else None,
         profile={"max_input_tokens": session.window},
     )
     graph = build(
