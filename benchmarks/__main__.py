@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "notes": ["--sizes", "1000", "--queries", "20"],
     "injection": [],
     "agents": ["--turns", "10"],
+    "bill": ["--quick"],
 }
 
 

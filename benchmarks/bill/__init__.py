@@ -1,0 +1,1 @@
+"""The bill benchmark: what prompt caching makes each configuration cost."""

@@ -1,0 +1,151 @@
+"""The agent configurations the bill compares, each built around the same scripted model.
+
+Every configuration gets the same model script, the same replay tools, the same
+system prompt, the same window and, where it summarizes, the same stand-in summarizer
+and the same summary instructions. The window is each configuration's budget: the
+token trigger of context editing and of LangChain's summarization (which keeps the
+last half-window verbatim), the budget of our compaction node and of our assembled
+context. The bare agent and llmslim have no budget: calls over the window are counted.
+deepagents takes its window from the model's profile (`max_input_tokens`, set to the
+window for every configuration) and summarizes with the agent's own model, which hands
+those calls to the stand-in summarizer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    ClearToolUsesEdit,
+    ContextEditingMiddleware,
+    SummarizationMiddleware,
+)
+
+from benchmarks.bill.replay import CLEARED, SUMMARY_INSTRUCTIONS
+from langgraph_context.agents import (
+    create_compaction_middleware,
+    create_context_agent,
+    create_context_middleware,
+    create_memory_middleware,
+    create_state_tools_middleware,
+)
+from langgraph_context.compaction import create_compaction_node
+from langgraph_context.context import ContextBuilder, ContextConfig
+from langgraph_context.tokens import default_counter
+
+# The budget keyword of `create_context_agent` (being renamed to `max_tokens`): the only
+# place the benchmark names it.
+OURS_BUDGET_KEYWORD = "context_tokens"
+# Tools our agent provides itself; a session's recorded calls to them go to the real ones.
+OURS_NATIVE_TOOLS = frozenset(
+    {"write_plan", "update_plan", "record_constraint", "resolve_constraint"}
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: how to build its graph and what it provides natively."""
+
+    name: str
+    build: Callable[..., Any]
+    native_tools: frozenset[str] = frozenset()
+    summarizes: bool = False
+    unbound_summarizes: bool = False  # summarizes with the agent's own (unbound) model
+
+
+def _bare(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
+    return create_agent(model, tools, system_prompt=system_prompt)
+
+
+def _context_editing(
+    *, model: Any, tools: list[Any], system_prompt: str, window: int, **_: Any
+) -> Any:
+    edit = ClearToolUsesEdit(trigger=window, keep=3, placeholder=CLEARED)
+    middleware = ContextEditingMiddleware(edits=[edit], token_counter=default_counter())
+    return create_agent(model, tools, system_prompt=system_prompt, middleware=[middleware])
+
+
+def _summarization(
+    *, model: Any, tools: list[Any], system_prompt: str, window: int, summarizer: Any, **_: Any
+) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        middleware = SummarizationMiddleware(
+            summarizer,
+            trigger=("tokens", window),
+            keep=("tokens", window // 2),
+            token_counter=default_counter(),
+            summary_prompt=SUMMARY_INSTRUCTIONS + "\n\n{messages}",
+        )
+    return create_agent(model, tools, system_prompt=system_prompt, middleware=[middleware])
+
+
+def _llmslim(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
+    from llmslim.integrations.langchain_agents import LLMSlimToolOutputMiddleware
+
+    return create_agent(
+        model, tools, system_prompt=system_prompt, middleware=[LLMSlimToolOutputMiddleware()]
+    )
+
+
+def _deepagents(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
+    from deepagents import create_deep_agent
+
+    return create_deep_agent(model, tools, system_prompt=system_prompt)
+
+
+def _ours_compaction(window: int, summarizer: Any) -> dict[str, Any]:
+    return {"max_tokens": window, "model": summarizer, "prompt": SUMMARY_INSTRUCTIONS}
+
+
+def _ours_agent(
+    *, model: Any, tools: list[Any], system_prompt: str, window: int, summarizer: Any, **_: Any
+) -> Any:
+    return create_context_agent(
+        model,
+        tools=tools,
+        system_prompt=system_prompt,
+        compaction=create_compaction_node(**_ours_compaction(window, summarizer)),
+        context=True,
+        **{OURS_BUDGET_KEYWORD: window},
+    ).compile()
+
+
+def _ours_middleware(
+    *, model: Any, tools: list[Any], system_prompt: str, window: int, summarizer: Any, **_: Any
+) -> Any:
+    middleware = [
+        create_state_tools_middleware(),
+        create_memory_middleware(),
+        create_compaction_middleware(**_ours_compaction(window, summarizer)),
+        create_context_middleware(ContextBuilder(config=ContextConfig(max_tokens=window))),
+    ]
+    return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware)
+
+
+def available(name: str) -> bool:
+    """Whether an optional peer package is installed (found without importing it)."""
+    return importlib.util.find_spec(name) is not None
+
+
+def configurations() -> list[Config]:
+    """Every configuration that can run here (peers that do not import are left out)."""
+    configs = [
+        Config("bare create_agent", _bare),
+        Config("LC context editing", _context_editing),
+        Config("LC summarization", _summarization, summarizes=True),
+    ]
+    if available("llmslim"):
+        configs.append(Config("llmslim", _llmslim))
+    if available("deepagents"):
+        configs.append(Config("deepagents", _deepagents, summarizes=True, unbound_summarizes=True))
+    configs += [
+        Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS, summarizes=True),
+        Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS, summarizes=True),
+    ]
+    return configs
