@@ -34,13 +34,12 @@ from langgraph_context.agents import (
     create_memory_middleware,
     create_state_tools_middleware,
 )
-from langgraph_context.compaction import create_compaction_node
+from langgraph_context.compaction import SummaryOptions, create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.tokens import default_counter
 
-# The budget keyword of `create_context_agent` (being renamed to `max_tokens`): the only
-# place the benchmark names it.
-OURS_BUDGET_KEYWORD = "context_tokens"
+# The budget keyword of `create_context_agent`: the only place the benchmark names it.
+OURS_BUDGET_KEYWORD = "max_tokens"
 # Tools our agent provides itself; a session's recorded calls to them go to the real ones.
 OURS_NATIVE_TOOLS = frozenset(
     {"write_plan", "update_plan", "record_constraint", "resolve_constraint"}
@@ -100,7 +99,14 @@ def _deepagents(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -
 
 
 def _ours_compaction(window: int, summarizer: Any) -> dict[str, Any]:
-    return {"max_tokens": window, "model": summarizer, "prompt": SUMMARY_INSTRUCTIONS}
+    # The served graph's setting (graphs/context_agent.py): the stored history is
+    # compacted at three quarters of the window, down to half of that (the default
+    # target), so the context node passes it on whole and the prefix stays put.
+    return {
+        "max_tokens": window * 3 // 4,
+        "model": summarizer,
+        "summary_options": SummaryOptions(prompt=SUMMARY_INSTRUCTIONS),
+    }
 
 
 def _ours_agent(
