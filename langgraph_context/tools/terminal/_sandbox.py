@@ -181,7 +181,12 @@ def confine(word: str, cwd: Path, root: Path) -> Path:
     Raises:
         CommandRefused: If the resolved path is outside the workspace.
     """
-    real = Path(os.path.realpath(os.path.join(cwd, word)))
+    try:
+        real = Path(os.path.realpath(os.path.join(cwd, word)))
+    except (OSError, ValueError):
+        # Another process changed the path while it was being resolved (a link turned
+        # into a file between lstat and readlink), or it cannot be a path at all.
+        raise CommandRefused(f"path {word!r} changed while being checked; retry") from None
     if real != root and root not in real.parents:
         msg = f"path {word!r} is outside the workspace; only files under it can be accessed"
         raise CommandRefused(msg)

@@ -340,7 +340,7 @@ class Terminal:
             procs = start_pipeline(
                 argvs, cwd=self.cwd, launch=launch, stdin_pipe=feed is not None, err_write=err_write
             )
-        except OSError as error:
+        except (OSError, ValueError) as error:
             os.close(err_read)
             raise CommandRefused(f"could not start the command: {error}") from error
         finally:
@@ -502,6 +502,8 @@ def _check_text(command: str) -> None:
     if len(command) > MAX_COMMAND_CHARS:
         msg = f"the command is longer than {MAX_COMMAND_CHARS} characters; shorten it"
         raise CommandRefused(msg)
+    if "\x00" in command:
+        raise CommandRefused("NUL bytes are not allowed")
     try:
         command.encode("utf-8")
     except UnicodeEncodeError:
