@@ -181,6 +181,9 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("path", "grep -f ../outside/secret.txt a.txt", REFUSED),
     ("path", "grep --file=/etc/passwd a.txt", REFUSED),
     ("path", "grep --fi /etc/passwd a.txt", REFUSED),
+    # getopt reads `--binary` as grep's flag, not an abbreviation of --binary-files
+    ("path", "grep --binary OUTSIDE ../outside/secret.txt", REFUSED),
+    ("path", "grep --binary OUTSIDE /etc/passwd", REFUSED),
     ("path", "grep -e x --exclude-from=/etc/passwd .", REFUSED),
     ("path", "tail -n 5 ../outside/secret.txt", REFUSED),
     ("path", "find / -name passwd", REFUSED),

@@ -310,14 +310,6 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _match_long(name: str, options: Mapping[str, str] | frozenset[str]) -> str | None:
-    """Return the long option `name` abbreviates (GNU style), if any."""
-    if name in options:
-        return name
-    hits = [o for o in options if o.startswith(name)]
-    return hits[0] if len(hits) == 1 else None
-
-
 def _vet_options(
     policy: CommandPolicy, args: list[str], cwd: Path, root: Path
 ) -> tuple[list[str], bool]:
@@ -347,7 +339,13 @@ def _vet_options(
             if denied:
                 reason = policy.denied_long[denied[0]]
                 raise CommandRefused(f"{policy.name} --{denied[0]} is not allowed: {reason}")
-            full = _match_long(name, policy.long_values)
+            full = name if name in policy.long_values else None
+            if full is None and name and any(o.startswith(name) for o in policy.long_values):
+                # GNU getopt resolves an abbreviation against every option of the tool,
+                # flags included (`grep --binary` is a flag, not `--binary-files`): only
+                # full names of value-taking options are read the same way by both.
+                msg = f"{policy.name} --{name}: write options that take a value in full"
+                raise CommandRefused(msg)
             if full is not None and not eq:
                 if i >= len(args):
                     raise CommandRefused(f"{policy.name} --{full} needs a value")
