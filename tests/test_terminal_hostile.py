@@ -15,10 +15,8 @@ from langgraph_context.tools.terminal import (
     KernelSandboxUnavailableError,
     Terminal,
     _landlock,
+    _process,
     create_terminal_tool,
-)
-from langgraph_context.tools.terminal import (
-    tool as terminal_module,
 )
 
 TIMEOUT = 2.0
@@ -127,7 +125,7 @@ def test_enforcement_is_reported_and_required(ws: Path, monkeypatch: pytest.Monk
         warnings.simplefilter("ignore")
         assert Terminal(ws).enforcement == expected
     monkeypatch.setattr(_landlock, "landlock_abi", lambda: 0)
-    monkeypatch.setattr(terminal_module, "_warned_policy_only", False)
+    monkeypatch.setattr(_process, "_warned_policy_only", False)
     with pytest.warns(RuntimeWarning, match="policy-only"):
         assert Terminal(ws).enforcement == "policy-only"
     with warnings.catch_warnings():

@@ -14,24 +14,64 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
+from langgraph_context.errors import LangGraphContextError
 from langgraph_context.tools.terminal import _landlock
 
 __all__ = [
     "SYSTEM_READ_EXEC",
     "SYSTEM_READ_ONLY",
+    "Enforcement",
+    "KernelSandboxUnavailableError",
     "Launch",
     "collect_output",
     "feed_stdin",
     "kill_group",
+    "resolve_enforcement",
     "start_pipeline",
 ]
 
 _READ_CHUNK = 65_536
+Enforcement = Literal["landlock", "policy-only"]
+_warned_policy_only = False
+
+
+class KernelSandboxUnavailableError(LangGraphContextError, RuntimeError):
+    """`require_kernel_sandbox=True` on a host without Landlock."""
+
+
+def resolve_enforcement(require: bool) -> tuple[Enforcement, int]:
+    """Return the enforcement this host gives and its Landlock ABI; warn once if none.
+
+    Raises:
+        KernelSandboxUnavailableError: If `require` and the kernel has no Landlock.
+    """
+    global _warned_policy_only  # noqa: PLW0603 - one warning per process
+    abi = _landlock.landlock_abi()
+    if abi > 0:
+        return "landlock", abi
+    if require:
+        msg = (
+            "require_kernel_sandbox=True but this kernel has no Landlock (Linux >= 5.13 "
+            "with landlock in the LSM list); commands would be checked by the policy only"
+        )
+        raise KernelSandboxUnavailableError(msg)
+    if not _warned_policy_only:
+        _warned_policy_only = True
+        warnings.warn(
+            "Landlock is unavailable: the terminal enforces read-only by its command "
+            "policy only (enforcement='policy-only')",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return "policy-only", 0
+
+
 _LAUNCHER = str(Path(_landlock.__file__).resolve())
 # What the allowed binaries need: programs and libraries (read + execute), the dynamic
 # linker's cache, time zone and magic data (read). Not /etc/passwd: `ls -l` then shows

@@ -12,9 +12,11 @@
    file-list options, no pagers, no `tail -f`).
 3. Every path argument (globs expanded first) is resolved with symlinks and must be
    inside the workspace; `cd` is confined the same way and kept per tool instance.
-4. The process runs with a scrubbed environment (no secrets from the parent), stdin
-   closed, in its own process group, with `RLIMIT_FSIZE=0` (it cannot grow any file)
-   and no core dumps; on timeout the whole group is killed.
+4. Every process starts through the `_landlock` launcher: on Linux with Landlock it
+   can read only the workspace and the system directories, write nothing anywhere,
+   open no TCP connection or socket (`enforcement == "landlock"`); everywhere it gets
+   a scrubbed environment, `no_new_privs`, CPU/memory/file-size/process limits, no
+   inherited descriptors, stdin closed, its own process group (killed on timeout).
 5. Output (stdout then stderr) is decoded as UTF-8 as it streams and capped in
    characters; the command is stopped once the cap is reached, and a marker says so.
    Exit codes are reported.
@@ -29,25 +31,26 @@ import shutil
 import subprocess
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
 
-from langgraph_context.errors import InvalidArgumentError, LangGraphContextError
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import ToolSpec, check_workspace
-from langgraph_context.tools.terminal import _landlock
 from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
 from langgraph_context.tools.terminal._process import (
+    Enforcement,
+    KernelSandboxUnavailableError,
     Launch,
     collect_output,
     feed_stdin,
     kill_group,
+    resolve_enforcement,
     start_pipeline,
 )
 from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
@@ -68,7 +71,6 @@ __all__ = [
     "create_terminal_tool",
 ]
 
-Enforcement = Literal["landlock", "policy-only"]
 DEFAULT_MEMORY_LIMIT = 512 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
@@ -87,33 +89,6 @@ DEFAULT_TERMINAL_DESCRIPTION = (
 )
 
 _TERMINAL = ToolSpec(DEFAULT_TERMINAL_NAME, DEFAULT_TERMINAL_DESCRIPTION)
-_warned_policy_only = False
-
-
-class KernelSandboxUnavailableError(LangGraphContextError, RuntimeError):
-    """`require_kernel_sandbox=True` on a host without Landlock."""
-
-
-def _enforcement(require: bool) -> tuple[Enforcement, int]:
-    global _warned_policy_only  # noqa: PLW0603 - one warning per process
-    abi = _landlock.landlock_abi()
-    if abi > 0:
-        return "landlock", abi
-    if require:
-        msg = (
-            "require_kernel_sandbox=True but this kernel has no Landlock (Linux >= 5.13 "
-            "with landlock in the LSM list); commands would be checked by the policy only"
-        )
-        raise KernelSandboxUnavailableError(msg)
-    if not _warned_policy_only:
-        _warned_policy_only = True
-        warnings.warn(
-            "Landlock is unavailable: the terminal enforces read-only by its command "
-            "policy only (enforcement='policy-only')",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return "policy-only", 0
 
 
 @dataclass(frozen=True)
@@ -213,7 +188,7 @@ class Terminal:
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 msg = f"{label} must be a positive integer, got {value!r}"
                 raise InvalidArgumentError(msg)
-        self.enforcement, self._abi = _enforcement(require_kernel_sandbox)
+        self.enforcement, self._abi = resolve_enforcement(require_kernel_sandbox)
         self.root = Path(os.path.realpath(root))
         self.timeout = float(timeout)
         self.max_output_chars = max_output_chars
