@@ -1,5 +1,8 @@
 """Adversarial corpus against the sandboxed terminal: zero escapes, zero damage, zero leaks.
 
+Runs twice: with both layers (policy + Landlock) and with the policy layer alone
+(Landlock forced off), which is what hosts without Landlock get.
+
 After every attempt: no file inside or outside the workspace changed (tree snapshot with
 content hashes), neither the canary environment variable nor outside file contents
 appear in the output, the call returned within timeout + margin, and the output stayed
@@ -8,15 +11,17 @@ within the cap.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from langgraph_context.tools.terminal import Terminal
+from langgraph_context.tools.terminal import Terminal, _landlock
 
 TIMEOUT = 1.5
 MARGIN = 2.0
@@ -176,6 +181,9 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("path", "grep -f ../outside/secret.txt a.txt", REFUSED),
     ("path", "grep --file=/etc/passwd a.txt", REFUSED),
     ("path", "grep --fi /etc/passwd a.txt", REFUSED),
+    # getopt reads `--binary` as grep's flag, not an abbreviation of --binary-files
+    ("path", "grep --binary OUTSIDE ../outside/secret.txt", REFUSED),
+    ("path", "grep --binary OUTSIDE /etc/passwd", REFUSED),
     ("path", "grep -e x --exclude-from=/etc/passwd .", REFUSED),
     ("path", "tail -n 5 ../outside/secret.txt", REFUSED),
     ("path", "find / -name passwd", REFUSED),
@@ -260,9 +268,9 @@ def _snapshot(base: Path) -> dict[str, tuple[str, object]]:
     return state
 
 
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Terminal]]:
-    base = tmp_path_factory.mktemp("arena")
+@contextlib.contextmanager
+def build_arena(base: Path, *, policy_only: bool = False) -> Iterator[Terminal]:
+    """Lay out a workspace and an outside folder under `base`; yield a terminal on it."""
     outside = base / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text(OUTSIDE_SECRET + "\n")
@@ -284,12 +292,29 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Term
     previous = os.environ.get(CANARY_NAME)
     os.environ[CANARY_NAME] = CANARY
     try:
-        yield base, Terminal(ws, timeout=TIMEOUT, max_output_chars=CAP)
+        with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if policy_only:
+                patch.setattr(_landlock, "landlock_abi", lambda: 0)
+            terminal = Terminal(ws, timeout=TIMEOUT, max_output_chars=CAP)
+        yield terminal
     finally:
         if previous is None:
             del os.environ[CANARY_NAME]
         else:
             os.environ[CANARY_NAME] = previous
+
+
+@pytest.fixture(scope="module", params=["landlock", "policy-only"])
+def arena(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[Path, Terminal]]:
+    if request.param == "landlock" and _landlock.landlock_abi() == 0:
+        pytest.skip("the kernel has no Landlock")
+    base = tmp_path_factory.mktemp("arena")
+    with build_arena(base, policy_only=request.param == "policy-only") as terminal:
+        assert terminal.enforcement == request.param
+        yield base, terminal
 
 
 def test_corpus_is_large_and_covers_every_category() -> None:

@@ -23,6 +23,7 @@ import fnmatch
 import glob
 import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,9 @@ __all__ = ["MAX_GLOB_MATCHES", "CommandRefused", "Stage", "confine", "plan_comma
 
 MAX_GLOB_MATCHES = 5_000
 MAX_GLOB_ENTRIES = 50_000
+MAX_WORDS = 2_000
+MAX_WORD_CHARS = 20_000
+MAX_STAGES = 16
 _GLOB_CHARS = frozenset("*?[")
 _REFUSED_CHARS: Mapping[str, str] = {
     ";": "command chaining with ';' is not allowed; run one command (pipes are fine)",
@@ -55,11 +59,27 @@ _REFUSED_CHARS: Mapping[str, str] = {
 
 @dataclass
 class _Word:
-    text: str = ""
-    pattern: str = ""
+    """One word being lexed; characters are collected in lists (linear, not quadratic)."""
+
+    chars: list[str] = field(default_factory=list)
+    pattern_chars: list[str] = field(default_factory=list)
     globbing: bool = False
     tilde: bool = False
     started: bool = False
+    text: str = ""
+    pattern: str = ""
+
+    def add(self, text: str, *, quoted: bool) -> None:
+        self.started = True
+        self.chars.append(text)
+        self.pattern_chars.append(glob.escape(text) if quoted else text)
+
+    def close(self) -> None:
+        self.text = "".join(self.chars)
+        self.pattern = "".join(self.pattern_chars)
+        if len(self.text) > MAX_WORD_CHARS:
+            msg = f"a word is longer than {MAX_WORD_CHARS} characters; shorten it"
+            raise CommandRefused(msg)
 
 
 @dataclass(frozen=True)
@@ -89,7 +109,10 @@ def split_words(command: str) -> list[list[_Word]]:
     def finish() -> None:
         nonlocal word
         if word.started:
+            word.close()
             stages[-1].append(word)
+            if sum(len(stage) for stage in stages) > MAX_WORDS:
+                raise CommandRefused(f"more than {MAX_WORDS} words; narrow the command")
         word = _Word()
 
     while i < n:
@@ -100,6 +123,8 @@ def split_words(command: str) -> list[list[_Word]]:
             if i + 1 < n and command[i + 1] == "|":
                 raise CommandRefused("'||' chaining is not allowed; run one command")
             finish()
+            if len(stages) >= MAX_STAGES:
+                raise CommandRefused(f"more than {MAX_STAGES} pipeline stages; simplify it")
             stages.append([])
         elif c in _REFUSED_CHARS:
             raise CommandRefused(_REFUSED_CHARS[c])
@@ -108,40 +133,22 @@ def split_words(command: str) -> list[list[_Word]]:
         elif c == "\\":
             if i + 1 >= n:
                 raise CommandRefused("a trailing backslash is not allowed")
-            word.started = True
-            word.text += command[i + 1]
-            word.pattern += glob.escape(command[i + 1])
+            word.add(command[i + 1], quoted=True)
             i += 1
         elif c in "'\"":
             end = command.find(c, i + 1)
             if c == '"':
-                end = i + 1
-                chunk = ""
-                while end < n and command[end] != '"':
-                    ch = command[end]
-                    if ch in "$`":
-                        raise CommandRefused(_REFUSED_CHARS[ch] + " (also inside double quotes)")
-                    if ch == "\\" and end + 1 < n and command[end + 1] in '"\\':
-                        end += 1
-                        ch = command[end]
-                    chunk += ch
-                    end += 1
-                if end >= n:
-                    raise CommandRefused("unterminated double quote")
+                chunk, end = _double_quoted(command, i + 1)
             else:
                 if end < 0:
                     raise CommandRefused("unterminated single quote")
                 chunk = command[i + 1 : end]
-            word.started = True
-            word.text += chunk
-            word.pattern += glob.escape(chunk)
+            word.add(chunk, quoted=True)
             i = end
         else:
             if c == "~" and not word.started:
                 word.tilde = True
-            word.started = True
-            word.text += c
-            word.pattern += c
+            word.add(c, quoted=False)
             word.globbing = word.globbing or c in _GLOB_CHARS
         i += 1
     finish()
@@ -150,13 +157,36 @@ def split_words(command: str) -> list[list[_Word]]:
     return stages
 
 
+def _double_quoted(command: str, start: int) -> tuple[str, int]:
+    """Return the text of a double-quoted string opened before `start`, and its end."""
+    parts: list[str] = []
+    end, n = start, len(command)
+    while end < n and command[end] != '"':
+        ch = command[end]
+        if ch in "$`":
+            raise CommandRefused(_REFUSED_CHARS[ch] + " (also inside double quotes)")
+        if ch == "\\" and end + 1 < n and command[end + 1] in '"\\':
+            end += 1
+            ch = command[end]
+        parts.append(ch)
+        end += 1
+    if end >= n:
+        raise CommandRefused("unterminated double quote")
+    return "".join(parts), end
+
+
 def confine(word: str, cwd: Path, root: Path) -> Path:
     """Resolve `word` (symlinks included) from `cwd`; it must stay inside `root`.
 
     Raises:
         CommandRefused: If the resolved path is outside the workspace.
     """
-    real = Path(os.path.realpath(os.path.join(cwd, word)))
+    try:
+        real = Path(os.path.realpath(os.path.join(cwd, word)))
+    except (OSError, ValueError):
+        # Another process changed the path while it was being resolved (a link turned
+        # into a file between lstat and readlink), or it cannot be a path at all.
+        raise CommandRefused(f"path {word!r} changed while being checked; retry") from None
     if real != root and root not in real.parents:
         msg = f"path {word!r} is outside the workspace; only files under it can be accessed"
         raise CommandRefused(msg)
@@ -169,9 +199,34 @@ def _looks_like_path(word: str, cwd: Path) -> bool:
     return "/" in word or word in {".", ".."} or os.path.lexists(os.path.join(cwd, word))
 
 
-def _expand(words: list[_Word], cwd: Path, root: Path) -> list[str]:
+@dataclass
+class _Budget:
+    """The host's own work for one call: glob entries and matches, and the deadline."""
+
+    deadline: float | None
+    entries: int = 0
+    matches: int = 0
+
+    def tick(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise CommandRefused("checking the command took longer than the timeout; narrow it")
+
+    def spend(self, entries: int, matches: int, shown: str) -> None:
+        self.entries += entries
+        self.matches += matches
+        if self.entries > MAX_GLOB_ENTRIES:
+            msg = f"glob {shown!r} walks more than {MAX_GLOB_ENTRIES} entries; narrow it"
+            raise CommandRefused(msg)
+        if self.matches > MAX_GLOB_MATCHES:
+            msg = f"glob {shown!r} matches more than {MAX_GLOB_MATCHES} paths; narrow it"
+            raise CommandRefused(msg)
+        self.tick()
+
+
+def _expand(words: list[_Word], cwd: Path, root: Path, budget: _Budget) -> list[str]:
     out: list[str] = []
     for word in words:
+        budget.tick()
         text = word.text
         if word.tilde:
             if text == "~" or text.startswith("~/"):
@@ -187,7 +242,8 @@ def _expand(words: list[_Word], cwd: Path, root: Path) -> list[str]:
             if ".." in word.pattern[len(fixed) :].split("/"):
                 msg = f"'..' after a wildcard is not allowed in {word.text!r}"
                 raise CommandRefused(msg)
-            matches = sorted(_bounded_glob(word.pattern, cwd, word.text))
+            matches = sorted(_bounded_glob(word.pattern, cwd, word.text, budget))
+            budget.spend(0, len(matches), word.text)
             if matches:
                 for match in matches:
                     try:
@@ -202,19 +258,19 @@ def _expand(words: list[_Word], cwd: Path, root: Path) -> list[str]:
     return out
 
 
-def _bounded_glob(pattern: str, cwd: Path, shown: str) -> list[str]:
+def _bounded_glob(pattern: str, cwd: Path, shown: str, budget: _Budget) -> list[str]:
     """Expand `pattern` like `glob.glob(pattern, root_dir=cwd)`, within fixed limits.
 
     `glob` itself walks in this process with no limit: symlinked directory loops make
     `*/*/*/*/*/*/x` take minutes before any command timeout starts. Here every directory
     entry looked at counts against `MAX_GLOB_ENTRIES`, and matches against
-    `MAX_GLOB_MATCHES`; going over either refuses the command.
+    `MAX_GLOB_MATCHES`, for all the words of the command together, and the call's
+    deadline is checked as it goes; going over any refuses the command.
     """
     absolute = pattern.startswith("/")
     parts = [p for p in pattern.split("/") if p]
     trailing_slash = pattern.endswith("/")
     bases = ["/" if absolute else ""]
-    seen = 0
     for index, part in enumerate(parts):
         last = index == len(parts) - 1 and not trailing_slash
         found: list[str] = []
@@ -230,10 +286,7 @@ def _bounded_glob(pattern: str, cwd: Path, shown: str) -> list[str]:
                 entries = list(os.scandir(directory))
             except OSError:
                 continue
-            seen += len(entries)
-            if seen > MAX_GLOB_ENTRIES:
-                msg = f"glob {shown!r} walks more than {MAX_GLOB_ENTRIES} entries; narrow it"
-                raise CommandRefused(msg)
+            budget.spend(len(entries), 0, shown)
             for entry in entries:
                 if entry.name.startswith(".") and not part.startswith("."):
                     continue
@@ -242,9 +295,8 @@ def _bounded_glob(pattern: str, cwd: Path, shown: str) -> list[str]:
                 if not last and not _is_dir(entry):
                     continue
                 found.append(os.path.join(base, entry.name))
-            if len(found) > MAX_GLOB_MATCHES:
-                msg = f"glob {shown!r} matches more than {MAX_GLOB_MATCHES} paths; narrow it"
-                raise CommandRefused(msg)
+            if budget.matches + len(found) > MAX_GLOB_MATCHES:
+                budget.spend(0, len(found), shown)
         bases = found
         if not bases:
             return []
@@ -256,14 +308,6 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-def _match_long(name: str, options: Mapping[str, str] | frozenset[str]) -> str | None:
-    """Return the long option `name` abbreviates (GNU style), if any."""
-    if name in options:
-        return name
-    hits = [o for o in options if o.startswith(name)]
-    return hits[0] if len(hits) == 1 else None
 
 
 def _vet_options(
@@ -295,7 +339,13 @@ def _vet_options(
             if denied:
                 reason = policy.denied_long[denied[0]]
                 raise CommandRefused(f"{policy.name} --{denied[0]} is not allowed: {reason}")
-            full = _match_long(name, policy.long_values)
+            full = name if name in policy.long_values else None
+            if full is None and name and any(o.startswith(name) for o in policy.long_values):
+                # GNU getopt resolves an abbreviation against every option of the tool,
+                # flags included (`grep --binary` is a flag, not `--binary-files`): only
+                # full names of value-taking options are read the same way by both.
+                msg = f"{policy.name} --{name}: write options that take a value in full"
+                raise CommandRefused(msg)
             if full is not None and not eq:
                 if i >= len(args):
                     raise CommandRefused(f"{policy.name} --{full} needs a value")
@@ -359,7 +409,14 @@ def _vet_find(args: list[str], cwd: Path, root: Path) -> None:
         i += arity
 
 
-def plan_command(command: str, *, cwd: Path, root: Path, allowed: frozenset[str]) -> list[Stage]:
+def plan_command(
+    command: str,
+    *,
+    cwd: Path,
+    root: Path,
+    allowed: frozenset[str],
+    deadline: float | None = None,
+) -> list[Stage]:
     """Parse and vet `command`; return the pipeline to run.
 
     Args:
@@ -367,6 +424,7 @@ def plan_command(command: str, *, cwd: Path, root: Path, allowed: frozenset[str]
         cwd: The current directory (a real path inside `root`).
         root: The workspace (a real path).
         allowed: Command names that may run.
+        deadline: `time.monotonic()` by which checking must be done (None: no limit).
 
     Returns:
         The stages, each with the final argument list.
@@ -378,6 +436,7 @@ def plan_command(command: str, *, cwd: Path, root: Path, allowed: frozenset[str]
         raise CommandRefused("empty command")
     stages: list[Stage] = []
     words_list = split_words(command)
+    budget = _Budget(deadline)
     for index, words in enumerate(words_list):
         if words[0].globbing or words[0].tilde:
             raise CommandRefused("the command name must be a plain word")
@@ -390,7 +449,7 @@ def plan_command(command: str, *, cwd: Path, root: Path, allowed: frozenset[str]
             )
             msg = f"command {name!r} is not allowed.{hint} Allowed: {', '.join(sorted(allowed))}"
             raise CommandRefused(msg)
-        args = _expand(words[1:], cwd, root)
+        args = _expand(words[1:], cwd, root, budget)
         if name in BUILTINS:
             if name == "cd" and (index > 0 or len(words_list) > 1):
                 raise CommandRefused("cd cannot be part of a pipeline")

@@ -12,9 +12,11 @@
    file-list options, no pagers, no `tail -f`).
 3. Every path argument (globs expanded first) is resolved with symlinks and must be
    inside the workspace; `cd` is confined the same way and kept per tool instance.
-4. The process runs with a scrubbed environment (no secrets from the parent), stdin
-   closed, in its own process group, with `RLIMIT_FSIZE=0` (it cannot grow any file)
-   and no core dumps; on timeout the whole group is killed.
+4. Every process starts through the `_landlock` launcher: on Linux with Landlock it
+   can read only the workspace and the system directories, write nothing anywhere,
+   open no TCP connection or socket (`enforcement == "landlock"`); everywhere it gets
+   a scrubbed environment, `no_new_privs`, CPU/memory/file-size/process limits, no
+   inherited descriptors, stdin closed, its own process group (killed on timeout).
 5. Output (stdout then stderr) is decoded as UTF-8 as it streams and capped in
    characters; the command is stopped once the cap is reached, and a marker says so.
    Exit codes are reported.
@@ -29,10 +31,11 @@ import shutil
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
@@ -41,29 +44,38 @@ from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import ToolSpec, check_workspace
 from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
 from langgraph_context.tools.terminal._process import (
+    Enforcement,
+    KernelSandboxUnavailableError,
+    Launch,
     collect_output,
     feed_stdin,
     kill_group,
-    limit_child,
+    resolve_enforcement,
+    start_pipeline,
 )
 from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
 from langgraph_context.tools.terminal._tree import render_tree
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
+    "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_TERMINAL_DESCRIPTION",
     "DEFAULT_TERMINAL_NAME",
     "DEFAULT_TIMEOUT",
     "SANDBOX_PATH",
     "SUPPORTED_COMMANDS",
+    "Enforcement",
+    "KernelSandboxUnavailableError",
     "Terminal",
     "TerminalResult",
     "create_terminal_tool",
 ]
 
+DEFAULT_MEMORY_LIMIT = 512 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
 DEFAULT_TERMINAL_NAME = "terminal"
+MAX_COMMAND_CHARS = 100_000
 SANDBOX_PATH = "/usr/bin:/bin"
 SUPPORTED_COMMANDS: frozenset[str] = frozenset(POLICIES) | BUILTINS
 _TRUNCATION_MARKER = "\n[output truncated at {cap} characters; narrow the command (head, grep -m)]"
@@ -124,15 +136,23 @@ class Terminal:
 
     Args:
         workspace: The directory the terminal is confined to (must exist).
-        timeout: Seconds a command may run before its process group is killed.
+        timeout: Seconds a call may take, parsing and globbing included, before its
+            process group is killed.
         max_output_chars: Cap on output characters (stdout + stderr) returned per
             command.
         allow_cd: Whether `cd` may change the current directory.
         allowed_commands: Commands to allow (default: all supported and installed).
+        memory_limit: Address-space limit of each command, in bytes.
+        require_kernel_sandbox: Refuse to start without Landlock.
+
+    Attributes:
+        enforcement: `"landlock"` when the kernel confines every command too,
+            `"policy-only"` when only the command checks do.
 
     Raises:
         ValueError: If the workspace is not a directory, a limit is not positive, or a
             command is unsupported or not installed.
+        KernelSandboxUnavailableError: If `require_kernel_sandbox` and no Landlock.
 
     Example:
         >>> import tempfile, pathlib
@@ -150,6 +170,8 @@ class Terminal:
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         allow_cd: bool = True,
         allowed_commands: Iterable[str] | None = None,
+        memory_limit: int = DEFAULT_MEMORY_LIMIT,
+        require_kernel_sandbox: bool = False,
     ) -> None:
         check_workspace(workspace)
         root = Path(workspace).expanduser()
@@ -159,42 +181,36 @@ class Terminal:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             msg = f"timeout must be a positive number of seconds, got {timeout!r}"
             raise InvalidArgumentError(msg)
-        if (
-            isinstance(max_output_chars, bool)
-            or not isinstance(max_output_chars, int)
-            or max_output_chars <= 0
+        for label, value in (
+            ("max_output_chars", max_output_chars),
+            ("memory_limit", memory_limit),
         ):
-            msg = f"max_output_chars must be a positive integer, got {max_output_chars!r}"
-            raise InvalidArgumentError(msg)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                msg = f"{label} must be a positive integer, got {value!r}"
+                raise InvalidArgumentError(msg)
+        self.enforcement, self._abi = resolve_enforcement(require_kernel_sandbox)
         self.root = Path(os.path.realpath(root))
         self.timeout = float(timeout)
         self.max_output_chars = max_output_chars
+        self.memory_limit = memory_limit
         self.allow_cd = allow_cd
-        self._binaries: dict[str, str] = {}
-        requested = None if allowed_commands is None else list(allowed_commands)
-        for name in sorted(SUPPORTED_COMMANDS) if requested is None else requested:
-            if name not in SUPPORTED_COMMANDS:
-                msg = (
-                    f"allowed_commands: {name!r} is not supported; choose from "
-                    f"{', '.join(sorted(SUPPORTED_COMMANDS))}"
-                )
-                raise InvalidArgumentError(msg)
-            if name in BUILTINS:
-                continue
-            policy = POLICIES[name]
-            binary = shutil.which(policy.binary or name, path=SANDBOX_PATH)
-            if binary is None:
-                if requested is not None:
-                    msg = f"allowed_commands: {name!r} is not installed in {SANDBOX_PATH}"
-                    raise InvalidArgumentError(msg)
-                continue
-            self._binaries[name] = binary
-        names = set(self._binaries) | (BUILTINS if requested is None else BUILTINS & set(requested))
+        self._binaries = _find_binaries(allowed_commands)
+        names = set(self._binaries) | (
+            BUILTINS if allowed_commands is None else BUILTINS & set(allowed_commands)
+        )
         if not allow_cd:
             names.discard("cd")
         self.allowed: frozenset[str] = frozenset(names)
         self.cwd = self.root
         self._lock = threading.Lock()
+        # The workspace as opened now: the kernel rule and the per-call check use this
+        # directory, whatever its name points at later.
+        self._root_fd = os.open(self.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        weakref.finalize(self, os.close, self._root_fd)
+        self._root_id = _identity(os.stat(self._root_fd))
+        # Test hook: True hands the raw line to `sh -c` inside the kernel sandbox,
+        # skipping every policy check, to show what the kernel layer alone stops.
+        self._bypass_policy = False
 
     @property
     def env(self) -> dict[str, str]:
@@ -221,15 +237,41 @@ class Terminal:
             The result (refusals included; this never raises for the model's input).
         """
         with self._lock:
+            deadline = time.monotonic() + self.timeout
             try:
                 if not isinstance(command, str):
                     raise CommandRefused("the command must be a string")
-                stages = plan_command(command, cwd=self.cwd, root=self.root, allowed=self.allowed)
+                _check_text(command)
+                self._recheck_directories()
+                if self._bypass_policy:
+                    argv = ["/bin/sh", "-c", command]
+                    return self._execute(command, [Stage("sh", tuple(argv))], deadline)
+                stages = plan_command(
+                    command, cwd=self.cwd, root=self.root, allowed=self.allowed, deadline=deadline
+                )
                 if stages[0].name == "cd":
                     return self._cd(command, stages[0].args)
-                return self._execute(command, stages)
+                return self._execute(command, stages, deadline)
             except CommandRefused as refusal:
                 return TerminalResult(command, "", None, refused=str(refusal), cwd=str(self.cwd))
+
+    def _recheck_directories(self) -> None:
+        """Re-resolve the workspace and current directory: either may have been swapped."""
+        try:
+            root_now = Path(os.path.realpath(self.root))
+            same_root = root_now == self.root and _identity(os.stat(root_now)) == self._root_id
+        except OSError:
+            same_root = False
+        if not same_root:
+            raise CommandRefused("the workspace directory was moved or replaced; recreate the tool")
+        try:
+            self.cwd = confine(str(self.cwd), self.root, self.root)
+            if not self.cwd.is_dir():
+                raise CommandRefused("not a directory")
+        except CommandRefused:
+            self.cwd = self.root
+            msg = "the current directory left the workspace or was removed; back at the root"
+            raise CommandRefused(msg) from None
 
     # -- builtins -------------------------------------------------------------------------
     def _cd(self, command: str, args: tuple[str, ...]) -> TerminalResult:
@@ -241,55 +283,46 @@ class Terminal:
         self.cwd = target
         return TerminalResult(command, f"{target}\n", 0, cwd=str(target))
 
-    def _builtin_output(self, stage: Stage) -> bytes:
+    def _builtin_output(self, stage: Stage, deadline: float) -> bytes:
         if stage.name == "pwd":
             if stage.args:
                 raise CommandRefused("pwd takes no arguments")
             return f"{self.cwd}\n".encode()
-        return render_tree(stage.args, self.cwd, self.root).encode()
+        limit = self.max_output_chars * 4
+        return render_tree(stage.args, self.cwd, self.root, limit, deadline).encode()
 
     # -- processes --------------------------------------------------------------------------
-    def _execute(self, command: str, stages: list[Stage]) -> TerminalResult:
+    def _execute(self, command: str, stages: list[Stage], deadline: float) -> TerminalResult:
         feed: bytes | None = None
         if stages[0].builtin:
-            feed = self._builtin_output(stages[0])
+            feed = self._builtin_output(stages[0], deadline)
             stages = stages[1:]
             if not stages:
                 text = feed.decode("utf-8", errors="replace")
                 return self._finish(command, text, "", 0, timed_out=False)
-        cap = self.max_output_chars
-        deadline = time.monotonic() + self.timeout
+        argvs = [[self._binaries.get(s.name, s.name), *s.args] for s in stages]
+        if self._bypass_policy:
+            argvs = [list(stages[0].args)]
+        launch = Launch(
+            env=self.env,
+            abi=self._abi,
+            cpu_seconds=int(self.timeout) + 1,
+            memory_bytes=self.memory_limit,
+            root_fd=self._root_fd,
+        )
         err_read, err_write = os.pipe()
-        procs: list[subprocess.Popen[bytes]] = []
-        previous: IO[bytes] | int = subprocess.DEVNULL if feed is None else subprocess.PIPE
-        cpu = int(self.timeout) + 1
         try:
-            for stage in stages:
-                proc = subprocess.Popen(
-                    [self._binaries[stage.name], *stage.args],
-                    stdin=previous,
-                    stdout=subprocess.PIPE,
-                    stderr=err_write,
-                    cwd=self.cwd,
-                    env=self.env,
-                    close_fds=True,
-                    process_group=procs[0].pid if procs else 0,
-                    preexec_fn=lambda: limit_child(cpu),  # noqa: PLW1509 - only setrlimit
-                )
-                if procs and procs[-1].stdout is not None:
-                    procs[-1].stdout.close()  # the next stage owns the read end now
-                procs.append(proc)
-                assert proc.stdout is not None
-                previous = proc.stdout
-        except OSError as error:
-            if procs:
-                kill_group(procs[0].pid)
+            procs = start_pipeline(
+                argvs, cwd=self.cwd, launch=launch, stdin_pipe=feed is not None, err_write=err_write
+            )
+        except (OSError, ValueError) as error:
             os.close(err_read)
             raise CommandRefused(f"could not start the command: {error}") from error
         finally:
             os.close(err_write)
         if feed is not None:
             feed_stdin(procs[0], feed)
+        cap = self.max_output_chars
         out, err, truncated, timed_out = collect_output(procs[-1], err_read, cap, deadline)
         if truncated or timed_out:
             kill_group(procs[0].pid)
@@ -339,6 +372,8 @@ def create_terminal_tool(
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     allow_cd: bool = True,
     allowed_commands: Iterable[str] | None = None,
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    require_kernel_sandbox: bool = False,
     name: str | None = None,
     description: str | None = None,
 ) -> BaseTool:
@@ -351,6 +386,9 @@ def create_terminal_tool(
         allow_cd: Whether `cd` may change the tool's current directory.
         allowed_commands: Commands to allow (default: all of `SUPPORTED_COMMANDS` that
             are installed).
+        memory_limit: Address-space limit of each command, in bytes.
+        require_kernel_sandbox: Raise `KernelSandboxUnavailableError` instead of
+            falling back to the policy checks alone when the kernel has no Landlock.
         name: Tool name (default `terminal`).
         description: Tool description.
 
@@ -371,6 +409,8 @@ def create_terminal_tool(
         max_output_chars=max_output_chars,
         allow_cd=allow_cd,
         allowed_commands=allowed_commands,
+        memory_limit=memory_limit,
+        require_kernel_sandbox=require_kernel_sandbox,
     )
     spec = _TERMINAL.customize(name=name, description=description)
 
@@ -402,3 +442,44 @@ def _artifact(result: TerminalResult) -> dict[str, Any]:
         "refused": result.refused,
         "cwd": result.cwd,
     }
+
+
+def _find_binaries(allowed_commands: Iterable[str] | None) -> dict[str, str]:
+    """Map each allowed external command to its binary in `SANDBOX_PATH`."""
+    binaries: dict[str, str] = {}
+    requested = None if allowed_commands is None else list(allowed_commands)
+    for name in sorted(SUPPORTED_COMMANDS) if requested is None else requested:
+        if name not in SUPPORTED_COMMANDS:
+            msg = (
+                f"allowed_commands: {name!r} is not supported; choose from "
+                f"{', '.join(sorted(SUPPORTED_COMMANDS))}"
+            )
+            raise InvalidArgumentError(msg)
+        if name in BUILTINS:
+            continue
+        policy = POLICIES[name]
+        binary = shutil.which(policy.binary or name, path=SANDBOX_PATH)
+        if binary is None:
+            if requested is not None:
+                msg = f"allowed_commands: {name!r} is not installed in {SANDBOX_PATH}"
+                raise InvalidArgumentError(msg)
+            continue
+        binaries[name] = binary
+    return binaries
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def _check_text(command: str) -> None:
+    """Refuse text that cannot become an argument: surrogates, over-long lines."""
+    if len(command) > MAX_COMMAND_CHARS:
+        msg = f"the command is longer than {MAX_COMMAND_CHARS} characters; shorten it"
+        raise CommandRefused(msg)
+    if "\x00" in command:
+        raise CommandRefused("NUL bytes are not allowed")
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CommandRefused("the command is not valid Unicode text (lone surrogate)") from None

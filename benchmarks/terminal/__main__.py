@@ -1,0 +1,75 @@
+"""Per-command cost of the terminal's kernel layer: `python -m benchmarks.terminal`.
+
+Times `cat` of one file and `grep -rn` over a small tree, each through a terminal with
+Landlock (launcher + ruleset + seccomp before exec) and one forced to policy-only
+(the same launcher without the kernel rules), in one run, next to a bare `subprocess`
+run of the same command as the floor; prints the medians and writes
+`benchmarks/results/terminal.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+import pytest
+
+from benchmarks._common import median_ms, write_result
+from langgraph_context.tools.terminal import Terminal, _landlock
+
+
+def _workspace(root: Path, files: int) -> None:
+    for i in range(files):
+        folder = root / f"pkg{i % 20}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"mod{i}.py").write_text(f"def f{i}():\n    return {i}  # TODO check\n" * 20)
+
+
+def _terminal(root: Path, *, kernel: bool) -> Terminal:
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if not kernel:
+            patch.setattr(_landlock, "landlock_abi", lambda: 0)
+        return Terminal(root)
+
+
+def _bare(argv: list[str]) -> None:
+    subprocess.run(argv, check=False, capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print a table; write the JSON result."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.terminal")
+    parser.add_argument("--repeat", type=int, default=31)
+    parser.add_argument("--files", type=int, default=1_000)
+    args = parser.parse_args(argv)
+    commands = {"cat": "cat pkg0/mod0.py", "grep -rn": "grep -rn 'def f777()' ."}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _workspace(root, args.files)
+        terminals = {"landlock": _terminal(root, kernel=True)}
+        terminals["policy-only"] = _terminal(root, kernel=False)
+        figures: dict[str, dict[str, float]] = {}
+        print(f"{'command':<10} {'layers':<12} {'median ms':>10}")
+        for label, command in commands.items():
+            for mode, terminal in terminals.items():
+                if mode == "landlock" and terminal.enforcement != "landlock":
+                    continue
+                assert terminal.run(command).ok
+                ms = median_ms(lambda t=terminal, c=command: t.run(c), repeat=args.repeat)
+                figures.setdefault(label, {})[mode] = round(ms, 2)
+                print(f"{label:<10} {mode:<12} {ms:>10.2f}")
+            argv = ["/bin/sh", "-c", f"cd {root} && exec {command}"]
+            ms = median_ms(lambda a=argv: _bare(a), repeat=args.repeat)
+            figures[label]["bare subprocess"] = round(ms, 2)
+            print(f"{label:<10} {'bare':<12} {ms:>10.2f}")
+    payload = {"repeat": args.repeat, "files": args.files, "median_ms": figures}
+    print(f"wrote {write_result('terminal', payload)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
