@@ -41,6 +41,9 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 MAX_TWIN_LINES = 10
 MAX_TOP_LEVEL_NAMES = 30
+# Run as a script (`python -I -S`) inside the terminal's sandboxed child: it can import
+# only the standard library, and its errors never leave the child (exit code 126).
+STANDALONE_MODULES = {"langgraph_context.tools.terminal._landlock"}
 # One spelling per idea: these parameter names have a single house spelling.
 BANNED_PARAMETERS = {
     "input_key": "messages_key",
@@ -322,6 +325,8 @@ def test_every_raised_error_derives_from_the_package_base() -> None:
     allowed = {"AttributeError", "KeyError", "NotImplementedError", "StopIteration"}
     bad = []
     for name, _, tree in _sources():
+        if name in STANDALONE_MODULES:
+            continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
                 func = node.exc.func

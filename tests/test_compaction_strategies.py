@@ -330,22 +330,37 @@ def test_empty_history() -> None:
     assert result.stats.strategy == "none"
 
 
-def test_latest_request_is_dropped_only_when_nothing_else_fits() -> None:
-    """If only dropping the latest request can fit the budget, it is dropped and noted."""
+def test_latest_request_is_shortened_never_dropped_when_nothing_else_fits() -> None:
+    """If only the latest request's length stands in the way, it is cut with a marker."""
     history = [
         SystemMessage("rules " * 50, id="sys"),
         HumanMessage("please " * 300, id="req"),
         *tool_round(0, "ok"),
     ]
-    budget = count_tokens([history[0], *history[2:]]) + 5
+    budget = count_tokens([history[0], *history[2:]]) + 60
     result = compact_messages(history, max_tokens=budget)
     assert result.stats.within_budget
-    assert [m.id for m in result.messages] == ["sys", "a0", "t0"]
-    assert "latest user request was dropped" in result.stats.note
+    assert count_tokens(result.messages) <= budget
+    assert [m.id for m in result.messages] == ["sys", "req", "a0", "t0"]
+    request = result.messages[1].content
+    assert request.startswith("please please")
+    assert "request shortened by compaction to fit the budget" in request
+    assert "latest user request was shortened" in result.stats.note
+    assert history[1].content == "please " * 300  # the caller's message is untouched
     assert validate_history(result.messages) == []
     kept = compact_messages(history, max_tokens=budget, strategy="clear_tool_results")
     assert not kept.stats.within_budget
-    assert "req" in [m.id for m in kept.messages]
+    assert kept.messages[1].content == "please " * 300
+
+
+def test_a_budget_too_small_for_any_request_text_reports_over_budget() -> None:
+    """When not even a marker fits, the request stays whole and the result says it is over."""
+    history = [SystemMessage("rules " * 50), HumanMessage("please " * 300), *tool_round(0, "ok")]
+    budget = count_tokens([history[0], *history[2:]]) + 5
+    result = compact_messages(history, max_tokens=budget)
+    assert not result.stats.within_budget
+    assert any(m.content == "please " * 300 for m in result.messages)
+    assert "no valid history fits" in result.stats.note
 
 
 def test_latest_tool_round_is_not_cleared_to_make_room_for_the_snapshot() -> None:

@@ -147,21 +147,7 @@ async def acondense_result(
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     summarizer: BaseChatModel | None = None,
 ) -> str:
-    """Async twin of `condense_result`.
-
-    Args:
-        text: The report.
-        max_tokens: The cap.
-        token_counter: Counter for the cap (`None` = offline tiktoken).
-        summarizer: Optional chat model asked to condense an over-long report; if it
-            fails, the report is cut instead (a warning is logged).
-
-    Returns:
-        The report (or its summary) cut to the cap.
-
-    Raises:
-        ValueError: If `max_tokens` is not a positive int.
-    """
+    """Async twin of `condense_result`: the same arguments, result and errors."""
     _check_positive(max_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
     request = _summary_request(text, max_tokens, count, summarizer)

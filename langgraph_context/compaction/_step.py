@@ -201,7 +201,7 @@ class Step:
             keep_tool_rounds=self.o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
             token_counter=self.o.token_counter,
-            drop_request=self.tokens > self.o.max_tokens,
+            shorten_request=self.tokens > self.o.max_tokens,
         )
 
     def needs_model(self) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction.snapshot import compaction_kind
-from langgraph_context.tokens import TiktokenCounter, TokenCounter
+from langgraph_context.tokens import TiktokenCounter, TokenCounter, truncate_text
 
 CLEARED_TOOL_RESULT = (
     "[Tool output cleared by compaction to save context. Call the tool again if you still need it.]"
@@ -84,7 +84,7 @@ class Work:
     dropped: set[int] = field(default_factory=set)
     tail: set[int] = field(default_factory=set)
     request_unit: int | None = None
-    request_dropped: bool = False
+    request_shortened: bool = False
     cleared: dict[int, BaseMessage] = field(default_factory=dict)
     args_cleared: int = 0
 
@@ -107,6 +107,11 @@ def copy_work(work: Work) -> Work:
     )
 
 
+REQUEST_SHORTENED = (
+    "\n[... request shortened by compaction to fit the budget: {shown} of {total} tokens shown]"
+)
+
+
 def last_resort(
     work: Work,
     costs: Costs,
@@ -114,13 +119,15 @@ def last_resort(
     strategy: str,
     clear_args_over: int | None,
     *,
-    drop_request: bool = True,
+    shorten_request: bool = True,
 ) -> Work:
-    """Fit `max_tokens` by clearing protected outputs, then by dropping the latest request.
+    """Fit `max_tokens` by clearing protected outputs, then by shortening the latest request.
 
     Used only when the kept messages alone exceed `max_tokens` (never to make room for
     the snapshot); outputs are cleared oldest first and only as far as the budget
-    needs, and each step is taken only if it actually reaches the budget.
+    needs, and each step is taken only if it actually reaches the budget. The latest
+    user request is never dropped: when only its length stands in the way, its text
+    is cut with a visible marker (the full text stays in the caller's history).
     """
     limit = max_tokens - costs.overhead
     cleared = copy_work(work)
@@ -128,20 +135,36 @@ def last_resort(
     if cleared.kept_cost() <= limit:
         return cleared  # clearing the protected outputs is enough
     request = work.request_unit
-    if not drop_request or strategy == "clear_tool_results" or request is None:
-        return work
-    if request in work.tail:
-        return work
-    if request == len(work.units) - 1:
+    if not shorten_request or strategy == "clear_tool_results" or request is None:
         return work
     for base in (work, cleared):
         trial = copy_work(base)
-        trial.pinned.discard(request)
-        trial.dropped.add(request)
-        if trial.kept_cost() <= limit:
-            trial.request_dropped = True
+        if _shorten_request(trial, costs, request, limit):
             return trial
     return work
+
+
+def _shorten_request(work: Work, costs: Costs, unit: int, limit: int) -> bool:
+    """Cut the request's text (with a marker) until the kept units fit `limit`."""
+    excess = work.kept_cost() - limit
+    start, _ = work.units[unit]
+    message = work.current[start]
+    if not isinstance(message.content, str):
+        return False
+    count = costs.token_counter
+    total = int(count(message.content))
+    marker = int(count(REQUEST_SHORTENED.format(shown=total, total=total)))
+    keep = total - excess - marker
+    if keep < 1:
+        return False
+    head = truncate_text(message.content, keep, token_counter=count)
+    shorter = message.model_copy(
+        update={"content": head + REQUEST_SHORTENED.format(shown=count(head), total=total)}
+    )
+    work.current[start] = shorter
+    work.costs[start] = costs.of(shorter)
+    work.request_shortened = True
+    return work.kept_cost() <= limit
 
 
 def pin_units(work: Work, keep_messages: int) -> None:

@@ -187,7 +187,7 @@ def compact_messages(
     snapshot_fraction: float = DEFAULT_SNAPSHOT_FRACTION,
     head_fraction: float = DEFAULT_HEAD_FRACTION,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
-    drop_request: bool = True,
+    shorten_request: bool = True,
 ) -> CompactionResult:
     """Compact a history under `max_tokens` without a model, keeping tool pairs intact.
 
@@ -214,8 +214,8 @@ def compact_messages(
         snapshot_fraction: Share of `max_tokens` reserved for the snapshot.
         head_fraction: Share of the budget `drop_middle` gives to the head.
         token_counter: Counter for budgets (default: offline tiktoken).
-        drop_request: Allow dropping the latest user request as the very last resort
-            (its text goes to the snapshot when there is room). `False` reports the
+        shorten_request: Allow cutting the latest user request's text (with a visible
+            marker) as the very last resort; it is never dropped. `False` reports the
             result over budget instead; the compaction node passes `False` when it
             compacts a history that already fits its window (a trigger fired).
 
@@ -278,7 +278,7 @@ def compact_messages(
         # Protected tool results are cleared only when the kept messages alone exceed
         # the budget; the snapshot reserve never justifies it (the snapshot shrinks).
         work = last_resort(
-            work, costs, max_tokens, strategy, clear_tool_args_over, drop_request=drop_request
+            work, costs, max_tokens, strategy, clear_tool_args_over, shorten_request=shorten_request
         )
     before = CompactionStats(applied, max_tokens, tokens_before, 0, len(items), 0, repairs=repairs)
     return _finish(work, costs, earlier, snapshot=snapshot, reserve=reserve, before=before)
@@ -397,10 +397,10 @@ def _over_budget_note(work: Work, strategy: str, tokens_after: int, max_tokens: 
             f"over the budget of {max_tokens}; use strategy 'auto', 'drop_oldest' or "
             "'drop_middle' to drop messages as well"
         )
-    if work.request_dropped:
+    if work.request_shortened and within:
         return (
-            "the latest user request was dropped to fit the budget (its text is in the "
-            "snapshot when there was room for one)"
+            "the latest user request was shortened (with a marker) to fit the budget; its "
+            "full text stays in the history you passed in"
         )
     if not within:
         note = (

@@ -403,21 +403,9 @@ class ContextBuilder:
         state: Any = None,
         max_tokens: int | None = None,
     ) -> ContextResult:
-        """Async twin of `build_result` (sources, embeddings and summarizer awaited).
+        """Async twin of `build_result`: the same arguments, result and errors.
 
-        Args:
-            user_query: What the next model call must answer.
-            conversation_history: Messages or OpenAI-style dicts.
-            system_instructions: Rendered in [Role & Policies]; never trimmed.
-            custom_packets: Extra candidate packets.
-            state: Graph state read by the state sources.
-            max_tokens: Overrides `config.max_tokens` for this build.
-
-        Returns:
-            The text with per-section tokens and drops.
-
-        Raises:
-            ValueError: If `max_tokens` is below 1.
+        Query sources, embeddings and the summarizer are awaited.
         """
         inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
         return await adrive(self._steps(user_query, inputs, max_tokens))
