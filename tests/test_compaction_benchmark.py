@@ -91,3 +91,31 @@ def test_stateful_methods_see_every_model_call():
     row = replay([session], [Recorder], 1)["rows"][0]
     assert Recorder.seen == model_call_points(session.messages)
     assert row["points"] == 2
+
+
+def test_extractive_summarizer_reads_what_it_is_asked_to_summarize():
+    """The shared summarizer picks specific sentences of its input, deterministically."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from benchmarks.compaction.summarizer import ExtractiveSummarizer, salient_sentences
+
+    text = "Please be brief. The crash is in lib/app/user.ex line 42. Thanks a lot."
+    assert salient_sentences(text, 14) == "The crash is in lib/app/user.ex line 42."
+    model = ExtractiveSummarizer(max_tokens=14)
+    request = [SystemMessage("Summarize the conversation."), HumanMessage(text)]
+    first = model.invoke(request).content
+    assert first == model.invoke(request).content
+    assert "lib/app/user.ex" in first
+
+
+def test_every_summarizing_method_gets_the_same_summarizer():
+    """ours, langmem and SummarizationMiddleware share one summarizer of one size."""
+    from benchmarks.compaction.methods import Langmem, Middleware
+    from benchmarks.compaction.summarizer import ExtractiveSummarizer
+
+    langmem, middleware = Langmem(), Middleware()
+    langmem.reset(4_000)
+    middleware.reset(4_000)
+    for model in (langmem.model, middleware.mw.model):
+        assert isinstance(model, ExtractiveSummarizer)
+        assert model.max_tokens == 256

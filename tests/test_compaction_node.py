@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_context.compaction import (
+    SUMMARY_PREFIX,
     Archive,
     CompactionKeys,
     CompactionStateMixin,
@@ -217,7 +218,8 @@ def test_replace_mode_with_model_running_summary(scripted: Any) -> None:
     assert "summary 1" in second
     summaries = [m for m in state["messages"] if compaction_kind(m) == "summary"]
     assert len(summaries) == 1
-    assert summaries[0].content.endswith(f"summary {len(model.seen)}")
+    prose = summaries[0].content.removeprefix(SUMMARY_PREFIX).split("\n\n")[0]
+    assert prose == f"summary {len(model.seen)}"
     assert state["compaction"]["summary"]["text"] == f"summary {len(model.seen)}"
     assert state["compaction"]["last"]["strategy"] in ("summary", "clear_tool_results")
     assert state["note"] == NOTES

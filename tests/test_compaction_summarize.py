@@ -18,13 +18,21 @@ from langgraph_context.compaction import (
     SummaryOptions,
     asummarize_messages,
     compaction_kind,
+    extract_snapshot,
     summarize_messages,
     summary_instructions,
 )
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
-SUMMARY_OPTION_FIELDS = {"style", "prompt", "max_summary_tokens", "max_input_tokens", "retries"}
+SUMMARY_OPTION_FIELDS = {
+    "style",
+    "prompt",
+    "max_summary_tokens",
+    "max_input_tokens",
+    "retries",
+    "keep_facts",
+}
 
 
 def chat(n: int, *, size: int = 60, tag: str = "") -> list:
@@ -58,18 +66,25 @@ def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
     assert result.messages[0] is history[0]
     summary = result.messages[1]
     assert compaction_kind(summary) == "summary"
-    assert summary.content == SUMMARY_PREFIX + "User asked 6 questions; all answered."
+    running = result.running_summary
+    assert running is not None
+    assert running.facts.startswith("[Earlier conversation compacted. State snapshot")
+    assert summary.content == (
+        SUMMARY_PREFIX + "User asked 6 questions; all answered.\n\n" + running.facts
+    )
     assert result.messages[-1] is history[-1]
     assert result.tokens_after <= 800
     assert result.within_budget
     assert [m.id for m in result.summarized] == [
         m.id for m in history[1 : 1 + len(result.summarized)]
     ]
-    assert result.running_summary == RunningSummary(
+    assert running == RunningSummary(
         "User asked 6 questions; all answered.",
         last_message_id=result.summarized[-1].id,
         message_count=len(result.summarized),
         rounds=1,
+        snapshot=extract_snapshot(result.summarized),
+        facts=running.facts,
     )
     assert validate_history(result.messages) == []
 

@@ -4,9 +4,12 @@ Stateless views (ours rule-based, trim_messages) see the whole history each turn
 langmem keeps its running summary between turns (as its `SummarizationNode` does);
 LangChain's `SummarizationMiddleware` rewrites the agent's state, so its next turn
 starts from its own previous output plus the new messages. Our node runs in `view`
-mode with its state record carried between turns. The LLM-based methods all use the
-same scripted summarizer, which answers with one fixed text. Stateful methods are
-stepped through every model call of a session (see `replay.py`).
+mode with its state record carried between turns, once with the rule-based facts kept
+beside the summary (the default) and once with the prose alone. Every method that
+summarizes gets the same deterministic extractive summarizer (`summarizer.py`), asked
+for the same summary size; `ContextEditingMiddleware` clears old tool results and
+summarizes nothing. Stateful methods are stepped through every model call of a
+session (see `replay.py`).
 """
 
 from __future__ import annotations
@@ -15,18 +18,16 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage, RemoveMessage, trim_messages
 
+from benchmarks.compaction.summarizer import ExtractiveSummarizer
 from langgraph_context.compaction import SummaryOptions, compact_messages, create_compaction_node
 from langgraph_context.tokens import default_counter
 
-SCRIPTED_SUMMARY = "Summary of the earlier conversation (scripted summarizer, no real model)."
 
-
-def scripted_model() -> FakeListChatModel:
-    """The summarizer every LLM-based method gets: one fixed answer."""
-    return FakeListChatModel(responses=[SCRIPTED_SUMMARY])
+def shared_summarizer(budget: int) -> ExtractiveSummarizer:
+    """The summarizer every summarizing method gets, with the same summary size."""
+    return ExtractiveSummarizer(max_tokens=summary_tokens(budget))
 
 
 def summary_tokens(budget: int) -> int:
@@ -62,18 +63,19 @@ class OursRules(Method):
 
 
 class OursNode(Method):
-    """`create_compaction_node(mode="view")` with the scripted summarizer."""
+    """`create_compaction_node(mode="view")` with the shared summarizer, facts kept."""
 
     name = "ours (node+summary)"
     stateful = True
+    keep_facts = True
 
     def reset(self, budget: int) -> None:
         super().reset(budget)
+        options = SummaryOptions(
+            max_summary_tokens=summary_tokens(budget), keep_facts=self.keep_facts
+        )
         self.node = create_compaction_node(
-            max_tokens=budget,
-            mode="view",
-            model=scripted_model(),
-            summary_options=SummaryOptions(max_summary_tokens=summary_tokens(budget)),
+            max_tokens=budget, mode="view", model=shared_summarizer(budget), summary_options=options
         )
         self.record: dict[str, Any] = {}
 
@@ -86,6 +88,49 @@ class OursNode(Method):
         last = self.record.get("last", {}) if out.get("compaction") else {}
         self.last_note = last.get("note", "")
         return list(out["llm_input_messages"])
+
+
+class OursNodeRules(OursNode):
+    """The same node without a model: rules alone, at the same budgets and low mark."""
+
+    name = "ours (node, rules only)"
+
+    def reset(self, budget: int) -> None:
+        Method.reset(self, budget)
+        self.node = create_compaction_node(max_tokens=budget, mode="view")
+        self.record = {}
+
+
+class OursNodeProse(OursNode):
+    """The same node with the summarizer's prose alone (`keep_facts=False`)."""
+
+    name = "ours (node+summary, prose only)"
+    keep_facts = False
+
+
+class ContextEditing(Method):
+    """LangChain v1 `ContextEditingMiddleware(edits=[ClearToolUsesEdit(...)])`.
+
+    The edit it applies in `wrap_model_call` (on a copy of the request's messages):
+    over `trigger` tokens, old tool results (all but the latest `keep`) become a
+    placeholder. It never summarizes or drops a message.
+    """
+
+    name = "ContextEditingMiddleware"
+
+    def reset(self, budget: int) -> None:
+        super().reset(budget)
+        from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
+
+        self.mw = ContextEditingMiddleware(
+            edits=[ClearToolUsesEdit(trigger=budget)], token_counter=default_counter()
+        )
+
+    def view(self, history: list[BaseMessage]) -> list[BaseMessage]:
+        messages = list(history)  # the edit replaces items, never mutates a message
+        for edit in self.mw.edits:
+            edit.apply(messages, count_tokens=default_counter())
+        return messages
 
 
 class Trim(Method):
@@ -113,7 +158,7 @@ class Langmem(Method):
 
     def reset(self, budget: int) -> None:
         super().reset(budget)
-        self.model = scripted_model()
+        self.model = shared_summarizer(budget)
         self.running: Any = None
 
     def view(self, history: list[BaseMessage]) -> list[BaseMessage]:
@@ -145,7 +190,7 @@ class Middleware(Method):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.mw = SummarizationMiddleware(
-                scripted_model(),
+                shared_summarizer(budget),
                 trigger=("tokens", budget),
                 keep=("tokens", budget // 2),
                 token_counter=default_counter(),
@@ -173,7 +218,15 @@ def langmem_available() -> bool:
 
 def all_methods() -> list[Callable[[], Method]]:
     """Factories of every method that can run here."""
-    methods: list[Callable[[], Method]] = [OursRules, OursNode, Trim, Middleware]
+    methods: list[Callable[[], Method]] = [
+        OursRules,
+        OursNodeRules,
+        OursNode,
+        OursNodeProse,
+        Trim,
+        Middleware,
+        ContextEditing,
+    ]
     if langmem_available():
-        methods.insert(3, Langmem)
+        methods.insert(4, Langmem)
     return methods

@@ -6,6 +6,7 @@ The graph::
                     ^                    |                                        |
                     |                    +-> END (no tool calls)                  |
                     +-----------------------------------------------------------+
+                    +---- (only calls whose arguments did not parse) ---- model
 
 * `pre_model` steps are ordinary LangGraph nodes run in order before every model
   call: this is where the compaction node (which may rewrite `messages`) and the
@@ -17,6 +18,11 @@ The graph::
   hot issue when a check tool fails).
 * Plan tools and note tools are on by default and each can be switched off.
 * With a view, the system prompt goes first in the view's system message.
+* A tool call whose arguments are not valid JSON (`invalid_tool_calls`, as
+  `langchain-openai` parses a malformed reply) is answered at once with an error
+  `ToolMessage` the model can act on, and the loop goes on: the turn never ends
+  silently on a call nothing ran, and the next request stays valid for the provider
+  (every call it sends has a result).
 * Without any step writing a view, the model sees the system prompt, a short
   `[State]` block with the plan and the note names (`state_in_prompt`), and the
   messages.
@@ -25,10 +31,16 @@ The graph::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NotRequired, cast
+from typing import Any, NotRequired, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -47,7 +59,7 @@ from langgraph_context.memory import (
     render_memory,
 )
 from langgraph_context.memory.watch import CheckSelector
-from langgraph_context.messages import content_text
+from langgraph_context.messages import content_text, repair_history
 from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value, render_plan
 from langgraph_context.tools import (
     create_ls_tool,
@@ -378,7 +390,7 @@ def create_context_agent(
         graph.add_edge("model", END)
         return graph
     graph.add_node("tools", ToolNode(all_tools))
-    graph.add_conditional_edges("model", _route, ["tools", END])
+    graph.add_conditional_edges("model", _router(entry), list(dict.fromkeys(["tools", entry, END])))
     _chain(graph, "tools", after, entry)
     return graph
 
@@ -402,7 +414,7 @@ def _model_node(
         return bind_model_tools(model(config), tools)  # type: ignore[operator]
 
     def _update(response: BaseMessage) -> dict[str, Any]:
-        update: dict[str, Any] = {"messages": [response]}
+        update: dict[str, Any] = {"messages": _answer_invalid_calls(response)}
         if clears_view:
             update[LLM_INPUT_KEY] = []
         return update
@@ -431,7 +443,25 @@ def _chain(
     return steps[0][0] if steps else target
 
 
-def _route(state: Any) -> Literal["tools", "__end__"]:
-    messages = get_state_value(state, "messages", [])
-    last = messages[-1] if messages else None
-    return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
+def _answer_invalid_calls(response: BaseMessage) -> list[BaseMessage]:
+    """The reply, then an error result for each call whose arguments did not parse."""
+    if not (isinstance(response, AIMessage) and response.invalid_tool_calls):
+        return [response]
+    return repair_history([response], allow_pending_tool_calls=True).messages
+
+
+def _router(entry: str) -> Callable[[Any], str]:
+    """Route after the model: run its calls, go again after invalid calls, or end."""
+
+    def route(state: Any) -> str:
+        messages = list(get_state_value(state, "messages", []))
+        answered = False
+        while messages and isinstance(messages[-1], ToolMessage):
+            messages.pop()
+            answered = True
+        last = messages[-1] if messages else None
+        if isinstance(last, AIMessage) and last.tool_calls:
+            return "tools"
+        return entry if answered else END
+
+    return route

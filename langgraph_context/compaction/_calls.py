@@ -65,6 +65,17 @@ def answer_text(answer: Any) -> str:
     raise InvalidTypeError(msg)
 
 
+def retryable(exc: Exception) -> bool:
+    """Whether a failed call may succeed if sent again.
+
+    A 4xx answer (a 400 `context_length_exceeded`, a 401, a 404) refuses the request
+    itself: sending the same request again fails the same way. Timeouts (408),
+    conflicts (409), rate limits (429), 5xx and errors without a status are retried.
+    """
+    status = getattr(exc, "status_code", None)
+    return not (isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429))
+
+
 def summary_calls(
     chunks: Sequence[str],
     *,
@@ -87,6 +98,11 @@ def summary_calls(
                 answer = answer_text((yield request))
             except Exception as exc:  # any model failure is retried, then reported
                 last_error = f"{type(exc).__name__}: {exc}"
+                if not retryable(exc):
+                    error = (
+                        f"summarization failed (the provider refused it, no retry): {last_error}"
+                    )
+                    return Outcome(None, error, calls)
                 continue
             if answer:
                 text = answer

@@ -78,7 +78,12 @@ class SummaryOptions:
         max_summary_tokens: Length the summary is asked to stay under (and room kept
             for it).
         max_input_tokens: Budget of each summarizer call's input.
-        retries: Extra attempts per call after an exception or an empty answer.
+        retries: Extra attempts per call after an exception or an empty answer (a
+            provider's 4xx refusal, such as `context_length_exceeded`, is not retried).
+        keep_facts: Keep the rule-based state snapshot of the summarized messages
+            (requests, files, errors, identifiers, ...) beside the model's prose in
+            the summary message, so a summary never holds fewer of those facts than
+            compacting by rules alone.
 
     Raises:
         ValueError: If `style` is unknown, `prompt` is blank, a budget is not a
@@ -94,6 +99,7 @@ class SummaryOptions:
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     max_input_tokens: int = DEFAULT_MAX_INPUT_TOKENS
     retries: int = DEFAULT_RETRIES
+    keep_facts: bool = True
 
     def __post_init__(self) -> None:
         check_positive("max_summary_tokens", self.max_summary_tokens)

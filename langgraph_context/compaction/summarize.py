@@ -7,6 +7,11 @@ never redone from scratch. The summarizer's own input is kept under
 `max_input_tokens`: long evictions are summarized in chunks, each extending the
 summary of the previous one, and single huge messages are clipped in the middle.
 
+Beside the model's prose, the summary message keeps the rule-based state snapshot of
+everything it covers (`SummaryOptions.keep_facts`), rendered into the room the budget
+leaves: a weak or forgetful summarizer never loses a request, file, error or
+identifier that compacting by rules alone would have kept.
+
 If the model keeps failing (an exception or an empty answer, after
 `SummaryOptions.retries` extra attempts per call), the history is returned unchanged
 with `error` set: an error text never becomes a summary and nothing is lost.
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
@@ -26,7 +31,12 @@ from langchain_core.runnables import Runnable
 from langgraph_context.compaction._calls import Outcome, Steps, adrive, drive, summary_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
 from langgraph_context.compaction.options import SummaryOptions, check_positive
-from langgraph_context.compaction.snapshot import COMPACTION_MARKER, compaction_kind
+from langgraph_context.compaction.snapshot import (
+    COMPACTION_MARKER,
+    StateSnapshot,
+    compaction_kind,
+    extract_snapshot,
+)
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
     as_messages,
@@ -49,6 +59,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_KEEP_FRACTION = 0.5
+_FACTS_SEPARATOR_TOKENS = 2  # the blank line between the prose and the facts
 SUMMARY_PREFIX = "[Summary of the earlier conversation, written when it was compacted]\n"
 
 
@@ -62,12 +73,16 @@ class RunningSummary:
             holds the covered messages (view mode) is not summarized twice.
         message_count: How many messages it covers, over all rounds.
         rounds: How many summarizer calls built it.
+        snapshot: The rule-based facts of every message it covers (`keep_facts`).
+        facts: `snapshot` as rendered beside the prose in the summary message.
     """
 
     text: str
     last_message_id: str | None = None
     message_count: int = 0
     rounds: int = 0
+    snapshot: StateSnapshot | None = None
+    facts: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict (round-trips through `from_dict`)."""
@@ -76,6 +91,8 @@ class RunningSummary:
             "last_message_id": self.last_message_id,
             "message_count": self.message_count,
             "rounds": self.rounds,
+            "snapshot": self.snapshot.to_dict() if self.snapshot else None,
+            "facts": self.facts,
         }
 
     @classmethod
@@ -89,11 +106,14 @@ class RunningSummary:
             The running summary.
         """
         last = data.get("last_message_id")
+        snapshot = data.get("snapshot")
         return cls(
             text=str(data.get("text", "")),
             last_message_id=str(last) if last is not None else None,
             message_count=int(data.get("message_count", 0)),
             rounds=int(data.get("rounds", 0)),
+            snapshot=StateSnapshot.from_dict(snapshot) if snapshot else None,
+            facts=str(data.get("facts") or ""),
         )
 
 
@@ -135,8 +155,9 @@ def summary_message(summary: RunningSummary) -> HumanMessage:
         A user-role message (valid right after the system prompt for every provider)
         whose marker lets later rounds find and extend the summary.
     """
+    facts = f"\n\n{summary.facts}" if summary.facts else ""
     return HumanMessage(
-        SUMMARY_PREFIX + summary.text,
+        SUMMARY_PREFIX + summary.text + facts,
         additional_kwargs={COMPACTION_MARKER: {"kind": "summary", "summary": summary.to_dict()}},
     )
 
@@ -277,8 +298,25 @@ def _result(
     )
 
 
+def _with_facts(
+    plan: _Plan, summary: RunningSummary, max_tokens: int, counter: TokenCounter
+) -> RunningSummary:
+    """`summary` with the rule-based snapshot of what it covers, in the room left."""
+    previous = plan.previous.snapshot if plan.previous else None
+    snapshot = extract_snapshot(plan.to_summarize, previous=previous)
+    bare = [*plan.head, summary_message(summary), *plan.pinned, *plan.tail]
+    room = max_tokens - int(counter(bare)) - _FACTS_SEPARATOR_TOKENS
+    facts = snapshot.render(max_tokens=room, token_counter=counter) if room > 0 else ""
+    return replace(summary, snapshot=snapshot, facts=facts)
+
+
 def _finish(
-    plan: _Plan, outcome: Outcome | None, *, max_tokens: int, counter: TokenCounter
+    plan: _Plan,
+    outcome: Outcome | None,
+    *,
+    max_tokens: int,
+    counter: TokenCounter,
+    keep_facts: bool = False,
 ) -> SummarizationResult:
     if outcome is None:
         tokens = int(counter(plan.visible)) if plan.visible else 0
@@ -300,6 +338,8 @@ def _finish(
         message_count=base.message_count + len(plan.to_summarize),
         rounds=base.rounds + len(plan.chunks),
     )
+    if keep_facts:
+        summary = _with_facts(plan, summary, max_tokens, counter)
     out = [*plan.head, summary_message(summary), *plan.pinned, *plan.tail]
     return _result(
         plan,
@@ -344,7 +384,9 @@ def _summary_steps(
         max_summary_tokens=options.max_summary_tokens,
         retries=options.retries,
     )
-    return _finish(plan, outcome, max_tokens=max_tokens, counter=counter)
+    return _finish(
+        plan, outcome, max_tokens=max_tokens, counter=counter, keep_facts=options.keep_facts
+    )
 
 
 def summarize_messages(
