@@ -232,10 +232,13 @@ def test_render_state_block_limits_note_names() -> None:
         "[State]\nNotes (read with query_note): n0, n1 (+3 more)"
     )
     assert render_state_block({}) == ""
-    rule = {"id": "c-1", "text": "Use uv", "status": "active"}
+    rule = {"id": "c-1", "text": "Use uv", "status": "active", "source": "user"}
     assert render_state_block({"constraints": [rule]}) == (
         "[State]\nConstraints (always follow):\n- Use uv"
     )
+    recorded = render_state_block({"constraints": [{**rule, "source": "model"}]})
+    assert "Constraints (always follow)" not in recorded
+    assert "<untrusted-data-" in recorded
 
 
 def test_construction_errors() -> None:
