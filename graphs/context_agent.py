@@ -3,7 +3,8 @@
 The model comes from each run's configuration (`configurable.model_factory`, default
 `openai`: any OpenAI-compatible endpoint from `LGC_BASE_URL`/`OPENAI_BASE_URL` with the
 key from `LGC_API_KEY`/`OPENAI_API_KEY`, model from `configurable.model` or `LGC_MODEL`).
-Notes are kept in the server's store, per `configurable.user_id`, so every thread of a
+Notes are kept in the server's store, per `configurable.user_id` (a run without one is
+refused before the model is called; no user reads another's notes), so every thread of a
 user sees them. The model's context window is `LGC_CONTEXT_WINDOW` tokens (default
 32,000, at least 8,192): the stored history is compacted at three quarters of it and
 each model call is sent at most the window minus room for the reply and the system

@@ -232,10 +232,13 @@ def test_render_state_block_limits_note_names() -> None:
         "[State]\nNotes (read with query_note): n0, n1 (+3 more)"
     )
     assert render_state_block({}) == ""
-    rule = {"id": "c-1", "text": "Use uv", "status": "active"}
+    rule = {"id": "c-1", "text": "Use uv", "status": "active", "source": "user"}
     assert render_state_block({"constraints": [rule]}) == (
         "[State]\nConstraints (always follow):\n- Use uv"
     )
+    recorded = render_state_block({"constraints": [{**rule, "source": "model"}]})
+    assert "Constraints (always follow)" not in recorded
+    assert "<untrusted-data-" in recorded
 
 
 def test_construction_errors() -> None:
@@ -255,7 +258,7 @@ def test_construction_errors() -> None:
         create_context_agent(model, checks=[])
     with pytest.raises(ValueError, match="'watch_checks' is taken by the checks argument"):
         create_context_agent(model, checks="t", post_tools={"watch_checks": lambda s: {}})
-    with pytest.raises(ValueError, match="must differ; both use \\['x'\\]"):
+    with pytest.raises(ValueError, match="must differ; repeated: \\['x'\\]"):
         create_context_agent(model, pre_model={"x": lambda s: {}}, post_tools={"x": lambda s: {}})
 
 
@@ -372,7 +375,9 @@ def test_real_compaction_and_context_nodes_together() -> None:
     for i in range(turns):
         out = graph.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, cfg)
         assert validate_history(out["messages"]) == []
-    assert {"compaction", "context"} <= set(graph.get_graph().nodes)
+    nodes = set(graph.get_graph().nodes)
+    assert "compaction" in nodes
+    assert "context" not in nodes  # assembled inside the model node, never stored
     assert out["compaction"]["count"] >= 1
     prompt_tokens = count_tokens("You read files.\n\n")
     for seen in model.seen:
@@ -381,7 +386,7 @@ def test_real_compaction_and_context_nodes_together() -> None:
     # The cache layout sends the plan last, after the newest tool result.
     assert "Plan:\n1. [in_progress] read files" in model.seen[-1][-1].content
     assert model.seen[-1][-2].content.startswith("f9.py: line0")
-    assert out[LLM_INPUT_KEY] == []
+    assert LLM_INPUT_KEY not in out
 
 
 def test_context_true_uses_the_default_context_node() -> None:
@@ -391,8 +396,8 @@ def test_context_true_uses_the_default_context_node() -> None:
     graph.invoke({"messages": [HumanMessage("hello")]})
     assert [m.type for m in model.seen[0]] == ["system", "human"]
     assert model.seen[0][-1].content == "hello"
-    with pytest.raises(ValueError, match="pre_model step name 'context' is taken"):
-        create_context_agent(model, context=True, pre_model={"context": lambda s: {}})
+    with pytest.raises(TypeError, match="context must be a node"):
+        create_context_agent(model, context=42)
 
 
 def test_pinned_memory_survives_compaction_and_hot_issues_open_and_close() -> None:

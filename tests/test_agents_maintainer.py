@@ -42,7 +42,7 @@ def make_codebase(root: Path) -> Path:
 
 
 def _cfg(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
+    return {"configurable": {"thread_id": thread, "user_id": "u"}}
 
 
 def _tool_results(messages: list[Any]) -> list[str]:

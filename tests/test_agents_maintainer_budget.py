@@ -52,7 +52,9 @@ def test_with_a_store_the_note_tools_work(tmp_path: Path) -> None:
     """notes=None with a store compiled in keeps notes there."""
     store = InMemoryStore()
     graph = create_codebase_maintainer_graph(_note_turn(), workspace=_workspace(tmp_path / "ws"))
-    out = graph.compile(store=store).invoke({"messages": [("user", "note something")]})
+    out = graph.compile(store=store).invoke(
+        {"messages": [("user", "note something")]}, {"configurable": {"user_id": "u"}}
+    )
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert result.status != "error"
     assert "Created note" in str(result.content)

@@ -231,5 +231,6 @@ def test_dev_server_runs_the_codebase_maintainer(server: str) -> None:
         {"content": "fix", "status": "pending"},
     ]
     assert values["messages"][-1]["content"] == "One action recorded."
+    assert [i["namespace"] for i in items["items"]] == [["codebase_maintainer", "notes", "alice"]]
     notes = [i["value"] for i in items["items"]]
     assert [(n["title"], n["type"]) for n in notes] == [("run() is a stub", "action")]

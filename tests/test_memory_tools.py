@@ -72,9 +72,7 @@ def test_record_then_resolve_by_id_and_by_text() -> None:
         "source": "model",
     }
     assert texts(state)[1] == "Run ruff before committing"
-    assert result(state, "1").content == (
-        f"Recorded constraint [{rid}]: Use pyproject.toml, never requirements.txt"
-    )
+    assert result(state, "1").content == (f"Recorded constraint [{rid}].")
     state = run(
         app,
         call("resolve_constraint", {"constraint": rid}, "4"),

@@ -305,7 +305,7 @@ def test_corrupt_store_item_is_skipped_and_reported(name: str) -> None:
 def test_store_item_with_a_bad_key_or_value_type_is_skipped() -> None:
     """Keys that are not note ids and values that are not mappings are reported, not served."""
     raw = InMemoryStore()
-    notes = LangGraphNoteStore(raw)
+    notes = LangGraphNoteStore(raw, namespace=("notes",))
     good = notes.create("Good", "text")
     raw.put(("notes",), "../escape", {"title": "x"}, index=False)
     item = raw.get(("notes",), good.id)
@@ -383,11 +383,11 @@ def test_model_gets_usable_answers_from_a_store_with_corrupt_items() -> None:
     from tests.test_note_tool import _app
 
     raw = InMemoryStore()
-    good = LangGraphNoteStore(raw).create("Good", "searchable text")
+    good = LangGraphNoteStore(raw, namespace=("notes",)).create("Good", "searchable text")
     for name, value in BAD_VALUES.items():
         raw.put(("notes",), name.replace(" ", "-"), value, index=False)
     model = _app(
-        create_note_tools(raw),
+        create_note_tools(raw, namespace=("notes",)),
         [
             ai_calls(call("note_list", {}, "l")),
             ai_calls(call("note_search", {"query": "searchable"}, "s")),

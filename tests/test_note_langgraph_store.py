@@ -275,7 +275,9 @@ class _SlowStore(InMemoryStore):
 def test_parallel_updates_of_one_note_in_one_turn_both_land() -> None:
     """ToolNode runs two note_update calls at once; both changes reach the store."""
     store = _SlowStore()
-    note = LangGraphNoteStore(store).create("CI", "runner offline", tags=["ci"])
+    note = LangGraphNoteStore(store, namespace=("notes", "u")).create(
+        "CI", "runner offline", tags=["ci"]
+    )
     model = ScriptedChatModel(
         responses=[
             ai_calls(
@@ -286,10 +288,12 @@ def test_parallel_updates_of_one_note_in_one_turn_both_land() -> None:
         ]
     )
     app = _graph(create_note_tools(), model).compile(store=store)
-    result = app.invoke({"messages": [("user", "close the CI blocker")]})
+    result = app.invoke(
+        {"messages": [("user", "close the CI blocker")]}, {"configurable": {"user_id": "u"}}
+    )
     statuses = [m.status for m in result["messages"] if isinstance(m, ToolMessage)]
     assert statuses == ["success", "success"]
-    stored = LangGraphNoteStore(store).read(note.id)
+    stored = LangGraphNoteStore(store, namespace=("notes", "u")).read(note.id)
     assert (stored.title, stored.tags) == ("CI fixed", ("ci", "resolved"))
 
 

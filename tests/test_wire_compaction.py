@@ -155,12 +155,15 @@ def test_retry_then_success(server: WireServer) -> None:
 
 
 def test_compaction_node_on_the_wire_records_the_failure(server: WireServer) -> None:
-    """Documented: replace mode keeps the history and records the error in state."""
+    """A failing summarizer: the node falls back to the rules, within budget, error recorded."""
     server.script(server_error(), server_error(), server_error())
     node = create_compaction_node(max_tokens=1_200, model=server.chat_model())
     update = node.invoke({"messages": history()})
-    assert "messages" not in update
     assert "Error code: 500" in update["compaction"]["error"]
+    assert update["compaction"]["last"]["strategy"] != "summary"
+    assert update["compaction"]["last"]["within_budget"]
+    kept = [m for m in update["messages"] if m.type != "remove"]
+    assert count_tokens(kept) <= 1_200
 
 
 def test_compaction_node_on_the_wire_compacts(server: WireServer) -> None:

@@ -16,6 +16,11 @@ from langgraph_context.agents.context_agent import (
     default_context_node,
     render_state_block,
 )
+from langgraph_context.agents.guard import (
+    GuardAgentState,
+    OutputGuardMiddleware,
+    create_output_guard_middleware,
+)
 from langgraph_context.agents.maintainer import (
     DEFAULT_HISTORY_TOKENS,
     DEFAULT_MAINTAINER_MAX_TOKENS,
@@ -76,12 +81,14 @@ __all__ = [
     "CompactionAgentState",
     "CompactionMiddleware",
     "ContextAgentState",
+    "GuardAgentState",
     "MaintainerMode",
     "MaintainerOptions",
     "MaintainerState",
     "MemoryAgentState",
     "MemoryMiddleware",
     "ModelFactory",
+    "OutputGuardMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "PromptLike",
@@ -98,6 +105,7 @@ __all__ = [
     "create_context_agent",
     "create_context_middleware",
     "create_memory_middleware",
+    "create_output_guard_middleware",
     "create_pre_model_middleware",
     "create_state_tools_middleware",
     "create_subagent_tool",

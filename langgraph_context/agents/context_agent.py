@@ -2,27 +2,30 @@
 
 The graph::
 
-    START -> [pre_model steps ...] -> model -> tools -> [post_tools steps ...] -+
-                    ^                    |                                        |
-                    |                    +-> END (no tool calls)                  |
-                    +-----------------------------------------------------------+
-                    +---- (only calls whose arguments did not parse) ---- model
+    START -> [pre_model ...] -> model -> [post_model ...] -> tools -> [post_tools ...] -+
+                  ^                                    |                               |
+                  |                                    +-> END (no tool calls)         |
+                  +--------------------------------------------------------------------+
 
 * `pre_model` steps are ordinary LangGraph nodes run in order before every model
-  call: this is where the compaction node (which may rewrite `messages`) and the
-  context node (which writes the assembled view) plug in. A step that wants the model
-  to see something other than `messages` writes it to `llm_input_messages`, the same
-  contract as `create_react_agent`'s `pre_model_hook`; the model node consumes that
-  view once and clears it, so a view is never reused by a later call.
+  call: this is where the compaction node (which may rewrite `messages`) plugs in.
+* The `context` node is not a graph node: the model node runs it on the state for
+  every call and sends its output to the model. The assembled input is computed per
+  call, never written to state (so never checkpointed) and never streamed as a
+  message (`stream_mode="messages"` shows the model's answer, not the prompt). Opt in
+  to a stored copy for debugging with `store_view=True`.
+* A `pre_model` step that wants the model to see something other than `messages` may
+  still write it to `llm_input_messages` (`create_react_agent`'s `pre_model_hook`
+  contract); the model node consumes that view once and clears it.
 * `post_tools` steps run after each tool round (for example a watcher that opens a
-  hot issue when a check tool fails).
-* Plan tools and note tools are on by default and each can be switched off.
-* With a view, the system prompt goes first in the view's system message.
+  hot issue when a check tool fails); `post_model` steps run after every model
+  answer (for example `safety.create_output_guard_node`).
 * A tool call whose arguments are not valid JSON (`invalid_tool_calls`, as
   `langchain-openai` parses a malformed reply) is answered at once with an error
   `ToolMessage` the model can act on, and the loop goes on: the turn never ends
-  silently on a call nothing ran, and the next request stays valid for the provider
-  (every call it sends has a result).
+  silently on a call nothing ran, and the next request stays valid for the provider.
+* Plan tools and note tools are on by default and each can be switched off.
+* With a view, the system prompt goes first in the view's system message.
 * Without any step writing a view, the model sees the system prompt, a short
   `[State]` block with the plan and the note names (`state_in_prompt`), and the
   messages.
@@ -31,23 +34,25 @@ The graph::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired, cast
+from typing import Any, NotRequired
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    AnyMessage,
-    BaseMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel.protocol import PregelProtocol
 
-from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
+from langgraph_context.agents._model_call import (
+    DEFAULT_MAX_NOTE_NAMES,
+    LLM_INPUT_KEY,
+    ModelInput,
+    PromptLike,
+    render_state_block,
+)
+from langgraph_context.agents._model_call import model_node as _model_node
+from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -56,11 +61,9 @@ from langgraph_context.memory import (
     create_hot_issue_node,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
-    render_memory,
 )
 from langgraph_context.memory.watch import CheckSelector
-from langgraph_context.messages import content_text, repair_history
-from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value, render_plan
+from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value
 from langgraph_context.tools import (
     create_ls_tool,
     create_query_note_tool,
@@ -81,12 +84,7 @@ __all__ = [
     "render_state_block",
 ]
 
-LLM_INPUT_KEY = "llm_input_messages"
-DEFAULT_MAX_NOTE_NAMES = 50
 _RESERVED_NODES = frozenset({"model", "tools"})
-
-PromptLike = str | Callable[[Any], str] | None
-"""A system prompt, or a function of the state returning one (e.g. per mode)."""
 
 StepsLike = Mapping[str, Any] | Sequence[Any]
 """Graph nodes to run in order: a name -> node mapping, or a sequence (auto-named)."""
@@ -103,39 +101,6 @@ class ContextAgentState(
     """
 
     llm_input_messages: NotRequired[list[AnyMessage]]
-
-
-def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES) -> str:
-    """Render pinned memory, the plan and the note names as a short `[State]` block.
-
-    Args:
-        state: Graph state (dict or object) with optional `constraints`,
-            `hot_issues`, `plan` and `note`.
-        max_note_names: At most this many note names are listed (the rest counted).
-
-    Returns:
-        The block, or `""` when all of them are empty.
-
-    Example:
-        >>> print(render_state_block({"plan": [{"content": "read", "status": "done"}]}))
-        [State]
-        Plan:
-        1. [done] read
-    """
-    plan = get_state_value(state, "plan", [])
-    notes = get_state_value(state, "note", {})
-    lines: list[str] = []
-    memory = render_memory(state)
-    if memory:
-        lines.append(memory)
-    if plan:
-        lines += ["Plan:", render_plan(list(plan))]
-    if notes:
-        names = sorted(notes)
-        shown = ", ".join(names[:max_note_names])
-        more = f" (+{len(names) - max_note_names} more)" if len(names) > max_note_names else ""
-        lines.append(f"Notes (read with query_note): {shown}{more}")
-    return "\n".join(["[State]", *lines]) if lines else ""
 
 
 def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
@@ -216,21 +181,29 @@ def _agent_tools(
     return all_tools
 
 
-def _pre_model_steps(
-    pre_model: StepsLike | None, compaction: Any, context: Any, max_tokens: int | None
-) -> list[tuple[str, Any]]:
-    """Named steps before the model: compaction first, `pre_model`, context last."""
+def _pre_model_steps(pre_model: StepsLike | None, compaction: Any) -> list[tuple[str, Any]]:
+    """Named steps before the model: compaction first, then `pre_model`."""
     before = _named_steps(pre_model, "pre_model")
-    context = _context_step(context, max_tokens)
-    for step_name, step in (("compaction", compaction), ("context", context)):
-        if step is None:
-            continue
-        if step_name in {n for n, _ in before}:
-            msg = f"pre_model step name {step_name!r} is taken by the {step_name} argument"
-            raise InvalidArgumentError(msg)
-        (checked,) = _named_steps({step_name: step}, step_name)
-        before = [checked, *before] if step_name == "compaction" else [*before, checked]
-    return before
+    if compaction is None:
+        return before
+    if "compaction" in {n for n, _ in before}:
+        msg = "pre_model step name 'compaction' is taken by the compaction argument"
+        raise InvalidArgumentError(msg)
+    (checked,) = _named_steps({"compaction": compaction}, "compaction")
+    return [checked, *before]
+
+
+def _context_runnable(context: Any, max_tokens: int | None) -> Runnable[Any, Any] | None:
+    """The context node for the `context`/`max_tokens` arguments, as a runnable (or `None`)."""
+    step = _context_step(context, max_tokens)
+    if step is None:
+        return None
+    if isinstance(step, Runnable):
+        return step
+    if not callable(step):
+        msg = f"context must be a node, a ContextBuilder or True, got {step!r}"
+        raise InvalidTypeError(msg)
+    return RunnableLambda(step, name="context")
 
 
 def _post_tools_steps(
@@ -275,31 +248,6 @@ def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list
     return tools
 
 
-def _model_input(state: Any, prompt: PromptLike, state_in_prompt: bool) -> list[BaseMessage]:
-    view = get_state_value(state, LLM_INPUT_KEY, None)
-    if view:
-        messages = list(view)
-        text = "" if prompt is None else prompt if isinstance(prompt, str) else prompt(state)
-        if not text:
-            return messages
-        if messages and isinstance(messages[0], SystemMessage):
-            # One system message: the agent's instructions first (a stable, cacheable
-            # prefix), then the assembled context.
-            assembled = content_text(messages[0].content)
-            messages[0] = SystemMessage(f"{text}\n\n{assembled}" if assembled else text)
-        else:
-            messages.insert(0, SystemMessage(text))
-        return messages
-    parts: list[str] = []
-    if prompt is not None:
-        parts.append(prompt if isinstance(prompt, str) else prompt(state))
-    if state_in_prompt:
-        parts.append(render_state_block(state))
-    system = "\n\n".join(p for p in parts if p)
-    history = list(get_state_value(state, "messages", []))
-    return [SystemMessage(system), *history] if system else history
-
-
 def create_context_agent(
     model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
     tools: Sequence[BaseTool] = (),
@@ -313,9 +261,11 @@ def create_context_agent(
     context: Any = None,
     max_tokens: int | None = None,
     pre_model: StepsLike | None = None,
+    post_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
     state_in_prompt: bool = True,
+    store_view: bool = False,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
 
@@ -338,18 +288,24 @@ def create_context_agent(
         context: A context node (`create_context_node(...)`), a `ContextBuilder`
             (wrapped in `create_context_node`), or `True` for
             `default_context_node(max_tokens)` (default builder plus pinned
-            memory). It runs last before every model call, so it assembles the view
-            from the compacted history. The system prompt is put before the
-            assembled context in one system message.
+            memory). The model node runs it on the state (after the `pre_model`
+            steps, so on the compacted history) and sends the `llm_input_messages`
+            it returns; nothing of it is written to state or streamed. The system
+            prompt is put before the assembled context in one system message.
         max_tokens: With `context=True`, the most tokens one model call is sent (the
             budget of the assembled view; keep it below the model's window minus the
             system prompt and the reply); `None` for the builder's default.
-        pre_model: Further nodes, run in order between `compaction` and `context`.
+        pre_model: Further nodes, run in order after `compaction`.
+        post_model: Nodes run in order after every model answer, before its tool
+            calls run (e.g. `safety.create_output_guard_node(action="replace")`,
+            which can drop the tool calls of a flagged answer).
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
             those tools are on and `llm_input_messages` when a step writes a view.
         state_in_prompt: Without a prepared view, add pinned memory, the plan and the
             note names to the system message (`render_state_block`).
+        store_view: Debugging only: also write every model input, as sent, to
+            `llm_input_messages` (checkpointed, and visible to API clients).
 
     Returns:
         A `StateGraph`; compile it with your checkpointer and store.
@@ -360,6 +316,7 @@ def create_context_agent(
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
             share a name, `checks` names a tool the agent does not have (or none),
+            a step name is used twice,
             or `max_tokens` is not a positive int or is given without
             `context=True`.
 
@@ -374,60 +331,41 @@ def create_context_agent(
     """
     _check_model(model)
     all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools)
-    before = _pre_model_steps(pre_model, compaction, context, max_tokens)
+    before = _pre_model_steps(pre_model, compaction)
+    view = _context_runnable(context, max_tokens)
+    answered = _named_steps(post_model, "post_model")
     after = _post_tools_steps(post_tools, checks, [t.name for t in all_tools])
-    clash = {n for n, _ in before} & {n for n, _ in after}
-    if clash:
-        msg = f"pre_model and post_tools step names must differ; both use {sorted(clash)}"
-        raise InvalidArgumentError(msg)
+    _distinct_steps(before, answered, after)
     model_node = _model_node(
-        model, all_tools, system_prompt, state_in_prompt=state_in_prompt, clears_view=bool(before)
+        model,
+        all_tools,
+        system_prompt,
+        ModelInput(view, state_in_prompt=state_in_prompt, store_view=store_view),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
     graph.add_node("model", model_node)
     entry = _chain(graph, START, before, "model")
+    last = "model"
+    for step_name, step in answered:
+        graph.add_node(step_name, step)
+        graph.add_edge(last, step_name)
+        last = step_name
     if not all_tools:
-        graph.add_edge("model", END)
+        graph.add_edge(last, END)
         return graph
     graph.add_node("tools", ToolNode(all_tools))
-    graph.add_conditional_edges("model", _router(entry), list(dict.fromkeys(["tools", entry, END])))
+    graph.add_conditional_edges(last, _router(entry), list(dict.fromkeys(["tools", entry, END])))
     _chain(graph, "tools", after, entry)
     return graph
 
 
-def _model_node(
-    model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
-    tools: list[BaseTool],
-    system_prompt: PromptLike,
-    *,
-    state_in_prompt: bool,
-    clears_view: bool,
-) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `model` node: binds the tools, sends the prepared input, clears the view."""
-    fixed = (
-        bind_model_tools(cast("Runnable[Any, Any]", model), tools) if is_chat_model(model) else None
-    )
-
-    def _chat(config: RunnableConfig) -> Any:
-        if fixed is not None:
-            return fixed
-        return bind_model_tools(model(config), tools)  # type: ignore[operator]
-
-    def _update(response: BaseMessage) -> dict[str, Any]:
-        update: dict[str, Any] = {"messages": _answer_invalid_calls(response)}
-        if clears_view:
-            update[LLM_INPUT_KEY] = []
-        return update
-
-    def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        messages = _model_input(state, system_prompt, state_in_prompt)
-        return _update(_chat(config).invoke(messages, config))
-
-    async def acall_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        messages = _model_input(state, system_prompt, state_in_prompt)
-        return _update(await _chat(config).ainvoke(messages, config))
-
-    return RunnableLambda(call_model, afunc=acall_model, name="model")
+def _distinct_steps(*groups: list[tuple[str, Any]]) -> None:
+    """Refuse a step name used in two of the step groups."""
+    names = [n for group in groups for n, _ in group]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        msg = f"pre_model, post_model and post_tools step names must differ; repeated: {clash}"
+        raise InvalidArgumentError(msg)
 
 
 def _chain(
@@ -443,13 +381,6 @@ def _chain(
     return steps[0][0] if steps else target
 
 
-def _answer_invalid_calls(response: BaseMessage) -> list[BaseMessage]:
-    """The reply, then an error result for each call whose arguments did not parse."""
-    if not (isinstance(response, AIMessage) and response.invalid_tool_calls):
-        return [response]
-    return repair_history([response], allow_pending_tool_calls=True).messages
-
-
 def _router(entry: str) -> Callable[[Any], str]:
     """Route after the model: run its calls, go again after invalid calls, or end."""
 
@@ -458,7 +389,7 @@ def _router(entry: str) -> Callable[[Any], str]:
         answered = False
         while messages and isinstance(messages[-1], ToolMessage):
             messages.pop()
-            answered = True
+            answered = True  # the model node answered calls whose arguments did not parse
         last = messages[-1] if messages else None
         if isinstance(last, AIMessage) and last.tool_calls:
             return "tools"

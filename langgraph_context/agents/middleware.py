@@ -1,34 +1,43 @@
 """Adapters for LangChain v1 `create_agent`: the same nodes, as agent middleware.
 
 `create_context_agent` runs pre-model nodes (compaction, context assembly) as graph
-nodes. `PreModelNodeMiddleware` runs any such node inside `create_agent` instead:
+nodes. `PreModelNodeMiddleware` runs any such node inside `create_agent` instead, at
+one of two stages:
 
-* `before_model` runs the node on the agent state. Its state updates (a compaction
-  node's `RemoveMessage`s, a summary, stats) are applied to the agent state as usual.
-  A view it writes under `llm_input_messages` is kept in a private state key.
-* `wrap_model_call` sends that view to the model instead of the history. Leading
-  system messages of the view are appended to the agent's own system prompt (the
-  agent's prompt first, so the stable prefix stays cacheable).
-* `after_model` clears the view, so it is never reused by a later call.
+* `"model_call"` (default): the node runs inside `wrap_model_call`, once per model
+  call, on the agent state. The view it returns under `llm_input_messages` is sent to
+  the model instead of the history and is never written to state (so never
+  checkpointed, never streamed). Leading system messages of the view are appended to
+  the agent's own system prompt (the agent's prompt first, so the stable prefix stays
+  cacheable). Its other updates (a compaction record) are applied after the call.
+* `"before_model"`: the node runs as a `before_model` hook and its updates (a
+  compaction node's `RemoveMessage`s and summary) rewrite the agent state; it may not
+  return a view.
 
 `create_compaction_middleware` and `create_context_middleware` build the package's
 real nodes; `create_state_tools_middleware` adds the plan and note tools with their
-state keys.
+state keys. The output guard's middleware is in `agents.guard`.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired, cast
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import PrivateStateAttr
+from langchain.agents.middleware.types import (
+    ExtendedModelResponse,
+    ModelCallResult,
+    PrivateStateAttr,
+)
 from langchain_core.messages import AnyMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import run_in_executor
+from langchain_core.runnables.config import merge_configs, run_in_executor
 from langgraph.config import get_config
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY, _state_tools
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
@@ -43,12 +52,14 @@ from langgraph_context.messages import content_text
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 
 __all__ = [
+    "STAGES",
     "CompactionAgentState",
     "CompactionMiddleware",
     "MemoryAgentState",
     "MemoryMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
+    "Stage",
     "StateToolsMiddleware",
     "StateToolsState",
     "create_compaction_middleware",
@@ -100,19 +111,44 @@ def _split_view(view: list[AnyMessage]) -> tuple[list[str], list[AnyMessage]]:
     return [content_text(m.content) for m in view[:head]], list(view[head:])
 
 
-def _apply_view(request: ModelRequest[Any]) -> ModelRequest[Any]:
-    view = cast("list[AnyMessage] | None", request.state.get(LLM_INPUT_KEY))
+def _apply_view(request: ModelRequest[Any], view: Any) -> ModelRequest[Any]:
+    """The request with the view's messages, its system text after the agent's prompt."""
     if not view:
         return request
     system_parts, messages = _split_view(list(view))
     added = "\n\n".join(p for p in system_parts if p)
-    base = request.system_prompt or ""
-    if request.messages == messages and (not added or base.endswith(added)):
-        return request  # an outer adapter already applied this view
     if not added:
         return request.override(messages=messages)
+    base = request.system_prompt or ""
     text = f"{base}\n\n{added}" if base else added
     return request.override(messages=messages, system_message=SystemMessage(text))
+
+
+Stage = Literal["before_model", "model_call"]
+STAGES: tuple[Stage, ...] = ("before_model", "model_call")
+
+
+def _node_config(quiet: bool) -> RunnableConfig:
+    """The run's config; `quiet` keeps the node's own model calls out of the stream."""
+    config = get_config()
+    return merge_configs(config, {"tags": [TAG_NOSTREAM]}) if quiet else config
+
+
+def _invoke_node(node: Any, state: Any, runtime: Runtime[Any], *, quiet: bool) -> Any:
+    config = _node_config(quiet)
+    if isinstance(node, Runnable):
+        return node.invoke(state, config)
+    return node(state, **_node_kwargs(node, runtime, config))
+
+
+async def _ainvoke_node(node: Any, state: Any, runtime: Runtime[Any], *, quiet: bool) -> Any:
+    config = _node_config(quiet)
+    if isinstance(node, Runnable):
+        return await node.ainvoke(state, config)
+    kwargs = _node_kwargs(node, runtime, config)
+    if inspect.iscoroutinefunction(node):
+        return await node(state, **kwargs)
+    return await run_in_executor(config, node, state, **kwargs)
 
 
 class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
@@ -122,15 +158,22 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         node: A node function `(state[, config][, store][, runtime]) -> update`, a
             coroutine function, or a runnable; it may write `llm_input_messages`.
         name: Middleware name (must be unique among an agent's middleware).
+        stage: `"model_call"` (run per model call; the view goes to the model and is
+            never stored; the node may not rewrite `messages`) or `"before_model"`
+            (run as a hook whose updates rewrite the state; no view).
 
     Raises:
         TypeError: If `node` is neither callable nor a runnable.
-        ValueError: If `name` is empty.
+        ValueError: If `name` is empty or `stage` unknown. At run time, if the node
+            returns a view at `"before_model"` or rewrites `messages` at
+            `"model_call"`.
     """
 
     state_schema = PreModelViewState
 
-    def __init__(self, node: Any, *, name: str = "pre_model_node") -> None:
+    def __init__(
+        self, node: Any, *, name: str = "pre_model_node", stage: Stage = "model_call"
+    ) -> None:
         super().__init__()
         if not callable(node) and not isinstance(node, Runnable):
             msg = f"node must be a callable or a runnable, got {type(node).__name__}"
@@ -138,8 +181,12 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         if not isinstance(name, str) or not name:
             msg = f"name must be a non-empty string, got {name!r}"
             raise InvalidArgumentError(msg)
+        if stage not in STAGES:
+            msg = f"stage must be one of {list(STAGES)}, got {stage!r}"
+            raise InvalidArgumentError(msg)
         self._node = node
         self._name = name
+        self._stage = stage
         self.tools = []
 
     @property
@@ -147,74 +194,92 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         """The middleware's name in the agent graph."""
         return self._name
 
-    @staticmethod
-    def _result(update: Any) -> dict[str, Any] | None:
+    def _result(self, update: Any) -> dict[str, Any]:
         if not update:
-            return None
+            return {}
         if not isinstance(update, dict):
             msg = f"a pre-model node must return a dict update, got {type(update).__name__}"
             raise InvalidTypeError(msg)
         result = dict(update)
-        if LLM_INPUT_KEY in result:
-            result[LLM_INPUT_KEY] = list(result[LLM_INPUT_KEY] or [])
+        if self._stage == "before_model" and result.get(LLM_INPUT_KEY):
+            msg = (
+                f"middleware {self._name!r} runs its node at stage='before_model', where a "
+                f"view ({LLM_INPUT_KEY}) would be stored; use stage='model_call'"
+            )
+            raise InvalidArgumentError(msg)
+        if self._stage == "model_call" and "messages" in result:
+            msg = (
+                f"middleware {self._name!r} runs its node at stage='model_call', where it "
+                "may not rewrite messages; use stage='before_model'"
+            )
+            raise InvalidArgumentError(msg)
+        result.pop(LLM_INPUT_KEY, None)
         return result
 
     def before_model(
         self, state: PreModelViewState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """Run the node and return its update (view included)."""
-        config = get_config()
-        if isinstance(self._node, Runnable):
-            return self._result(self._node.invoke(state, config))
-        return self._result(self._node(state, **_node_kwargs(self._node, runtime, config)))
+        """At stage `before_model`, run the node and return its update."""
+        if self._stage != "before_model":
+            return None
+        return self._result(_invoke_node(self._node, state, runtime, quiet=False)) or None
 
     async def abefore_model(
         self, state: PreModelViewState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Async twin of `before_model`."""
-        config = get_config()
-        if isinstance(self._node, Runnable):
-            return self._result(await self._node.ainvoke(state, config))
-        kwargs = _node_kwargs(self._node, runtime, config)
-        if inspect.iscoroutinefunction(self._node):
-            return self._result(await self._node(state, **kwargs))
-        return self._result(await run_in_executor(config, self._node, state, **kwargs))
+        if self._stage != "before_model":
+            return None
+        return self._result(await _ainvoke_node(self._node, state, runtime, quiet=False)) or None
+
+    def _prepared(
+        self, request: ModelRequest[Any], update: Any
+    ) -> tuple[ModelRequest[Any], Command[Any] | None]:
+        view = update.get(LLM_INPUT_KEY) if isinstance(update, dict) else None
+        rest = self._result(update)
+        return _apply_view(request, view), (Command(update=rest) if rest else None)
+
+    @staticmethod
+    def _answer(response: ModelResponse[Any], command: Command[Any] | None) -> ModelCallResult[Any]:
+        if command is None:
+            return response
+        return ExtendedModelResponse(model_response=response, command=command)
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        """Call the model on the prepared view, if any."""
-        return handler(_apply_view(request))
+    ) -> ModelCallResult[Any]:
+        """At stage `model_call`, run the node and call the model on its view."""
+        if self._stage != "model_call":
+            return handler(request)
+        update = _invoke_node(self._node, request.state, request.runtime, quiet=True)
+        prepared, command = self._prepared(request, update)
+        return self._answer(handler(prepared), command)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
+    ) -> ModelCallResult[Any]:
         """Async twin of `wrap_model_call`."""
-        return await handler(_apply_view(request))
-
-    def after_model(self, state: PreModelViewState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Clear the view once the model has used it."""
-        return {LLM_INPUT_KEY: []} if state.get(LLM_INPUT_KEY) else None
-
-    async def aafter_model(
-        self, state: PreModelViewState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Async twin of `after_model`."""
-        return self.after_model(state, runtime)
+        if self._stage != "model_call":
+            return await handler(request)
+        update = await _ainvoke_node(self._node, request.state, request.runtime, quiet=True)
+        prepared, command = self._prepared(request, update)
+        return self._answer(await handler(prepared), command)
 
 
 def create_pre_model_middleware(
-    node: Any, *, name: str = "pre_model_node"
+    node: Any, *, name: str = "pre_model_node", stage: Stage = "model_call"
 ) -> PreModelNodeMiddleware:
     """Wrap a pre-model node (compaction, context assembly) as `create_agent` middleware.
 
     Args:
         node: The node (function, coroutine function or runnable).
         name: Middleware name, unique per agent.
+        stage: `"model_call"` for a node that assembles a view (never stored),
+            `"before_model"` for one that rewrites the history in state.
 
     Returns:
         The middleware.
@@ -223,7 +288,7 @@ def create_pre_model_middleware(
         TypeError: If `node` is not callable.
         ValueError: If `name` is empty.
     """
-    return PreModelNodeMiddleware(node, name=name)
+    return PreModelNodeMiddleware(node, name=name, stage=stage)
 
 
 class CompactionMiddleware(PreModelNodeMiddleware):
@@ -238,7 +303,8 @@ def create_compaction_middleware(
     """Run `create_compaction_node` before every model call of a `create_agent` agent.
 
     In `replace` mode (the default) the agent's history is rewritten when a trigger
-    fires; in `view` mode the history stays and the model gets the compacted view.
+    fires (a `before_model` hook); in `view` mode the history stays and each model
+    call gets the compacted view, computed in `wrap_model_call` and never stored.
 
     Args:
         max_tokens: Budget of the compacted history.
@@ -253,7 +319,8 @@ def create_compaction_middleware(
         ValueError: If an option is invalid (raised by `create_compaction_node`).
     """
     node = create_compaction_node(max_tokens=max_tokens, **options)
-    return CompactionMiddleware(node, name=name)
+    stage: Stage = "model_call" if options.get("mode") == "view" else "before_model"
+    return CompactionMiddleware(node, name=name, stage=stage)
 
 
 def create_context_middleware(

@@ -256,6 +256,9 @@ class Step:
         if done is None:
             return messages, stats, evicted
         stats["summarizer_calls"] = done.model_calls
+        if done.error is None and not done.within_budget:
+            # An over-long summary must not leave the history over budget.
+            done = replace(done, error="the summary left the history over budget")
         if done.error is None:
             stats.update(
                 strategy="summary",
@@ -266,12 +269,13 @@ class Step:
             summarized = {id(m) for m in done.summarized}
             evicted = [m for m in evicted if id(m) not in summarized]
             return done.messages, stats, [*evicted, *done.summarized]
-        stats["error"] = done.error
-        if self.o.mode == "replace":
-            stats.update(strategy="none", tokens_after=self.tokens, within_budget=False)
-            return self.messages, stats, []
-        fallback = self._rules(self.o.strategy)
-        stats.update(fallback.stats.as_dict(), error=done.error)
+        # The summarizer failed (raised, timed out, answered empty or too long): in
+        # both modes the rule-based strategies compact instead, dropping whole units
+        # when clearing is not enough, so the history never stays over budget.
+        logger.warning("summarizer failed (%s); compacting rule-based instead", done.error)
+        fallback = rule if rule.stats.within_budget else self._rules(_fallback(self.o.strategy))
+        stats = {**fallback.stats.as_dict(), "summarizer_calls": done.model_calls}
+        stats.update(error=done.error, fallback=True)
         return fallback.messages, stats, list(fallback.evicted)
 
     def update(self) -> dict[str, Any]:
@@ -348,6 +352,11 @@ def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) ->
         )
         raise InvalidArgumentError(msg)
     return store, namespace, f"evicted-{count}", {"text": text, "messages": n}
+
+
+def _fallback(strategy: Strategy) -> Strategy:
+    """The rule-based strategy used when the summarizer fails: one that may drop units."""
+    return "auto" if strategy == "clear_tool_results" else strategy
 
 
 def _noop(messages: list[BaseMessage]) -> CompactionResult:

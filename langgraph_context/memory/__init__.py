@@ -13,7 +13,12 @@ from langgraph_context.memory.extract import (
     extract_constraints,
     parse_constraints,
 )
-from langgraph_context.memory.packets import hot_issue_text, memory_packets, render_memory
+from langgraph_context.memory.packets import (
+    TRUSTED_MEMORY_SOURCES,
+    hot_issue_text,
+    memory_packets,
+    render_memory,
+)
 from langgraph_context.memory.tools import (
     DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
     DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
@@ -52,6 +57,7 @@ __all__ = [
     "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
     "MAX_CONSTRAINT_CHARS",
     "MEMORY_STATUSES",
+    "TRUSTED_MEMORY_SOURCES",
     "Constraint",
     "HotIssue",
     "MemoryStateMixin",

@@ -125,7 +125,8 @@ def create_record_constraint_tool(
         entry = Constraint(id=constraint_id(clean), text=clean, status="active", source="model")
         return spec.command(
             {"constraints": [entry]},
-            f"Recorded constraint [{entry['id']}]: {clean}",
+            # The rule is not echoed: it may quote injected text, and the model has it.
+            f"Recorded constraint [{entry['id']}].",
             tool_call_id,
         )
 

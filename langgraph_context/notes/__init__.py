@@ -33,6 +33,7 @@ from langgraph_context.notes.format import (
 )
 from langgraph_context.notes.langgraph_store import (
     DEFAULT_NOTE_NAMESPACE,
+    SHARED_NOTE_NAMESPACE,
     LangGraphNoteStore,
     resolve_note_namespace,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "NOTE_TYPES",
     "NOTE_TYPE_PRIORITY",
     "NOTE_TYPE_WEIGHTS",
+    "SHARED_NOTE_NAMESPACE",
     "BaseNoteStore",
     "FileNoteStore",
     "LangGraphNoteStore",

@@ -41,9 +41,18 @@ from langgraph_context.notes.base import (
     validate_note_id,
 )
 
-__all__ = ["DEFAULT_NOTE_NAMESPACE", "LangGraphNoteStore", "resolve_note_namespace"]
+__all__ = [
+    "DEFAULT_NOTE_NAMESPACE",
+    "SHARED_NOTE_NAMESPACE",
+    "LangGraphNoteStore",
+    "escape_label",
+    "resolve_note_namespace",
+]
 
-DEFAULT_NOTE_NAMESPACE: tuple[str, ...] = ("notes",)
+DEFAULT_NOTE_NAMESPACE: tuple[str, ...] = ("notes", "{user_id}")
+"""Per user: a run that names no `user_id` is refused, never sent to a shared notebook."""
+SHARED_NOTE_NAMESPACE: tuple[str, ...] = ("notes", "shared")
+"""The opt-in for one notebook every user of the graph reads and writes."""
 _PAGE = 5_000
 
 # One writer lock per (store object, namespace), shared by every instance in the process.
@@ -78,19 +87,29 @@ def check_namespace(namespace: Any) -> tuple[str, ...]:
     return namespace
 
 
-def _escape(value: str) -> str:
-    # Store namespace labels may not contain '.'; keep the mapping one-to-one.
+def escape_label(value: str) -> str:
+    """Return `value` as a store namespace label: `%` and `.` percent-escaped, one-to-one.
+
+    Example:
+        >>> escape_label("a.b"), escape_label("a_b")
+        ('a%2Eb', 'a_b')
+    """
     return value.replace("%", "%25").replace(".", "%2E")
 
 
 def resolve_note_namespace(
-    template: Sequence[str], config: Mapping[str, Any] | None = None
+    template: Sequence[str], config: Mapping[str, Any] | None = None, *, context: Any = None
 ) -> tuple[str, ...]:
     """Fill `{placeholders}` in a namespace template from `config["configurable"]`.
+
+    A placeholder missing from `configurable` is read from `context` (the run's
+    runtime context: a mapping key or an attribute). There is no default value: a
+    missing one is an error, so notes never fall back to a namespace others share.
 
     Args:
         template: Namespace parts, e.g. `("notes", "{user_id}")`.
         config: The run's config (`RunnableConfig`).
+        context: The run's runtime context (`Runtime.context`), if any.
 
     Returns:
         The namespace, with `.` and `%` in filled values percent-escaped (store labels
@@ -104,21 +123,34 @@ def resolve_note_namespace(
         ('notes', 'a%2Eb')
     """
     configurable = dict((config or {}).get("configurable") or {})
+    values = {k: v for k, v in configurable.items() if v not in (None, "")}
     parts: list[str] = []
     for part in template:
         if not isinstance(part, str):
             msg = f"namespace template parts must be strings, got {part!r}"
             raise InvalidArgumentError(msg)
         names = [name for _, name, _, _ in string.Formatter().parse(part) if name is not None]
-        missing = [name for name in names if configurable.get(name) in (None, "")]
+        for name in names:
+            if name not in values and _context_value(context, name) not in (None, ""):
+                values[name] = _context_value(context, name)
+        missing = [name for name in names if name not in values]
         if missing:
             msg = (
                 f"note namespace {tuple(template)!r} needs config['configurable'][{missing[0]!r}]"
-                " for this run; pass it in the config of invoke/stream."
+                f" (or {missing[0]!r} in the run context) for this run; pass it in the config"
+                " of invoke/stream. Notes are never put in a namespace shared by default."
             )
             raise InvalidArgumentError(msg)
-        parts.append(part.format(**{n: _escape(str(configurable[n])) for n in names}))
+        parts.append(part.format(**{n: escape_label(str(values[n])) for n in names}))
     return check_namespace(tuple(parts))
+
+
+def _context_value(context: Any, name: str) -> Any:
+    if context is None:
+        return None
+    if isinstance(context, Mapping):
+        return context.get(name)
+    return getattr(context, name, None)
 
 
 def _text(value: Any, name: str) -> str:
@@ -188,7 +220,8 @@ class LangGraphNoteStore(BaseNoteStore):
 
     Args:
         store: Any `BaseStore` (`InMemoryStore`, `SqliteStore`, `PostgresStore`, ...).
-        namespace: The namespace holding this notebook's items.
+        namespace: The namespace holding this notebook's items (default
+            `SHARED_NOTE_NAMESPACE`: pass a per-user one when users must not share).
         scorer: Search ranking function (default BM25+).
 
     Raises:
@@ -204,7 +237,7 @@ class LangGraphNoteStore(BaseNoteStore):
     """
 
     store: BaseStore
-    namespace: tuple[str, ...] = DEFAULT_NOTE_NAMESPACE
+    namespace: tuple[str, ...] = SHARED_NOTE_NAMESPACE
     _notes: dict[str, tuple[Any, Note | str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -284,7 +284,9 @@ def create_note_tools(
             )
             raise NoteError(msg)
         return LangGraphNoteStore(
-            store, namespace=resolve_note_namespace(template, runtime.config), scorer=scorer
+            store,
+            namespace=resolve_note_namespace(template, runtime.config, context=runtime.context),
+            scorer=scorer,
         )
 
     builders: dict[str, Callable[..., Any]] = {

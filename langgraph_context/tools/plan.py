@@ -10,11 +10,15 @@ Rules the model can rely on:
   new `in_progress` step promotes the first `pending` step. Naming a new `in_progress`
   step while another one stays `in_progress` is refused.
 * Only the first plan call of an AI turn applies; later plan calls in the same turn are
-  refused (they would be computed from the same stale plan).
+  refused (they would be computed from the same stale plan). Which tool names count as
+  plan calls is fixed per tool (`plan_tool_names`, default: both default names and the
+  tool's own), never shared through the process: another agent's tool names do not
+  change how this one behaves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
@@ -23,6 +27,7 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import PLAN_STATUSES, PlanItem, get_state_value, render_plan
 from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 
@@ -45,10 +50,6 @@ DEFAULT_UPDATE_PLAN_DESCRIPTION = (
     "current step done moves the next pending step to in_progress."
 )
 
-# Names of every plan tool built in this process: a plan tool refuses to run after an
-# earlier plan call in the same AI turn, whatever the user named the tools.
-_PLAN_TOOL_NAMES: set[str] = set()
-
 _WRITE_PLAN = ToolSpec("write_plan", DEFAULT_WRITE_PLAN_DESCRIPTION)
 _UPDATE_PLAN = ToolSpec("update_plan", DEFAULT_UPDATE_PLAN_DESCRIPTION)
 
@@ -63,9 +64,21 @@ class PlanUpdate(BaseModel):
     )
 
 
-def _refuse_if_not_first(state: Any, tool_call_id: str, messages_key: str) -> ToolMessage | None:
+def _plan_names(own: str, given: Collection[str] | None) -> frozenset[str]:
+    """The tool names this plan tool treats as plan calls (its own always among them)."""
+    if given is None:
+        return frozenset({own, _WRITE_PLAN.name, _UPDATE_PLAN.name})
+    if isinstance(given, str) or not all(isinstance(n, str) and n for n in given):
+        msg = f"plan_tool_names must be a collection of non-empty names, got {given!r}"
+        raise InvalidArgumentError(msg)
+    return frozenset({own, *given})
+
+
+def _refuse_if_not_first(
+    state: Any, tool_call_id: str, messages_key: str, plan_names: frozenset[str]
+) -> ToolMessage | None:
     earlier = earlier_sibling_calls(state, tool_call_id, messages_key)
-    names = [tc["name"] for tc in earlier if tc["name"] in _PLAN_TOOL_NAMES]
+    names = [tc["name"] for tc in earlier if tc["name"] in plan_names]
     if names:
         return error_result(
             f"Refused: an earlier {names[0]} call in this same turn already changes the plan. "
@@ -80,6 +93,7 @@ def create_write_plan_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    plan_tool_names: Collection[str] | None = None,
 ) -> BaseTool:
     """Create the `write_plan(plan: list[str])` tool.
 
@@ -87,6 +101,9 @@ def create_write_plan_tool(
         name: Tool name (default `write_plan`).
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
+        plan_tool_names: Names of the agent's plan tools: a call to one of them earlier
+            in the same AI turn makes this call be refused (default: this tool's name,
+            `write_plan` and `update_plan`). Pass both names when you rename the tools.
 
     Returns:
         A tool returning a `Command` that sets `plan` and adds its `ToolMessage`.
@@ -99,14 +116,14 @@ def create_write_plan_tool(
         'write_plan'
     """
     spec = _WRITE_PLAN.customize(name=name, description=description, messages_key=messages_key)
-    _PLAN_TOOL_NAMES.add(spec.name)
+    plan_names = _plan_names(spec.name, plan_tool_names)
 
     def write_plan(
         plan: list[str],
         tool_call_id: Annotated[str, InjectedToolCallId],
         state: Annotated[Any, InjectedState],
     ) -> Command[Any] | ToolMessage:
-        refused = _refuse_if_not_first(state, tool_call_id, spec.messages_key)
+        refused = _refuse_if_not_first(state, tool_call_id, spec.messages_key, plan_names)
         if refused is not None:
             return refused
         steps = [step.strip() for step in plan]
@@ -200,6 +217,7 @@ def create_update_plan_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    plan_tool_names: Collection[str] | None = None,
 ) -> BaseTool:
     """Create the `update_plan(update_plans: list[PlanUpdate])` tool.
 
@@ -207,6 +225,7 @@ def create_update_plan_tool(
         name: Tool name (default `update_plan`).
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
+        plan_tool_names: Names of the agent's plan tools (see `create_write_plan_tool`).
 
     Returns:
         A tool returning a `Command` with the new `plan` and its `ToolMessage`, or an
@@ -216,14 +235,14 @@ def create_update_plan_tool(
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
     spec = _UPDATE_PLAN.customize(name=name, description=description, messages_key=messages_key)
-    _PLAN_TOOL_NAMES.add(spec.name)
+    plan_names = _plan_names(spec.name, plan_tool_names)
 
     def update_plan(
         update_plans: list[PlanUpdate],
         tool_call_id: Annotated[str, InjectedToolCallId],
         state: Annotated[Any, InjectedState],
     ) -> Command[Any] | ToolMessage:
-        refused = _refuse_if_not_first(state, tool_call_id, spec.messages_key)
+        refused = _refuse_if_not_first(state, tool_call_id, spec.messages_key, plan_names)
         if refused is not None:
             return refused
         plan: list[PlanItem] = list(get_state_value(state, "plan", []))

@@ -1,0 +1,180 @@
+"""The model node of `create_context_agent` (private to `agents`).
+
+The model's input is assembled here, once per call: the context node runs on the
+state, the agent's instructions go first in the system message, and the result goes
+to the model. Nothing of it is written to state unless `store_view` asks for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs
+from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
+
+from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
+from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.memory import render_memory
+from langgraph_context.messages import content_text, repair_history
+from langgraph_context.state import get_state_value, render_plan
+
+__all__ = [
+    "DEFAULT_MAX_NOTE_NAMES",
+    "LLM_INPUT_KEY",
+    "ModelInput",
+    "PromptLike",
+    "model_node",
+    "render_state_block",
+]
+
+LLM_INPUT_KEY = "llm_input_messages"
+DEFAULT_MAX_NOTE_NAMES = 50
+
+PromptLike = str | Callable[[Any], str] | None
+"""A system prompt, or a function of the state returning one (e.g. per mode)."""
+
+
+def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES) -> str:
+    """Render pinned memory, the plan and the note names as a short `[State]` block.
+
+    Args:
+        state: Graph state (dict or object) with optional `constraints`,
+            `hot_issues`, `plan` and `note`.
+        max_note_names: At most this many note names are listed (the rest counted).
+
+    Returns:
+        The block, or `""` when all of them are empty.
+
+    Example:
+        >>> print(render_state_block({"plan": [{"content": "read", "status": "done"}]}))
+        [State]
+        Plan:
+        1. [done] read
+    """
+    plan = get_state_value(state, "plan", [])
+    notes = get_state_value(state, "note", {})
+    lines: list[str] = []
+    memory = render_memory(state)
+    if memory:
+        lines.append(memory)
+    if plan:
+        lines += ["Plan:", render_plan(list(plan))]
+    if notes:
+        names = sorted(notes)
+        shown = ", ".join(names[:max_note_names])
+        more = f" (+{len(names) - max_note_names} more)" if len(names) > max_note_names else ""
+        lines.append(f"Notes (read with query_note): {shown}{more}")
+    return "\n".join(["[State]", *lines]) if lines else ""
+
+
+def _with_prompt(view: list[BaseMessage], text: str) -> list[BaseMessage]:
+    """The view with the agent's instructions first in its (single) system message."""
+    messages = list(view)
+    if not text:
+        return messages
+    if messages and isinstance(messages[0], SystemMessage):
+        # One system message: the agent's instructions first (a stable, cacheable
+        # prefix), then the assembled context.
+        assembled = content_text(messages[0].content)
+        messages[0] = SystemMessage(f"{text}\n\n{assembled}" if assembled else text)
+    else:
+        messages.insert(0, SystemMessage(text))
+    return messages
+
+
+def _model_input(
+    state: Any, view: list[BaseMessage] | None, prompt: PromptLike, state_in_prompt: bool
+) -> list[BaseMessage]:
+    """What the model is sent: the assembled view, else prompt, [State] and history."""
+    view = view or get_state_value(state, LLM_INPUT_KEY, None)
+    if view:
+        text = "" if prompt is None else prompt if isinstance(prompt, str) else prompt(state)
+        return _with_prompt(list(view), text)
+    parts: list[str] = []
+    if prompt is not None:
+        parts.append(prompt if isinstance(prompt, str) else prompt(state))
+    if state_in_prompt:
+        parts.append(render_state_block(state))
+    system = "\n\n".join(p for p in parts if p)
+    history = list(get_state_value(state, "messages", []))
+    return [SystemMessage(system), *history] if system else history
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """How the model node prepares each call's input."""
+
+    context: Runnable[Any, Any] | None
+    state_in_prompt: bool
+    store_view: bool
+
+    def quiet(self, config: RunnableConfig) -> RunnableConfig:
+        """The config the context node runs with: nothing of it is streamed."""
+        return merge_configs(config, {"tags": [TAG_NOSTREAM]})
+
+    def assembled(self, out: Any) -> list[BaseMessage]:
+        """The view a context node returned (`llm_input_messages`)."""
+        view = out.get(LLM_INPUT_KEY) if isinstance(out, Mapping) else None
+        if not view:
+            msg = f"the context node must return a non-empty {LLM_INPUT_KEY!r}, got {out!r}"
+            raise InvalidArgumentError(msg)
+        return list(view)
+
+    def update(self, state: Any, sent: list[BaseMessage], response: Any) -> dict[str, Any]:
+        """The model node's state update: the answer (and the debug copy, if asked)."""
+        update: dict[str, Any] = {"messages": _answer_invalid_calls(response)}
+        if self.store_view:
+            update[LLM_INPUT_KEY] = sent
+        elif get_state_value(state, LLM_INPUT_KEY, None):
+            update[LLM_INPUT_KEY] = []  # a pre_model step's view is used once
+        return update
+
+
+def model_node(
+    model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
+    tools: list[BaseTool],
+    system_prompt: PromptLike,
+    how: ModelInput,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The `model` node: assembles the input for this call, binds the tools, calls."""
+    fixed = (
+        bind_model_tools(cast("Runnable[Any, Any]", model), tools) if is_chat_model(model) else None
+    )
+
+    def _chat(config: RunnableConfig) -> Any:
+        if fixed is not None:
+            return fixed
+        return bind_model_tools(model(config), tools)  # type: ignore[operator]
+
+    def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        view = None
+        if how.context is not None:
+            view = how.assembled(how.context.invoke(state, how.quiet(config)))
+        sent = _model_input(state, view, system_prompt, how.state_in_prompt)
+        return how.update(state, sent, _chat(config).invoke(sent, config))
+
+    async def acall_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        view = None
+        if how.context is not None:
+            view = how.assembled(await how.context.ainvoke(state, how.quiet(config)))
+        sent = _model_input(state, view, system_prompt, how.state_in_prompt)
+        return how.update(state, sent, await _chat(config).ainvoke(sent, config))
+
+    return RunnableLambda(call_model, afunc=acall_model, name="model")
+
+
+def _answer_invalid_calls(response: BaseMessage) -> list[BaseMessage]:
+    """The reply, then an error result for each call whose arguments did not parse.
+
+    `langchain-openai` turns a malformed tool call into `invalid_tool_calls`; nothing
+    would run it, and the provider refuses the next request while it has no result.
+    """
+    if not (isinstance(response, AIMessage) and response.invalid_tool_calls):
+        return [response]
+    return repair_history([response], allow_pending_tool_calls=True).messages

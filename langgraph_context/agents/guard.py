@@ -1,0 +1,92 @@
+"""`create_output_guard_middleware`: the output guard on every `create_agent` answer.
+
+`create_context_agent` runs `safety.create_output_guard_node` as a `post_model` step;
+this is the same check for LangChain v1 `create_agent`, as an `after_model` hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langgraph.runtime import Runtime
+
+from langgraph_context.safety import (
+    DEFAULT_GUARD_REPLACEMENT,
+    GuardAction,
+    SafetyStateMixin,
+    create_output_guard_node,
+)
+
+__all__ = ["GuardAgentState", "OutputGuardMiddleware", "create_output_guard_middleware"]
+
+
+class GuardAgentState(AgentState[Any], SafetyStateMixin):
+    """Agent state plus `injection_flags`, the output guard's record."""
+
+
+class OutputGuardMiddleware(AgentMiddleware[GuardAgentState, Any]):
+    """Check every model answer of a `create_agent` agent with `safety.check_output`.
+
+    An `after_model` hook running `safety.create_output_guard_node`: a flagged answer
+    is recorded in `injection_flags` (`flag`), replaced by a safe reply without its
+    tool calls, so nothing it asked for runs (`replace`), or stops the run with
+    `PromptInjectionError` (`raise`).
+
+    Args:
+        action: `flag`, `replace` or `raise`.
+        canaries: Strings that must never appear in an answer.
+        replacement: The safe reply used by `replace`.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_output_guard_node`).
+    """
+
+    state_schema = GuardAgentState
+
+    def __init__(
+        self,
+        *,
+        action: GuardAction = "flag",
+        canaries: Sequence[str] = (),
+        replacement: str = DEFAULT_GUARD_REPLACEMENT,
+    ) -> None:
+        super().__init__()
+        self._guard = create_output_guard_node(
+            action=action, canaries=canaries, replacement=replacement
+        )
+        self.tools = []
+
+    def after_model(self, state: GuardAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Check the newest answer; flag, replace or raise as configured."""
+        return self._guard(state) or None
+
+    async def aafter_model(
+        self, state: GuardAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `after_model`."""
+        return self.after_model(state, runtime)
+
+
+def create_output_guard_middleware(
+    *,
+    action: GuardAction = "flag",
+    canaries: Sequence[str] = (),
+    replacement: str = DEFAULT_GUARD_REPLACEMENT,
+) -> OutputGuardMiddleware:
+    """Create middleware running the output guard on every model answer.
+
+    Args:
+        action: `flag` (record in `injection_flags`), `replace` (safe reply, tool
+            calls dropped) or `raise` (`PromptInjectionError`).
+        canaries: Strings that must never appear in an answer.
+        replacement: The safe reply used by `replace`.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If an option is invalid.
+    """
+    return OutputGuardMiddleware(action=action, canaries=canaries, replacement=replacement)

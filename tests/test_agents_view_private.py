@@ -1,0 +1,128 @@
+"""The assembled model input is computed per call: never checkpointed, never streamed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langgraph_context.agents import (
+    LLM_INPUT_KEY,
+    create_compaction_middleware,
+    create_context_agent,
+    create_context_middleware,
+    create_state_tools_middleware,
+)
+from tests.conftest import ScriptedChatModel, ai_calls, call
+
+SYSTEM = "You are terse."
+
+
+@tool
+def lookup(topic: str) -> str:
+    """Look a topic up."""
+    return f"{topic}: forty-two"
+
+
+def _script() -> list[AIMessage]:
+    return [
+        ai_calls(call("lookup", {"topic": "answer"}, "l1")),
+        AIMessage("It is forty-two."),
+        AIMessage("Still forty-two."),
+    ]
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def _streamed(graph: Any, text: str, cfg: dict[str, Any]) -> list[BaseMessage]:
+    chunks = graph.stream({"messages": [HumanMessage(text)]}, cfg, stream_mode="messages")
+    return [message for message, _meta in chunks]
+
+
+def _assert_private(graph: Any, streamed: list[BaseMessage], cfg: dict[str, Any]) -> None:
+    assert streamed
+    assert not [m for m in streamed if isinstance(m, SystemMessage)]
+    assert not [m for m in streamed if SYSTEM in str(m.content)]
+    history = list(graph.get_state_history(cfg))
+    assert history
+    for snapshot in history:
+        assert not snapshot.values.get(LLM_INPUT_KEY)
+        for message in snapshot.values.get("messages", []):
+            assert not isinstance(message, SystemMessage)
+
+
+def test_context_agent_neither_stores_nor_streams_the_prompt() -> None:
+    """create_context_agent(context=True): no checkpoint holds the view, no stream shows it."""
+    model = ScriptedChatModel(responses=_script())
+    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True).compile(
+        checkpointer=InMemorySaver()
+    )
+    cfg = _cfg("private")
+    streamed = _streamed(graph, "what is the answer?", cfg)
+    streamed += _streamed(graph, "and now?", cfg)
+    assert model.seen[0][0].content.startswith(SYSTEM)
+    assert {m.content for m in streamed} >= {"It is forty-two.", "Still forty-two."}
+    _assert_private(graph, streamed, cfg)
+
+
+async def test_context_agent_async_stream_is_private_too() -> None:
+    """The async path assembles the view the same way and keeps it out of state."""
+    model = ScriptedChatModel(responses=_script())
+    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True).compile(
+        checkpointer=InMemorySaver()
+    )
+    cfg = _cfg("private-async")
+    streamed = [
+        m
+        async for m, _ in graph.astream(
+            {"messages": [HumanMessage("what is the answer?")]}, cfg, stream_mode="messages"
+        )
+    ]
+    assert model.seen[0][0].content.startswith(SYSTEM)
+    _assert_private(graph, streamed, cfg)
+
+
+def test_same_state_sends_the_same_bytes() -> None:
+    """The view is recomputed per call, deterministically: same state, same model input."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True).compile()
+    state = {"messages": [HumanMessage("hi")], "plan": [{"content": "a", "status": "pending"}]}
+    graph.invoke(state)
+    graph.invoke(state)
+    first, second = ([m.model_dump_json() for m in seen] for seen in model.seen)
+    assert first == second
+
+
+def test_store_view_is_an_explicit_debug_opt_in() -> None:
+    """store_view=True writes the input as sent; the default writes nothing."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_context_agent(model, system_prompt=SYSTEM, context=True, store_view=True)
+    out = graph.compile().invoke({"messages": [HumanMessage("hi")]})
+    assert out[LLM_INPUT_KEY] == model.seen[0]
+
+
+def test_middleware_neither_stores_nor_streams_the_prompt() -> None:
+    """create_agent with the context and view-mode compaction middleware stays private."""
+    model = ScriptedChatModel(responses=_script())
+    agent = create_agent(
+        model,
+        [lookup],
+        system_prompt=SYSTEM,
+        middleware=[
+            create_compaction_middleware(max_tokens=10_000, mode="view"),
+            create_context_middleware(),
+            create_state_tools_middleware(),
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    cfg = _cfg("mw-private")
+    streamed = _streamed(agent, "what is the answer?", cfg)
+    streamed += _streamed(agent, "and now?", cfg)
+    assert model.seen[0][0].content.startswith(SYSTEM)
+    assert len(model.seen) == 3
+    _assert_private(agent, streamed, cfg)
