@@ -7,9 +7,10 @@
 1. No shell: the command line is parsed to argv vectors; `|` pipes between allowed
    commands are connected directly. Chaining, substitution, variables, redirection,
    background jobs and line breaks are refused (see `_sandbox`).
-2. An allow-list of commands, each with an option policy (no `sed -i`, no awk
-   `system`/`getline`/redirection, no `find -exec/-delete/-fprint`, no `sort -o`, no
-   file-list options, no pagers, no `tail -f`).
+2. An allow-list of commands, each with a table of the options it accepts (no `sed -i`,
+   no `find -exec/-delete/-fprint`, no `sort -o`, no file-list options, no pagers, no
+   `tail -f`). awk programs run as given under Landlock (the kernel contains them);
+   without it awk runs as `gawk --sandbox`, or is refused when gawk is missing.
 3. Every path argument (globs expanded first) is resolved with symlinks and must be
    inside the workspace; `cd` is confined the same way and kept per tool instance.
 4. Every process starts through the `_landlock` launcher: on Linux with Landlock it
@@ -27,7 +28,6 @@ Refusals come back to the model as error tool messages saying why and what is al
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -42,7 +42,13 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import ToolSpec, check_workspace
-from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
+from langgraph_context.tools.terminal._binaries import (
+    SANDBOX_PATH,
+    SUPPORTED_COMMANDS,
+    awk_mode,
+    find_binaries,
+)
+from langgraph_context.tools.terminal._policies import BUILTINS
 from langgraph_context.tools.terminal._process import (
     Enforcement,
     KernelSandboxUnavailableError,
@@ -53,7 +59,12 @@ from langgraph_context.tools.terminal._process import (
     resolve_enforcement,
     start_pipeline,
 )
-from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
+from langgraph_context.tools.terminal._sandbox import (
+    CommandRefused,
+    Stage,
+    confine,
+    plan_command,
+)
 from langgraph_context.tools.terminal._tree import render_tree
 
 __all__ = [
@@ -76,8 +87,6 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
 DEFAULT_TERMINAL_NAME = "terminal"
 MAX_COMMAND_CHARS = 100_000
-SANDBOX_PATH = "/usr/bin:/bin"
-SUPPORTED_COMMANDS: frozenset[str] = frozenset(POLICIES) | BUILTINS
 _TRUNCATION_MARKER = "\n[output truncated at {cap} characters; narrow the command (head, grep -m)]"
 _KILL_GRACE = 2.0
 DEFAULT_TERMINAL_DESCRIPTION = (
@@ -194,13 +203,14 @@ class Terminal:
         self.max_output_chars = max_output_chars
         self.memory_limit = memory_limit
         self.allow_cd = allow_cd
-        self._binaries = _find_binaries(allowed_commands)
+        self._binaries = find_binaries(allowed_commands)
         names = set(self._binaries) | (
             BUILTINS if allowed_commands is None else BUILTINS & set(allowed_commands)
         )
         if not allow_cd:
             names.discard("cd")
         self.allowed: frozenset[str] = frozenset(names)
+        self._awk_mode = awk_mode(self.enforcement, self._binaries)
         self.cwd = self.root
         self._lock = threading.Lock()
         # The workspace as opened now: the kernel rule and the per-call check use this
@@ -247,7 +257,12 @@ class Terminal:
                     argv = ["/bin/sh", "-c", command]
                     return self._execute(command, [Stage("sh", tuple(argv))], deadline)
                 stages = plan_command(
-                    command, cwd=self.cwd, root=self.root, allowed=self.allowed, deadline=deadline
+                    command,
+                    cwd=self.cwd,
+                    root=self.root,
+                    allowed=self.allowed,
+                    deadline=deadline,
+                    awk_mode=self._awk_mode,
                 )
                 if stages[0].name == "cd":
                     return self._cd(command, stages[0].args)
@@ -442,30 +457,6 @@ def _artifact(result: TerminalResult) -> dict[str, Any]:
         "refused": result.refused,
         "cwd": result.cwd,
     }
-
-
-def _find_binaries(allowed_commands: Iterable[str] | None) -> dict[str, str]:
-    """Map each allowed external command to its binary in `SANDBOX_PATH`."""
-    binaries: dict[str, str] = {}
-    requested = None if allowed_commands is None else list(allowed_commands)
-    for name in sorted(SUPPORTED_COMMANDS) if requested is None else requested:
-        if name not in SUPPORTED_COMMANDS:
-            msg = (
-                f"allowed_commands: {name!r} is not supported; choose from "
-                f"{', '.join(sorted(SUPPORTED_COMMANDS))}"
-            )
-            raise InvalidArgumentError(msg)
-        if name in BUILTINS:
-            continue
-        policy = POLICIES[name]
-        binary = shutil.which(policy.binary or name, path=SANDBOX_PATH)
-        if binary is None:
-            if requested is not None:
-                msg = f"allowed_commands: {name!r} is not installed in {SANDBOX_PATH}"
-                raise InvalidArgumentError(msg)
-            continue
-        binaries[name] = binary
-    return binaries
 
 
 def _identity(info: os.stat_result) -> tuple[int, int]:
