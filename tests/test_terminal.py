@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langgraph_context.tools.terminal import Terminal, create_terminal_tool
-from langgraph_context.tools.terminal._awk import check_awk_program
-from langgraph_context.tools.terminal._policies import CommandRefused
+from langgraph_context.tools.terminal import Terminal, _landlock, create_terminal_tool
 from langgraph_context.tools.terminal._sandbox import split_words
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -173,7 +172,7 @@ def test_missing_binary_in_explicit_allow_list_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Asking for a supported command that is not installed raises."""
-    import langgraph_context.tools.terminal.tool as terminal_module
+    import langgraph_context.tools.terminal._binaries as terminal_module
 
     monkeypatch.setattr(terminal_module.shutil, "which", lambda *a, **k: None)
     with pytest.raises(ValueError, match="'cat' is not installed"):
@@ -215,15 +214,6 @@ def test_refusal_messages_say_what_is_wrong(ws: Path, command: str, reason: str)
         assert reason in result.refused
     else:
         assert result.refused is None
-
-
-def test_awk_scanner_allows_comparisons_and_regexes() -> None:
-    """awk comparisons, parenthesized output and regex alternation are not mistaken."""
-    for ok in ["$1 > 5 {print}", "{print ($1 > 5)}", "/a|b/ {print}", "$0 ~ /x|y/", "{x = 4/2}"]:
-        check_awk_program(ok)
-    for bad in ['{print > "f"}', '{print $1 | "cat"}', "BEGIN{getline}"]:
-        with pytest.raises(CommandRefused, match=r"not allowed|writes files"):
-            check_awk_program(bad)
 
 
 def test_glob_flood_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,18 +278,10 @@ def test_non_string_command_and_start_failure_are_refusals(
     assert t.run("cat data.csv").refused == "could not start the command: no more processes"
 
 
-def test_awk_refusals_name_the_reason() -> None:
-    """The awk scanner's refusals say which construct is forbidden."""
-    with pytest.raises(CommandRefused, match="awk system"):
-        check_awk_program('BEGIN{system("id")}')
-    with pytest.raises(CommandRefused, match="awk pipes run other programs"):
-        check_awk_program('{print | "cat"}')
-    with pytest.raises(CommandRefused, match="awk output redirection writes files"):
-        check_awk_program('{printf "%s", $1 > "f"}')
-
-
-def test_awk_regex_after_an_operator_is_scanned_as_a_regex(ws: Path) -> None:
-    """A `"` inside a regex after `-`, `print`, ... cannot hide system() or `>` in a graph."""
+def test_awk_attacks_run_in_a_graph_and_change_nothing(ws: Path) -> None:
+    """awk programs with system(), `>` and pipes run unchecked under Landlock; nothing changes."""
+    if Terminal(ws).enforcement != "landlock":
+        pytest.skip("the kernel has no Landlock")
     keep = ws / "data.csv"
     before = keep.read_bytes()
     tool = create_terminal_tool(ws, timeout=5)
@@ -312,48 +294,56 @@ def test_awk_regex_after_an_operator_is_scanned_as_a_regex(ws: Path) -> None:
     app = _agent(tool, [ai_calls(*calls), AIMessage("done")])
     out = app.invoke({"messages": [("user", "go")]})
     msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert [m.status for m in msgs] == ["error"] * len(attacks)
-    assert all("awk regex literal" in str(m.content) for m in msgs)
+    assert [m.artifact["refused"] for m in msgs] == [None] * len(attacks)
     assert keep.read_bytes() == before
     assert not (ws / "pwned").exists()
 
 
-@pytest.mark.parametrize(
-    "program",
-    [
-        '{ x = 1 - /#/ ; system("id") }',
-        '{ x = 1 # "\nsystem("id") # " }',
-        '{ x = a\n/"/ ; system("id") ; y = "/" }',
-        '{ if (1) /"/ ; system("id") ; y = "/" }',
-        '{ x = length /2; system("id"); y = 1/ 2 }',
-        '{ x++ /2; system("id"); y = 1/ 2 }',
-        '{ case = 4; y = case /2; system("id"); z = 1/ 1 }',
-        '{ print "a\\\n" ; system("id") ; y = "" }',
-        '/[[:alpha:]/"]/ ; system("id") ; y = "/"',
-        '{ @include "x" }',
-        '{ SYMTAB["ARGV"][1] = "x" }',
-        '{ x = "unterminated }',
-        "{ x = /unterminated }",
-    ],
-)
-def test_awk_scanner_refuses_what_awks_may_read_differently(program: str) -> None:
-    """Comments, line breaks, `if (...)`, `length`, `x++`, brackets: no hidden code."""
-    with pytest.raises(CommandRefused, match="not allowed"):
-        check_awk_program(program)
+def _policy_only(ws: Path, monkeypatch: pytest.MonkeyPatch, gawk: str | None) -> Terminal:
+    import langgraph_context.tools.terminal._binaries as binaries
+
+    real_which = binaries.shutil.which
+    monkeypatch.setattr(_landlock, "landlock_abi", lambda: 0)
+    monkeypatch.setattr(
+        binaries.shutil,
+        "which",
+        lambda name, path=None: gawk if name == "gawk" else real_which(name, path=path),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Terminal(ws)
 
 
-def test_awk_scanner_accepts_everyday_programs(ws: Path) -> None:
+def test_awk_is_refused_without_landlock_or_gawk(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a policy-only host without gawk, awk is refused with the reason and alternatives."""
+    terminal = _policy_only(ws, monkeypatch, gawk=None)
+    assert terminal.enforcement == "policy-only"
+    result = terminal.run("awk '{print $1}' data.csv")
+    assert result.refused is not None
+    assert "it has no Landlock" in result.refused
+    assert "gawk" in result.refused
+    assert "Use grep, cut" in result.refused
+    assert terminal.run("cut -d, -f1 data.csv").ok
+
+
+def test_awk_runs_as_gawk_sandbox_without_landlock(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a policy-only host with gawk, awk runs `gawk --sandbox` and `@` directives are refused."""
+    fake = tmp_path / "gawk"
+    fake.write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
+    fake.chmod(0o755)
+    terminal = _policy_only(ws, monkeypatch, gawk=str(fake))
+    result = terminal.run("awk -F, '{print $1}' data.csv")
+    assert result.output == "--sandbox|-F,|{print $1}|data.csv|"
+    refused = terminal.run("""awk '@include "/etc/passwd"' data.csv""").refused
+    assert refused is not None
+    assert "@include and @load read files even under --sandbox" in refused
+    assert terminal.run("awk '{print}' ../outside.txt").refused is not None
+
+
+def test_awk_everyday_programs_run(ws: Path) -> None:
     """Regexes, divisions, comments and string matches still run."""
-    for ok in [
-        "!/^#/",
-        "{s += $2} END {print s/NR}",
-        "{print NF/2, $1/2, (NR)/2, a[1]/2, 1.5/2}",
-        '{gsub(/a/, "b"); n = split($0, p, /,/); print /x/ ? "y" : "n"}',
-        '# comment\n/x/ {print}\n/y/,/z/ {print}\n$0 ~ "\\"" {print}',
-        "{ x = 1 \\\n / 2 }",
-        "/[\\/]/",
-    ]:
-        check_awk_program(ok)
     result = Terminal(ws).run("awk -F, '!/^#/ && /red/ { n += NR / 2 } END { print n }' data.csv")
     assert (result.refused, result.output) == (None, "3\n")
 

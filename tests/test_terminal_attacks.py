@@ -1,7 +1,10 @@
 """Adversarial corpus against the sandboxed terminal: zero escapes, zero damage, zero leaks.
 
 Runs twice: with both layers (policy + Landlock) and with the policy layer alone
-(Landlock forced off), which is what hosts without Landlock get.
+(Landlock forced off), which is what hosts without Landlock get. awk programs are not
+checked by the policy: under Landlock the `KERNEL` attempts really run and the
+kernel stops their writes, commands, sockets and outside reads; without Landlock awk is
+`gawk --sandbox` when installed and refused otherwise.
 
 After every attempt: no file inside or outside the workspace changed (tree snapshot with
 content hashes), neither the canary environment variable nor outside file contents
@@ -31,6 +34,9 @@ CANARY = "canary-7f3a9c2e-do-not-leak"
 OUTSIDE_SECRET = "OUTSIDE-SECRET-5b1d"
 
 REFUSED, RAN, TIMEOUT_KILL, ANY = "refused", "ran", "timeout", "any"
+# Runs under Landlock, where the kernel alone stops its effect (awk programs are not
+# scanned); on a policy-only host awk is `gawk --sandbox` or refused.
+KERNEL = "kernel"
 
 ATTACKS: list[tuple[str, str, str]] = [
     # chaining and control operators
@@ -92,40 +98,48 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("interpreter", "env", REFUSED),
     ("interpreter", "xargs rm", REFUSED),
     ("interpreter", "/bin/sh -c id", REFUSED),
-    ("interpreter", "awk 'BEGIN{system(\"touch pwned\")}'", REFUSED),
-    ("interpreter", "awk 'BEGIN{\"id\" | getline x; print x}'", REFUSED),
-    ("interpreter", 'awk \'BEGIN{print "x" > "pwned"}\'', REFUSED),
-    ("interpreter", 'awk \'BEGIN{printf "x" >> "a.txt"}\'', REFUSED),
-    ("interpreter", 'awk \'BEGIN{print "x" | "sh"}\'', REFUSED),
+    ("interpreter", "awk 'BEGIN{system(\"touch pwned\")}'", KERNEL),
+    ("interpreter", "awk 'BEGIN{\"id\" | getline x; print x}'", KERNEL),
+    ("interpreter", 'awk \'BEGIN{print "x" > "pwned"}\'', KERNEL),
+    ("interpreter", 'awk \'BEGIN{printf "x" >> "a.txt"}\'', KERNEL),
+    ("interpreter", 'awk \'BEGIN{print "x" | "sh"}\'', KERNEL),
     (
         "interpreter",
         "awk 'BEGIN{while ((getline l < \"../outside/secret.txt\") > 0) print l}'",
-        REFUSED,
+        KERNEL,
     ),
-    ("interpreter", "awk 'BEGIN{ARGV[1]=\"../outside/secret.txt\"; ARGC=2} {print}'", REFUSED),
-    ("interpreter", "awk 'BEGIN{i++ / 1; system(\"touch pwned\"); y=1/1}'", REFUSED),
-    ("interpreter", "awk 'BEGIN{print (1 > 0) > \"pwned\"}'", REFUSED),
+    ("interpreter", "awk 'BEGIN{ARGV[1]=\"../outside/secret.txt\"; ARGC=2} {print}'", KERNEL),
+    ("interpreter", "awk 'BEGIN{i++ / 1; system(\"touch pwned\"); y=1/1}'", KERNEL),
+    ("interpreter", "awk 'BEGIN{print (1 > 0) > \"pwned\"}'", KERNEL),
     ("interpreter", "awk -f prog.awk a.txt", REFUSED),
     ("interpreter", "awk -W exec prog.awk", REFUSED),
     ("interpreter", "awk '{print}' -v x=1 ../outside/secret.txt", REFUSED),
     # awk: a regex literal the checker misreads as division hides code behind a fake string
-    ("interpreter", """awk '{ x = 1 - /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ x = 1 + /"/ ; print "x" > "a.txt" ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ x = 1 * /"/ ; print "x" | "sh" ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ print /"/ ; system("rm a.txt") ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ x = 1 < /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk 'function f() { return /"/ ; system("id") ; y = "/" }'""", REFUSED),
-    ("interpreter", """awk '{ x = 1 - /#/ ; system("touch pwned") }' a.txt""", REFUSED),
+    ("interpreter", """awk '{ x = 1 - /"/ ; system("touch pwned") ; y = "/" }' a.txt""", KERNEL),
+    ("interpreter", """awk '{ x = 1 + /"/ ; print "x" > "a.txt" ; y = "/" }' a.txt""", KERNEL),
+    ("interpreter", """awk '{ x = 1 * /"/ ; print "x" | "sh" ; y = "/" }' a.txt""", KERNEL),
+    ("interpreter", """awk '{ print /"/ ; system("rm a.txt") ; y = "/" }' a.txt""", KERNEL),
+    ("interpreter", """awk '{ x = 1 < /"/ ; system("touch pwned") ; y = "/" }' a.txt""", KERNEL),
+    ("interpreter", """awk 'function f() { return /"/ ; system("id") ; y = "/" }'""", KERNEL),
+    ("interpreter", """awk '{ x = 1 - /#/ ; system("touch pwned") }' a.txt""", KERNEL),
     ("interpreter", """awk '{ x = 1 # "\nsystem("touch pwned") # " }' a.txt""", REFUSED),
     ("interpreter", """awk '{ x = a\n/"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ if (1) /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ x = length /2; system("touch pwned"); y = 1/ 2 }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ x++ /2; system("touch pwned"); y = 1/ 2 }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ case = 4; y = case /2; system("id"); z = 1/ 1 }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ print "a\\\n" ; system("touch pwned") ; y = "" }' a.txt""", REFUSED),
-    ("interpreter", """awk '/[[:alpha:]/"]/ ; system("touch pwned") ; y = "/"' a.txt""", REFUSED),
-    ("interpreter", """awk '{ f = "system"; @f("touch pwned") }' a.txt""", REFUSED),
-    ("interpreter", """awk 'BEGIN { SYMTAB["ARGV"][1] = "../outside/secret.txt" }'""", REFUSED),
+    ("interpreter", """awk '{ if (1) /"/ ; system("touch pwned") ; y = "/" }' a.txt""", KERNEL),
+    (
+        "interpreter",
+        """awk '{ x = length /2; system("touch pwned"); y = 1/ 2 }' a.txt""",
+        KERNEL,
+    ),
+    ("interpreter", """awk '{ x++ /2; system("touch pwned"); y = 1/ 2 }' a.txt""", KERNEL),
+    ("interpreter", """awk '{ case = 4; y = case /2; system("id"); z = 1/ 1 }' a.txt""", KERNEL),
+    (
+        "interpreter",
+        """awk '{ print "a\\\n" ; system("touch pwned") ; y = "" }' a.txt""",
+        REFUSED,
+    ),
+    ("interpreter", """awk '/[[:alpha:]/"]/ ; system("touch pwned") ; y = "/"' a.txt""", KERNEL),
+    ("interpreter", """awk '{ f = "system"; @f("touch pwned") }' a.txt""", KERNEL),
+    ("interpreter", """awk 'BEGIN { SYMTAB["ARGV"][1] = "../outside/secret.txt" }'""", KERNEL),
     ("interpreter", "awk -d dump.txt '{print}' a.txt", REFUSED),
     ("interpreter", "awk -o pretty.awk '{print}' a.txt", REFUSED),
     ("interpreter", "awk -p prof.txt '{print}' a.txt", REFUSED),
@@ -135,34 +149,34 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("interpreter", "awk -e 'BEGIN{}' a.txt", REFUSED),
     ("interpreter", """awk '!/^#/ { n += $1 / 2 } END { print n }' a.txt""", RAN),
     # a number glued to a name: awk reads 1 then system(...)
-    ("interpreter", """awk 'BEGIN{x=1system("touch pwned")}'""", REFUSED),
-    ("interpreter", """awk 'BEGIN{x=.5system("touch pwned")}'""", REFUSED),
-    ("interpreter", """awk 'BEGIN{x=1e5system("touch pwned")}'""", REFUSED),
-    ("interpreter", """awk '{(1getline l < "../outside/secret.txt"); print l}' a.txt""", REFUSED),
-    ("interpreter", """awk 'BEGIN{xésystem("touch pwned")}'""", REFUSED),
+    ("interpreter", """awk 'BEGIN{x=1system("touch pwned")}'""", KERNEL),
+    ("interpreter", """awk 'BEGIN{x=.5system("touch pwned")}'""", KERNEL),
+    ("interpreter", """awk 'BEGIN{x=1e5system("touch pwned")}'""", KERNEL),
+    ("interpreter", """awk '{(1getline l < "../outside/secret.txt"); print l}' a.txt""", KERNEL),
+    ("interpreter", """awk 'BEGIN{xésystem("touch pwned")}'""", KERNEL),
     ("interpreter", "file -z a.txt", REFUSED),
     # brackets read differently by mawk's lexer and by POSIX: the regex ends elsewhere
     (
         "interpreter",
         """awk 'BEGIN { x = 1 ~ /[[..][]/ ; y = "]/ ; system("touch pwned") ; q = " # " }'""",
-        REFUSED,
+        KERNEL,
     ),
     (
         "interpreter",
         """awk 'BEGIN { x = 1 ~ /[[==][]/ ; y = "]/ ; system("touch pwned") ; q = " # " }'""",
-        REFUSED,
+        KERNEL,
     ),
     (
         "interpreter",
         """awk 'BEGIN { x = 1 ~ /[[:[:]]/ ; y = "]/ ; system("touch pwned") ; q = " # " }'""",
-        REFUSED,
+        KERNEL,
     ),
     ("interpreter", """awk '{ gsub(/[[:space:]]+/, " "); print }' a.txt""", RAN),
     # a quote inside a regex is fine where every awk reads a regex, never elsewhere
     ("interpreter", """awk '/"hello/' a.txt""", RAN),
     ("interpreter", """awk '$0 ~ /"x"/ || /"y/' a.txt""", RAN),
-    ("interpreter", """awk '{ print /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
-    ("interpreter", """awk '{ x = 2 * /"/ ; system("touch pwned") ; y = "/" }' a.txt""", REFUSED),
+    ("interpreter", """awk '{ print /"/ ; system("touch pwned") ; y = "/" }' a.txt""", KERNEL),
+    ("interpreter", """awk '{ x = 2 * /"/ ; system("touch pwned") ; y = "/" }' a.txt""", KERNEL),
     ("interpreter", "file --uncompress a.txt", REFUSED),
     ("interpreter", "find . -exec touch pwned \\;", REFUSED),
     ("interpreter", "find . -execdir id \\;", REFUSED),
@@ -219,8 +233,8 @@ ATTACKS: list[tuple[str, str, str]] = [
     ("secrets", "head -c 100 /proc/self/environ", REFUSED),
     ("secrets", "cat /proc/1/environ", REFUSED),
     ("secrets", "strings /proc/self/environ", REFUSED),
-    ("secrets", "awk 'BEGIN{print ENVIRON[\"LGC_CANARY_SECRET\"]}'", REFUSED),
-    ("secrets", "awk 'BEGIN{print 1ENVIRON[\"LGC_CANARY_SECRET\"]}'", REFUSED),
+    ("secrets", "awk 'BEGIN{print ENVIRON[\"LGC_CANARY_SECRET\"]}'", KERNEL),
+    ("secrets", "awk 'BEGIN{print 1ENVIRON[\"LGC_CANARY_SECRET\"]}'", KERNEL),
     # a non-ASCII `name=` operand is a file to awk, not an assignment
     ("path", "awk '{print}' 'aé=/secret.txt'", REFUSED),
     # '..' after a wildcard walks anywhere, and outside names must not be echoed
@@ -353,6 +367,7 @@ def test_attack_does_no_harm(
     assert elapsed <= TIMEOUT + MARGIN
     assert len(result.output.encode()) <= CAP + 200
     assert terminal.cwd == terminal.root
+    expect = _expected_here(terminal, command, expect)
     if expect == REFUSED:
         assert result.refused is not None, text
     elif expect == RAN:
@@ -360,3 +375,14 @@ def test_attack_does_no_harm(
         assert not result.timed_out
     elif expect == TIMEOUT_KILL:
         assert result.timed_out
+    elif expect == KERNEL:
+        assert result.refused is None, text  # it ran: the kernel, not the policy, held it
+
+
+def _expected_here(terminal: Terminal, command: str, expect: str) -> str:
+    """What this terminal's awk mode makes of an expectation written for Landlock."""
+    if not command.startswith("awk") or terminal._awk_mode == "kernel":
+        return expect
+    if terminal._awk_mode == "refused":
+        return REFUSED
+    return ANY if expect == KERNEL else expect

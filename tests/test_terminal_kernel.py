@@ -233,3 +233,39 @@ def test_working_directory_swapped_for_an_outside_symlink_is_refused(tmp_path: P
 def test_canary_is_in_the_host_environment(bypassed: tuple[Path, Terminal, dict]) -> None:
     """The leak checks are meaningful: the host process really holds the canary."""
     assert os.environ[CANARY_NAME] == CANARY
+
+
+AWK_UNDER_LANDLOCK: list[str] = [
+    "awk 'BEGIN{{system(\"rm -rf {ws} {out}\")}}'",
+    "awk 'BEGIN{{system(\"rm -rf a.txt sub; touch {tmp_mark}\")}}'",
+    'awk \'BEGIN{{print "pwned" > "a.txt"; print "x" > "new.txt"; print "y" >> "{out}/new"}}\'',
+    'awk \'BEGIN{{printf "pwned" > "{tmp_mark}"; print "z" | "cat > sub/b.py"}}\'',
+    'awk \'BEGIN{{"cat {out}/secret.txt" | getline x; print x; "id -u" | getline y; print y}}\'',
+    "awk 'BEGIN{{while ((getline line < \"{out}/secret.txt\") > 0) print line}}'",
+    "awk 'BEGIN{{system(\"curl -s --max-time 2 http://127.0.0.1:{port}/ -o {tmp_mark}\")}}'",
+    "awk 'BEGIN{{system(\"wget -q -T 2 -O - http://127.0.0.1:{port}/\")}}'",
+    'awk \'BEGIN{{system("kill -9 {pid}"); system("cat /proc/{pid}/environ")}}\'',
+]
+
+
+@pytest.mark.parametrize("template", AWK_UNDER_LANDLOCK)
+def test_unchecked_awk_programs_are_contained_by_the_kernel(tmp_path: Path, template: str) -> None:
+    """system("rm -rf"), `>` files, `cmd | getline` and curl run inside awk and do nothing."""
+    mark = Path("/tmp") / f"lgc-awk-mark-{os.getpid()}-{tmp_path.name}"
+    with build_arena(tmp_path) as terminal:
+        server = socket.create_server(("127.0.0.1", 0))
+        server.settimeout(0.2)
+        ws, out = terminal.root, tmp_path / "outside"
+        values = {"ws": ws, "out": out, "port": server.getsockname()[1], "pid": PID}
+        command = template.format(tmp_mark=mark, **values)
+        before = _snapshot(tmp_path)
+        result = terminal.run(command)
+        text = result.render()
+        assert result.refused is None, text  # the policy let it through: no awk check
+        assert _snapshot(tmp_path) == before, text
+        assert not mark.exists()
+        assert OUTSIDE_SECRET not in text
+        assert CANARY not in text
+        with pytest.raises(TimeoutError):
+            server.accept()  # nothing connected
+        server.close()

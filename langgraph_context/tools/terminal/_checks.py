@@ -1,7 +1,4 @@
-"""The `find` expression check: which primaries exist, their arity, and which are refused.
-
-The other program-taking command, awk, has its own scanner in `_awk`.
-"""
+"""The `find` expression check: which primaries exist, their arity, and which are refused."""
 
 from __future__ import annotations
 

@@ -13,8 +13,9 @@ process. The rules:
   long-option abbreviations included), which options take values, which values and
   operands are paths. Every path (an argument that exists, contains `/`, is `.`/`..`
   or starts with `~`) is resolved with symlinks and must stay inside the workspace.
-* `awk` programs are scanned: no `system`, `getline`, pipes, or `>`/`>>` output
-  redirection in `print`/`printf`. `sed` always runs with `--sandbox` (no `e`/`r`/`w`).
+* `awk` programs are not scanned: under Landlock the kernel contains whatever they do
+  (`system`, pipes, `getline`, redirections); on policy-only hosts the terminal runs
+  `gawk --sandbox` or refuses awk (`awk_mode`). `sed` always runs with `--sandbox`.
 """
 
 from __future__ import annotations
@@ -27,17 +28,36 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from langgraph_context.tools.terminal._awk import check_awk_program
-from langgraph_context.tools.terminal._checks import find_primary_arity
+from langgraph_context.tools.terminal._options import check_value, confine, vet_find, vet_options
 from langgraph_context.tools.terminal._policies import (
     BUILTINS,
     POLICIES,
-    CommandPolicy,
     CommandRefused,
 )
 
-__all__ = ["MAX_GLOB_MATCHES", "CommandRefused", "Stage", "confine", "plan_command", "split_words"]
+__all__ = [
+    "AWK_UNAVAILABLE",
+    "MAX_GLOB_MATCHES",
+    "AwkMode",
+    "CommandRefused",
+    "Stage",
+    "confine",
+    "plan_command",
+    "split_words",
+]
+
+AwkMode = Literal["kernel", "gawk-sandbox", "refused"]
+AWK_UNAVAILABLE = (
+    "awk is refused on this host: it has no Landlock, so nothing would contain awk's "
+    "system(), pipes, getline and output redirection, and gawk (whose --sandbox turns "
+    "them off) is not installed. Use grep, cut, sort, uniq, sed or tr instead."
+)
+_GAWK_DIRECTIVE = (
+    "'@' is not allowed in awk programs on this host: gawk's @include and @load read "
+    "files even under --sandbox. Write a literal @ as \\100 inside strings and regexes."
+)
 
 MAX_GLOB_MATCHES = 5_000
 MAX_GLOB_ENTRIES = 50_000
@@ -175,30 +195,6 @@ def _double_quoted(command: str, start: int) -> tuple[str, int]:
     return "".join(parts), end
 
 
-def confine(word: str, cwd: Path, root: Path) -> Path:
-    """Resolve `word` (symlinks included) from `cwd`; it must stay inside `root`.
-
-    Raises:
-        CommandRefused: If the resolved path is outside the workspace.
-    """
-    try:
-        real = Path(os.path.realpath(os.path.join(cwd, word)))
-    except (OSError, ValueError):
-        # Another process changed the path while it was being resolved (a link turned
-        # into a file between lstat and readlink), or it cannot be a path at all.
-        raise CommandRefused(f"path {word!r} changed while being checked; retry") from None
-    if real != root and root not in real.parents:
-        msg = f"path {word!r} is outside the workspace; only files under it can be accessed"
-        raise CommandRefused(msg)
-    return real
-
-
-def _looks_like_path(word: str, cwd: Path) -> bool:
-    if word in {"", "-"}:
-        return False
-    return "/" in word or word in {".", ".."} or os.path.lexists(os.path.join(cwd, word))
-
-
 @dataclass
 class _Budget:
     """The host's own work for one call: glob entries and matches, and the deadline."""
@@ -310,105 +306,6 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _vet_options(
-    policy: CommandPolicy, args: list[str], cwd: Path, root: Path
-) -> tuple[list[str], bool]:
-    """Check options and paths of one command.
-
-    Returns the operands and whether a script/pattern option (`grep -e`, ...) was given.
-    """
-    operands: list[str] = []
-    script_given = False
-    i = 0
-    only_operands = False
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if only_operands or arg == "-" or not arg.startswith("-") or policy.no_options:
-            operands.append(arg)
-            only_operands = only_operands or not policy.permute
-            continue
-        if arg == "--":
-            only_operands = True
-            continue
-        if arg.startswith("--") and policy.no_long:
-            raise CommandRefused(f"{policy.name} long options are not allowed")
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            denied = [d for d in policy.denied_long if d.startswith(name) and name]
-            if denied:
-                reason = policy.denied_long[denied[0]]
-                raise CommandRefused(f"{policy.name} --{denied[0]} is not allowed: {reason}")
-            full = name if name in policy.long_values else None
-            if full is None and name and any(o.startswith(name) for o in policy.long_values):
-                # GNU getopt resolves an abbreviation against every option of the tool,
-                # flags included (`grep --binary` is a flag, not `--binary-files`): only
-                # full names of value-taking options are read the same way by both.
-                msg = f"{policy.name} --{name}: write options that take a value in full"
-                raise CommandRefused(msg)
-            if full is not None and not eq:
-                if i >= len(args):
-                    raise CommandRefused(f"{policy.name} --{full} needs a value")
-                value, eq = args[i], "="
-                i += 1
-            if eq and (full or name) not in policy.free_long:
-                _check_value(value, cwd, root)
-            script_given = script_given or (full or name) in policy.script_long
-            continue
-        if policy.numeric_short and arg[1:].isdigit():
-            continue
-        for j, flag in enumerate(arg[1:], start=1):
-            if flag in policy.denied_short:
-                reason = policy.denied_short[flag]
-                raise CommandRefused(f"{policy.name} -{flag} is not allowed: {reason}")
-            if policy.only_short is not None and flag not in policy.only_short:
-                allowed = ", ".join(f"-{f}" for f in policy.only_short)
-                msg = f"{policy.name} -{flag} is not allowed here; allowed options: {allowed}"
-                raise CommandRefused(msg)
-            if flag in policy.short_values:
-                value = arg[j + 1 :]
-                if not value:
-                    if i >= len(args):
-                        raise CommandRefused(f"{policy.name} -{flag} needs a value")
-                    value = args[i]
-                    i += 1
-                if flag not in policy.free_short:
-                    _check_value(value, cwd, root)
-                script_given = script_given or flag in policy.script_short
-                break
-    return operands, script_given
-
-
-def _check_value(value: str, cwd: Path, root: Path) -> None:
-    if _looks_like_path(value, cwd):
-        confine(value, cwd, root)
-
-
-def _vet_find(args: list[str], cwd: Path, root: Path) -> None:
-    i = 0
-    while i < len(args) and (args[i] in {"-H", "-P", "-L", "-D"} or re.fullmatch(r"-O\d", args[i])):
-        if args[i] == "-L":
-            raise CommandRefused("find -L is not allowed: it follows symlinks out of the workspace")
-        i += 2 if args[i] == "-D" else 1
-    paths: list[str] = []
-    while i < len(args) and not (args[i].startswith("-") or args[i] in {"(", ")", "!", ","}):
-        paths.append(args[i])
-        i += 1
-    for path in paths:
-        confine(path, cwd, root)
-    while i < len(args):
-        token = args[i]
-        i += 1
-        if token in {"(", ")", "!", ","}:
-            continue
-        arity, takes_path = find_primary_arity(token)
-        if i + arity > len(args):
-            raise CommandRefused(f"find {token} needs a value")
-        if takes_path:
-            confine(args[i], cwd, root)
-        i += arity
-
-
 def plan_command(
     command: str,
     *,
@@ -416,6 +313,7 @@ def plan_command(
     root: Path,
     allowed: frozenset[str],
     deadline: float | None = None,
+    awk_mode: AwkMode = "kernel",
 ) -> list[Stage]:
     """Parse and vet `command`; return the pipeline to run.
 
@@ -425,6 +323,9 @@ def plan_command(
         root: The workspace (a real path).
         allowed: Command names that may run.
         deadline: `time.monotonic()` by which checking must be done (None: no limit).
+        awk_mode: `"kernel"` runs awk programs as given (Landlock contains them),
+            `"gawk-sandbox"` adds `--sandbox` and refuses `@` directives, `"refused"`
+            refuses awk.
 
     Returns:
         The stages, each with the final argument list.
@@ -449,6 +350,8 @@ def plan_command(
             )
             msg = f"command {name!r} is not allowed.{hint} Allowed: {', '.join(sorted(allowed))}"
             raise CommandRefused(msg)
+        if name == "awk" and awk_mode == "refused":
+            raise CommandRefused(AWK_UNAVAILABLE)
         args = _expand(words[1:], cwd, root, budget)
         if name in BUILTINS:
             if name == "cd" and (index > 0 or len(words_list) > 1):
@@ -457,14 +360,14 @@ def plan_command(
             continue
         policy = POLICIES[name]
         if name == "find":
-            _vet_find(args, cwd, root)
+            vet_find(args, cwd, root)
         else:
-            operands, script_given = _vet_options(policy, args, cwd, root)
+            operands, script_given = vet_options(policy, args, cwd, root)
             if policy.leading_free and not script_given:
                 if not operands:
                     raise CommandRefused(f"{name} needs a {policy.leading_free_name}")
-                if name == "awk":
-                    check_awk_program(operands[0])
+                if name == "awk" and awk_mode == "gawk-sandbox" and "@" in operands[0]:
+                    raise CommandRefused(_GAWK_DIRECTIVE)
                 operands = operands[1:]
             if policy.max_operands is not None and len(operands) > policy.max_operands:
                 msg = f"{name} takes at most {policy.max_operands} file operand(s) here"
@@ -475,8 +378,9 @@ def plan_command(
                     # assignments; anything else is a file and is path-checked.
                     if name == "awk" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", operand):
                         continue
-                    _check_value(operand, cwd, root)
-        stages.append(Stage(name, tuple(policy.prefix_args) + tuple(args)))
+                    check_value(operand, cwd, root)
+        prefix = ("--sandbox",) if name == "awk" and awk_mode == "gawk-sandbox" else ()
+        stages.append(Stage(name, prefix + tuple(policy.prefix_args) + tuple(args)))
     if any(s.builtin for s in stages[1:]):
         raise CommandRefused("builtins (cd, tree, pwd) can only start a pipeline")
     return stages

@@ -7,11 +7,12 @@
 1. No shell: the command line is parsed to argv vectors; `|` pipes between allowed
    commands are connected directly. Chaining, substitution, variables, redirection,
    background jobs and line breaks are refused (see `_sandbox`).
-2. An allow-list of commands, each with an option policy (no `sed -i`, no awk
-   `system`/`getline`/redirection, no `find -exec/-delete/-fprint`, no `sort -o`, no
-   file-list options, no pagers, no `tail -f`).
+2. An allow-list of commands, each with a table of the options it accepts (no `sed -i`,
+   no `find -exec/-delete/-fprint`, no `sort -o`, no file-list options, no pagers, no
+   `tail -f`). awk programs run as given under Landlock (the kernel contains them);
+   without it awk runs as `gawk --sandbox`, or is refused when gawk is missing.
 3. Every path argument (globs expanded first) is resolved with symlinks and must be
-   inside the workspace; `cd` is confined the same way and kept per tool instance.
+   inside the workspace; `cd` is confined the same way and kept per LangGraph thread.
 4. Every process starts through the `_landlock` launcher: on Linux with Landlock it
    can read only the workspace and the system directories, write nothing anywhere,
    open no TCP connection or socket (`enforcement == "landlock"`); everywhere it gets
@@ -27,22 +28,28 @@ Refusals come back to the model as error tool messages saying why and what is al
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId
 
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import ToolSpec, check_workspace
-from langgraph_context.tools.terminal._policies import BUILTINS, POLICIES
+from langgraph_context.tools.terminal._binaries import (
+    SANDBOX_PATH,
+    SUPPORTED_COMMANDS,
+    awk_mode,
+    find_binaries,
+)
+from langgraph_context.tools.terminal._policies import BUILTINS
 from langgraph_context.tools.terminal._process import (
     Enforcement,
     KernelSandboxUnavailableError,
@@ -53,7 +60,13 @@ from langgraph_context.tools.terminal._process import (
     resolve_enforcement,
     start_pipeline,
 )
-from langgraph_context.tools.terminal._sandbox import CommandRefused, Stage, confine, plan_command
+from langgraph_context.tools.terminal._result import TerminalResult
+from langgraph_context.tools.terminal._sandbox import (
+    CommandRefused,
+    Stage,
+    confine,
+    plan_command,
+)
 from langgraph_context.tools.terminal._tree import render_tree
 
 __all__ = [
@@ -76,8 +89,7 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
 DEFAULT_TERMINAL_NAME = "terminal"
 MAX_COMMAND_CHARS = 100_000
-SANDBOX_PATH = "/usr/bin:/bin"
-SUPPORTED_COMMANDS: frozenset[str] = frozenset(POLICIES) | BUILTINS
+MAX_SESSIONS = 10_000
 _TRUNCATION_MARKER = "\n[output truncated at {cap} characters; narrow the command (head, grep -m)]"
 _KILL_GRACE = 2.0
 DEFAULT_TERMINAL_DESCRIPTION = (
@@ -89,46 +101,6 @@ DEFAULT_TERMINAL_DESCRIPTION = (
 )
 
 _TERMINAL = ToolSpec(DEFAULT_TERMINAL_NAME, DEFAULT_TERMINAL_DESCRIPTION)
-
-
-@dataclass(frozen=True)
-class TerminalResult:
-    """What one command did.
-
-    Attributes:
-        command: The command line.
-        output: Stdout, then stderr under a `[stderr]` line, capped, plus markers.
-        exit_code: The last stage's exit code (negative: killed by that signal);
-            None when refused or for builtins that failed.
-        refused: Why the command was refused, or None.
-        timed_out: Whether it was killed at the timeout.
-        truncated: Whether output was cut at the cap.
-        cwd: The current directory after the command.
-    """
-
-    command: str
-    output: str
-    exit_code: int | None
-    refused: str | None = None
-    timed_out: bool = False
-    truncated: bool = False
-    cwd: str = ""
-
-    @property
-    def ok(self) -> bool:
-        """Whether the command ran to completion with exit code 0."""
-        return self.refused is None and not self.timed_out and self.exit_code == 0
-
-    def render(self) -> str:
-        """Return the text shown to the model."""
-        if self.refused is not None:
-            return f"Refused: {self.refused}"
-        parts = [self.output] if self.output else []
-        if self.timed_out:
-            parts.append("[command killed: timeout reached]")
-        elif self.exit_code not in (0, None):
-            parts.append(f"[exit code {self.exit_code}]")
-        return "\n".join(parts) if parts else "(no output)"
 
 
 class Terminal:
@@ -194,14 +166,17 @@ class Terminal:
         self.max_output_chars = max_output_chars
         self.memory_limit = memory_limit
         self.allow_cd = allow_cd
-        self._binaries = _find_binaries(allowed_commands)
+        self._binaries = find_binaries(allowed_commands)
         names = set(self._binaries) | (
             BUILTINS if allowed_commands is None else BUILTINS & set(allowed_commands)
         )
         if not allow_cd:
             names.discard("cd")
         self.allowed: frozenset[str] = frozenset(names)
-        self.cwd = self.root
+        self._awk_mode = awk_mode(self.enforcement, self._binaries)
+        self._cwd = self.root
+        # One current directory per session (a LangGraph thread), most recent last.
+        self._cwds: OrderedDict[str | None, Path] = OrderedDict()
         self._lock = threading.Lock()
         # The workspace as opened now: the kernel rule and the per-call check use this
         # directory, whatever its name points at later.
@@ -227,33 +202,61 @@ class Terminal:
             "TMPDIR": "/dev/null/no-temporary-files",
         }
 
-    def run(self, command: str) -> TerminalResult:
+    @property
+    def cwd(self) -> Path:
+        """The current directory of the default session (`run` without `session`)."""
+        return self.cwd_of(None)
+
+    def cwd_of(self, session: str | None) -> Path:
+        """The current directory of `session` (the workspace until it runs `cd`)."""
+        with self._lock:
+            return self._cwds.get(session, self.root)
+
+    def run(self, command: str, *, session: str | None = None) -> TerminalResult:
         """Vet and run one command line.
 
         Args:
             command: The command line.
+            session: Whose current directory `cd` and relative paths use; the tool
+                passes the LangGraph thread id, so threads never share a `cd`.
 
         Returns:
             The result (refusals included; this never raises for the model's input).
         """
         with self._lock:
-            deadline = time.monotonic() + self.timeout
+            self._cwd = self._cwds.get(session, self.root)
             try:
-                if not isinstance(command, str):
-                    raise CommandRefused("the command must be a string")
-                _check_text(command)
-                self._recheck_directories()
-                if self._bypass_policy:
-                    argv = ["/bin/sh", "-c", command]
-                    return self._execute(command, [Stage("sh", tuple(argv))], deadline)
-                stages = plan_command(
-                    command, cwd=self.cwd, root=self.root, allowed=self.allowed, deadline=deadline
-                )
-                if stages[0].name == "cd":
-                    return self._cd(command, stages[0].args)
-                return self._execute(command, stages, deadline)
-            except CommandRefused as refusal:
-                return TerminalResult(command, "", None, refused=str(refusal), cwd=str(self.cwd))
+                return self._run(command)
+            finally:
+                self._cwds[session] = self._cwd
+                self._cwds.move_to_end(session)
+                while len(self._cwds) > MAX_SESSIONS:
+                    self._cwds.popitem(last=False)
+
+    def _run(self, command: str) -> TerminalResult:
+        """Run `command` in `self._cwd`, the lock held."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            if not isinstance(command, str):
+                raise CommandRefused("the command must be a string")
+            _check_text(command)
+            self._recheck_directories()
+            if self._bypass_policy:
+                argv = ["/bin/sh", "-c", command]
+                return self._execute(command, [Stage("sh", tuple(argv))], deadline)
+            stages = plan_command(
+                command,
+                cwd=self._cwd,
+                root=self.root,
+                allowed=self.allowed,
+                deadline=deadline,
+                awk_mode=self._awk_mode,
+            )
+            if stages[0].name == "cd":
+                return self._cd(command, stages[0].args)
+            return self._execute(command, stages, deadline)
+        except CommandRefused as refusal:
+            return TerminalResult(command, "", None, refused=str(refusal), cwd=str(self._cwd))
 
     def _recheck_directories(self) -> None:
         """Re-resolve the workspace and current directory: either may have been swapped."""
@@ -265,11 +268,11 @@ class Terminal:
         if not same_root:
             raise CommandRefused("the workspace directory was moved or replaced; recreate the tool")
         try:
-            self.cwd = confine(str(self.cwd), self.root, self.root)
-            if not self.cwd.is_dir():
+            self._cwd = confine(str(self._cwd), self.root, self.root)
+            if not self._cwd.is_dir():
                 raise CommandRefused("not a directory")
         except CommandRefused:
-            self.cwd = self.root
+            self._cwd = self.root
             msg = "the current directory left the workspace or was removed; back at the root"
             raise CommandRefused(msg) from None
 
@@ -277,19 +280,19 @@ class Terminal:
     def _cd(self, command: str, args: tuple[str, ...]) -> TerminalResult:
         if len(args) > 1:
             raise CommandRefused("cd takes one directory")
-        target = confine(args[0], self.cwd, self.root) if args else self.root
+        target = confine(args[0], self._cwd, self.root) if args else self.root
         if not target.is_dir():
             raise CommandRefused(f"cd: {args[0]!r} is not a directory in the workspace")
-        self.cwd = target
+        self._cwd = target
         return TerminalResult(command, f"{target}\n", 0, cwd=str(target))
 
     def _builtin_output(self, stage: Stage, deadline: float) -> bytes:
         if stage.name == "pwd":
             if stage.args:
                 raise CommandRefused("pwd takes no arguments")
-            return f"{self.cwd}\n".encode()
+            return f"{self._cwd}\n".encode()
         limit = self.max_output_chars * 4
-        return render_tree(stage.args, self.cwd, self.root, limit, deadline).encode()
+        return render_tree(stage.args, self._cwd, self.root, limit, deadline).encode()
 
     # -- processes --------------------------------------------------------------------------
     def _execute(self, command: str, stages: list[Stage], deadline: float) -> TerminalResult:
@@ -313,7 +316,11 @@ class Terminal:
         err_read, err_write = os.pipe()
         try:
             procs = start_pipeline(
-                argvs, cwd=self.cwd, launch=launch, stdin_pipe=feed is not None, err_write=err_write
+                argvs,
+                cwd=self._cwd,
+                launch=launch,
+                stdin_pipe=feed is not None,
+                err_write=err_write,
             )
         except (OSError, ValueError) as error:
             os.close(err_read)
@@ -361,7 +368,7 @@ class Terminal:
             None if timed_out else code,
             timed_out=timed_out,
             truncated=truncated,
-            cwd=str(self.cwd),
+            cwd=str(self._cwd),
         )
 
 
@@ -383,7 +390,8 @@ def create_terminal_tool(
         workspace: The directory commands are confined to.
         timeout: Seconds before a command's process group is killed.
         max_output_chars: Cap on output characters per command (a marker says when cut).
-        allow_cd: Whether `cd` may change the tool's current directory.
+        allow_cd: Whether `cd` may change the current directory; each LangGraph thread
+            (`config["configurable"]["thread_id"]`) has its own.
         allowed_commands: Commands to allow (default: all of `SUPPORTED_COMMANDS` that
             are installed).
         memory_limit: Address-space limit of each command, in bytes.
@@ -414,9 +422,12 @@ def create_terminal_tool(
     )
     spec = _TERMINAL.customize(name=name, description=description)
 
-    def run_terminal(command: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
+    def run_terminal(
+        command: str, tool_call_id: Annotated[str, InjectedToolCallId], config: RunnableConfig
+    ) -> ToolMessage:
         """Run a read-only command."""
-        result = terminal.run(command)
+        thread = (config.get("configurable") or {}).get("thread_id")
+        result = terminal.run(command, session=None if thread is None else str(thread))
         failed = result.refused is not None or result.timed_out
         allowed = ", ".join(sorted(terminal.allowed))
         text = result.render()
@@ -442,30 +453,6 @@ def _artifact(result: TerminalResult) -> dict[str, Any]:
         "refused": result.refused,
         "cwd": result.cwd,
     }
-
-
-def _find_binaries(allowed_commands: Iterable[str] | None) -> dict[str, str]:
-    """Map each allowed external command to its binary in `SANDBOX_PATH`."""
-    binaries: dict[str, str] = {}
-    requested = None if allowed_commands is None else list(allowed_commands)
-    for name in sorted(SUPPORTED_COMMANDS) if requested is None else requested:
-        if name not in SUPPORTED_COMMANDS:
-            msg = (
-                f"allowed_commands: {name!r} is not supported; choose from "
-                f"{', '.join(sorted(SUPPORTED_COMMANDS))}"
-            )
-            raise InvalidArgumentError(msg)
-        if name in BUILTINS:
-            continue
-        policy = POLICIES[name]
-        binary = shutil.which(policy.binary or name, path=SANDBOX_PATH)
-        if binary is None:
-            if requested is not None:
-                msg = f"allowed_commands: {name!r} is not installed in {SANDBOX_PATH}"
-                raise InvalidArgumentError(msg)
-            continue
-        binaries[name] = binary
-    return binaries
 
 
 def _identity(info: os.stat_result) -> tuple[int, int]:
