@@ -19,7 +19,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -41,11 +41,9 @@ def as_messages(conv: Conversation) -> list[HumanMessage]:
         stamp = turn.timestamp
         kwargs: dict[str, Any] = {}
         if isinstance(stamp, float):
-            when = datetime.fromtimestamp(stamp, tz=timezone.utc)
+            when = datetime.fromtimestamp(stamp, tz=UTC)
             kwargs["timestamp"] = when.isoformat()
-        out.append(
-            HumanMessage(text, name=speaker, id=str(turn.source), additional_kwargs=kwargs)
-        )
+        out.append(HumanMessage(text, name=speaker, id=str(turn.source), additional_kwargs=kwargs))
     return out
 
 
@@ -115,7 +113,7 @@ def build_latency(conversations: Sequence[Conversation]) -> dict[int, float]:
 def overhead_share(max_tokens: int = BUDGET, item_tokens: int = 25) -> float:
     """Share of a budget taken by policy, fences and labels when filled with small items."""
     counter = default_counter()
-    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi".split()
+    words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "mu")
     packets = []
     for i in range(200):
         text = " ".join(words[(i + j) % len(words)] for j in range(40))
