@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from langgraph_context.context._dates import timestamp_seconds
+from langgraph_context.context._dates import as_date, timestamp_seconds
 from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.context.select import ScoredPacket
 from langgraph_context.packet import ContextPacket
@@ -74,28 +74,48 @@ class Section:
         title: Its header line.
         entries: Its content, in display order.
         fence: The fence around each run of consecutive fenced entries.
+        dated: Whether a line names the day before the first entry of each day
+            (packets with timestamps; [Context], which is chronological).
     """
 
     name: str
     title: str
     entries: tuple[Entry, ...]
     fence: Fence | None = None
+    dated: bool = False
 
     def render(self) -> str:
-        """Return the header and the entries, one per line; a fenced run shares a fence."""
+        """Return the header and the entries, one per line; a fenced run shares a fence.
+
+        A `dated` section puts a `(8 May 2023)` line before the first entry of each day.
+        """
         lines = [self.title]
         run: list[Entry] = []
+        day = None
         for entry in (*self.entries, None):
+            when = (
+                as_date(entry.packet.timestamp) if self.dated and entry and entry.packet else None
+            )
+            if when is not None and when != day:
+                day = when
+                lines.extend(self._flush(run))
+                run = []
+                lines.append(f"({when.day} {when:%B %Y})")
             if entry is not None and entry.fenced and entry.packet is not None:
                 run.append(entry)
                 continue
-            if run and self.fence is not None:
-                packets = [e.packet for e in run if e.packet is not None]
-                lines.append(self.fence.wrap(packets, [e.text for e in run]))
-                run = []
+            lines.extend(self._flush(run))
+            run = []
             if entry is not None:
                 lines.append(entry.text)
         return "\n".join(lines)
+
+    def _flush(self, run: list[Entry]) -> list[str]:
+        """A run of fenced entries in one fence (no line for an empty run)."""
+        if not run or self.fence is None:
+            return [e.text for e in run]
+        packets = [e.packet for e in run if e.packet is not None]
+        return [self.fence.wrap(packets, [e.text for e in run])]
 
 
 @dataclass(frozen=True)
@@ -228,5 +248,6 @@ def structure_context(
             entries.insert(0, Entry(query))
         if name == "output" and config.output_instructions:
             entries.append(Entry(config.output_instructions))
-        sections.append(Section(name, config.section_titles[name], tuple(entries), fence))
+        title = config.section_titles[name]
+        sections.append(Section(name, title, tuple(entries), fence, dated=name == "context"))
     return StructuredContext(tuple(sections))
