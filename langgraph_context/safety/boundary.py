@@ -1,18 +1,19 @@
-"""Wrap untrusted text in boundary tags the text cannot forge.
+"""Fence untrusted text in boundary tags the text cannot forge.
 
 The context builder derives one boundary per build from the fenced texts
 (`keyed_boundary()`: an HMAC under a per-process random key, so the same packets
-render to the same bytes and stay cacheable), puts
-`HARDENING_INSTRUCTION` in the role section, and renders each packet with
-`protect_packet(packet, boundary=b)`: trusted packets as they are, untrusted ones as::
+render to the same bytes and stay cacheable), puts `HARDENING_INSTRUCTION` in the
+role section, and fences each run of untrusted items of a section once (`Fence`)::
 
-    <untrusted-data-3f9c0a7e2b1d4c65 type="tool" source="run_tests">
-    ...sanitized text...
+    <untrusted-data-3f9c0a7e2b1d4c65 type="tool">
+    [run_tests, 2 lines] 2 failed
+    FAILED test_total
     </untrusted-data-3f9c0a7e2b1d4c65>
 
-The text inside is sanitized, every tag that starts with `untrusted-data` is
-replaced, and any occurrence of the boundary itself (in any case, even split by
-zero-width characters) is replaced, so only the builder's two tags carry it.
+The text inside is byte-identical except the fence's tags and their look-alikes
+(`neutralize_tags`) and copies of the boundary, so only the builder's two tags carry
+it. In-band rewriting (`sanitize_untrusted`) is opt-in; `untrusted_findings` reports
+what the detector sees instead.
 """
 
 from __future__ import annotations
