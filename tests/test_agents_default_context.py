@@ -36,14 +36,14 @@ def _graph() -> Any:
 
 
 def test_untrusted_history_is_wrapped_and_hardened_in_a_graph() -> None:
-    """Older tool output is sanitized inside boundary tags; hardening is in the role."""
+    """Older tool output is fenced unchanged inside boundary tags; hardening is in the role."""
     out = _graph().invoke(_state())
     system = out["llm_input_messages"][0].content
     assert HARDENING_INSTRUCTION in system
     tags = re.findall(r"<untrusted-data-([0-9a-f]{16})", system)
     assert tags
     assert len(set(tags)) == 1
-    assert ATTACK not in system
+    assert f"notes.txt says:\n{ATTACK}\n</untrusted-data-{tags[0]}>" in system
     assert [m.content for m in out["llm_input_messages"][1:]] == ["summarize"]
 
 
@@ -63,12 +63,19 @@ async def test_the_boundary_is_keyed_by_the_fenced_text() -> None:
     assert builder.hardening is None
 
 
-def test_cache_layout_sends_tool_output_defused_with_hardening() -> None:
-    """Default layout: the history stays in place, tool output defused, hardening in system."""
+def test_cache_layout_sends_tool_output_unchanged_with_hardening() -> None:
+    """Default layout: the history stays in place, tool output as it was, hardening in system."""
     node = create_context_node(ContextBuilder())
     out = node.invoke(_state())["llm_input_messages"]
     assert HARDENING_INSTRUCTION in out[0].content
     assert [m.type for m in out[1:]] == ["human", "ai", "tool", "ai", "human"]
+    assert out[3].content == f"notes.txt says:\n{ATTACK}"
+
+
+def test_cache_layout_defuses_tool_output_when_sanitize_is_opted_in() -> None:
+    """With `sanitize=True` the verbatim tool results are rewritten in-band."""
+    node = create_context_node(ContextBuilder(sanitize=True))
+    out = node.invoke(_state())["llm_input_messages"]
     assert ATTACK not in out[3].content
     assert out[3].content.startswith("notes.txt says:")
 
@@ -83,6 +90,5 @@ def test_default_context_node_reads_pinned_memory_once() -> None:
     system = view[0].content
     assert system.count("Reply in French") == 1
     tool_result = next(m for m in view if isinstance(m, ToolMessage))
-    assert ATTACK not in tool_result.content  # kept verbatim, but defused
-    assert "notes.txt says:" in tool_result.content
+    assert tool_result.content == f"notes.txt says:\n{ATTACK}"  # verbatim by default
     assert state["messages"][2].content.endswith(ATTACK)  # the state is untouched

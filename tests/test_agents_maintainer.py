@@ -122,8 +122,9 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
     assembled = model.seen[1][0].content
     # The plan changes often: the cache layout sends it in the closing message.
     assert "Plan:\n1. [in_progress] map layout" in model.seen[1][-1].content
-    assert "[Evidence]\n[briefing] <untrusted-data-" in assembled
-    assert 'type="workspace" source="briefing">\n[Workspace briefing]' in assembled
+    assert "[Evidence]\n<untrusted-data-" in assembled
+    assert 'type="workspace">\n[briefing, ' in assembled
+    assert "lines] [Workspace briefing]" in assembled
 
     out = graph.invoke({"messages": [HumanMessage("Any problems?")], "mode": "analyze"}, cfg)
     assert "./app/views.py:5:    # TODO: escape the name" in out["briefing"]

@@ -332,7 +332,7 @@ def test_memory_middleware_with_context_middleware_over_turns() -> None:
     assert system.startswith("You fix tests.\n\n")
     assert "Never edit generated files" in system
     assert "`run_tests` is failing" in system
-    assert "Data is not instruction" in system
+    assert "not instructions" in system  # the hardening text
     out = agent.invoke({"messages": [HumanMessage("run again")]}, _cfg("m"))
     assert [i for i in out["hot_issues"] if i["status"] == "active"] == []
     assert "is failing" not in model.seen[-1][0].content

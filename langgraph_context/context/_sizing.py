@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from langgraph_context.context.structure import UntrustedRenderer, render_packet
 from langgraph_context.packet import ContextPacket
-from langgraph_context.safety.boundary import protect_packet
+from langgraph_context.safety.boundary import Fence, protect_packet
 from langgraph_context.tokens import TokenCounter
 
 __all__ = ["PacketSizer"]
@@ -42,6 +42,8 @@ class PacketSizer:
         """
         if isinstance(wrap, functools.partial) and wrap.func is protect_packet:
             return functools.partial(protect_packet, boundary=_COST_BOUNDARY)
+        if isinstance(wrap, Fence):
+            return Fence(_COST_BOUNDARY, sanitize=wrap.sanitize)
         return wrap
 
     def costs(
@@ -69,10 +71,14 @@ class PacketSizer:
             One cost per packet.
         """
         counter = token_counter
-        deterministic = wrap is None or (
-            isinstance(wrap, functools.partial)
-            and wrap.func is protect_packet
-            and wrap.keywords.get("boundary") == _COST_BOUNDARY
+        deterministic = (
+            wrap is None
+            or (isinstance(wrap, Fence) and wrap.boundary == _COST_BOUNDARY)
+            or (
+                isinstance(wrap, functools.partial)
+                and wrap.func is protect_packet
+                and wrap.keywords.get("boundary") == _COST_BOUNDARY
+            )
         )
         if not deterministic:
             return [
@@ -85,7 +91,8 @@ class PacketSizer:
         costs = []
         for p in packets:
             section = section_for(p.type)
-            key = (p.content, p.type, p.source, p.is_trusted, section, wrap is None, id(counter))
+            shape = wrap if isinstance(wrap, Fence) else wrap is None
+            key = (p.content, p.type, p.source, p.is_trusted, section, shape, id(counter))
             cost = memo.get(key)
             if cost is None:
                 cost = memo[key] = counter(render_packet(p, section, wrap_untrusted=wrap)) + 1

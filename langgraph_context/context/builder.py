@@ -8,7 +8,6 @@ guarantees the final text fits, by the configured counter.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,7 +46,12 @@ from langgraph_context.context.select import (
 from langgraph_context.context.structure import UntrustedRenderer, structure_context
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
-from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, keyed_boundary, protect_packet
+from langgraph_context.safety.boundary import (
+    HARDENING_INSTRUCTION,
+    Fence,
+    keyed_boundary,
+    untrusted_findings,
+)
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = ["ContextBuilder"]
@@ -67,14 +71,20 @@ class ContextBuilder:
             build gets `state` (default: messages, plan, notes).
         embeddings: Optional LangChain embeddings for hybrid relevance.
         wrap_untrusted: Renders untrusted packets. By default (`protect_untrusted`)
-            each build fences them in a boundary keyed by their text (stable for the
-            same packets, unguessable without the process key) with
-            `safety.protect_packet` (sanitized, fenced in tags the text cannot forge).
+            each build fences them with a `safety.Fence` whose boundary is keyed by
+            their text (stable for the same packets, unguessable without the process
+            key): one fence per run of untrusted items in a section, each item
+            labelled with its source, its text byte-identical except fence tags and
+            their look-alikes. Injection findings in what is shown are logged and
+            reported in `ContextResult.findings`.
         hardening: Text appended to [Role & Policies] (default with
             `protect_untrusted`: `safety.HARDENING_INSTRUCTION`, added only to builds
             that contain untrusted packets).
         protect_untrusted: Fence untrusted packets and harden the role section when
             no `wrap_untrusted` is given. `False` renders them as plain text.
+        sanitize: Also rewrite fenced text in-band with `safety.sanitize_untrusted`
+            (and, in `create_context_node`, the tool results it passes on verbatim).
+            Off by default: the fence is the guarantee.
         summarizer: Optional chat model that summarises the packets of the first
             section of `config.compress_order` ([Context] by default) that did not fit,
             into one entry at the top of that section.
@@ -103,6 +113,7 @@ class ContextBuilder:
         wrap_untrusted: UntrustedRenderer | None = None,
         hardening: str | None = None,
         protect_untrusted: bool = True,
+        sanitize: bool = False,
         summarizer: BaseChatModel | None = None,
         summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
     ) -> None:
@@ -133,6 +144,7 @@ class ContextBuilder:
         self.embeddings = embeddings
         self.wrap_untrusted = wrap_untrusted
         self.protect_untrusted = protect_untrusted
+        self.sanitize = sanitize
         self.hardening = hardening
         self.summarizer = summarizer
         self.summary_tokens = summary_tokens
@@ -141,9 +153,8 @@ class ContextBuilder:
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
         """The untrusted-packet renderer and hardening text for one build.
 
-        The default fences with a boundary keyed by the untrusted texts, and adds the hardening
-        instruction only when some gathered packet is untrusted (a context made of
-        trusted text alone does not pay for it).
+        The default fences with a boundary keyed by the untrusted texts, and adds the
+        hardening only when some gathered packet is untrusted.
         """
         if self.wrap_untrusted is not None or not self.protect_untrusted:
             return self.wrap_untrusted, self.hardening
@@ -152,8 +163,8 @@ class ContextBuilder:
         # Keyed by the fenced texts: the same packets render to the same bytes (a cache
         # hit for the provider), and no packet can predict the boundary that fences it.
         untrusted = sorted(p.content for p in gathered.packets if not p.is_trusted)
-        wrap = functools.partial(protect_packet, boundary=keyed_boundary(*untrusted))
-        return wrap, self.hardening if self.hardening is not None else HARDENING_INSTRUCTION
+        fence = Fence(keyed_boundary(*untrusted), sanitize=self.sanitize)
+        return fence, self.hardening if self.hardening is not None else HARDENING_INSTRUCTION
 
     # -- budget ------------------------------------------------------------------
 
@@ -199,6 +210,9 @@ class ContextBuilder:
             self.config.section_titles[name] for name in ("state", "evidence", "context")
         )
         fixed = self.token_counter(skeleton.text) + self.token_counter(headers) + 6
+        if isinstance(wrap, Fence):
+            # One fence; more runs of untrusted items are trimmed by the compress stage.
+            fixed += self.token_counter(f"{wrap.open('document')}\n{wrap.close()}") + 2
         return fixed, self.token_counter(role_text)
 
     def _split(
@@ -301,6 +315,8 @@ class ContextBuilder:
         section_tokens = {
             s.name: self.token_counter(s.render()) for s in compressed.context.sections if s.entries
         }
+        shown = self.wrap_untrusted is None and self.protect_untrusted and not self.sanitize
+        findings = untrusted_findings(selected) if shown else ()
         result = ContextResult(
             text=compressed.text,
             tokens=compressed.tokens,
@@ -311,6 +327,7 @@ class ContextBuilder:
             failures=gathered.failures,
             gathered=len(gathered.packets),
             truncated=compressed.truncated,
+            findings=findings,
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
         logger.info("context built: %s", result.stats)

@@ -42,7 +42,7 @@ SectionName = Literal["role", "task", "state", "evidence", "context", "output"]
 SECTION_NAMES: tuple[SectionName, ...] = get_args(SectionName)
 
 DEFAULT_MAX_TOKENS = 3000
-DEFAULT_RESERVE_RATIO = 0.1
+DEFAULT_RESERVE_RATIO = 0.0
 DEFAULT_MIN_RELEVANCE = 0.0
 DEFAULT_RELEVANCE_WEIGHT = 0.95
 DEFAULT_RECENCY_WEIGHT = 0.05
@@ -144,9 +144,11 @@ class ContextConfig:
 
     Attributes:
         max_tokens: Hard ceiling of the assembled text, by the configured counter.
-        reserve_ratio: Share of `max_tokens` held for system instructions: packets may
-            use at most `max_tokens * (1 - reserve_ratio)` minus the task, output and
-            headers, and more only if the instructions are longer than the reserve.
+        reserve_ratio: Share of `max_tokens` held for system instructions, given or
+            not: packets may use at most `max_tokens * (1 - reserve_ratio)` minus the
+            task, output and headers, and more only if the instructions are longer
+            than the reserve. 0 by default: the instructions are counted exactly, so a
+            reserve would only sit idle; set it when the caller adds role text later.
         min_relevance: Packets whose relevance (in [0, 1]) is below this are dropped;
             pinned packets are exempt.
         relevance_weight: Weight of relevance in a packet's score.

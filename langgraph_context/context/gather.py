@@ -18,6 +18,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.documents import Document
@@ -42,6 +43,7 @@ __all__ = [
     "agather_packets",
     "gather_packets",
     "message_packets",
+    "message_time",
     "messages_to_packets",
     "note_packets",
     "plan_packets",
@@ -101,6 +103,48 @@ class GatherResult:
     failures: tuple[SourceFailure, ...] = field(default_factory=tuple)
 
 
+_TIME_KEYS = ("timestamp", "created_at", "created")
+
+
+def message_time(message: BaseMessage) -> float | None:
+    """When a message entered the thread, in POSIX seconds, if it says so.
+
+    Read from `additional_kwargs["timestamp"]` (what a caller or node stamps), then the
+    provider's `response_metadata` (`timestamp`, `created_at`, `created`): an ISO 8601
+    string or a number of seconds (milliseconds above 1e12). Naive ISO times are UTC.
+
+    Args:
+        message: A LangChain message.
+
+    Returns:
+        The time, or `None` when the message carries none.
+
+    Example:
+        >>> message_time(HumanMessage("hi", additional_kwargs={"timestamp": "2023-05-08T13:56:00"}))
+        1683554160.0
+    """
+    for holder in (message.additional_kwargs, message.response_metadata):
+        for key in _TIME_KEYS:
+            stamp = _seconds(holder.get(key)) if isinstance(holder, dict) else None
+            if stamp is not None:
+                return stamp
+    return None
+
+
+def _seconds(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) / 1000 if value > 1e12 else float(value)
+    if isinstance(value, str) and value:
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    return None
+
+
 def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
     role = _ROLES.get(message.type, message.type)
     text = content_text(message.content)
@@ -119,7 +163,7 @@ def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
         text if packet_type == "system" else f"{speaker}: {text}",
         type=packet_type,
         source=message.id or f"message-{position}",
-        timestamp=None,
+        timestamp=message_time(message),
         trusted=trusted,
         metadata={"role": role, "speaker": speaker, "position": position, "thread": "messages"},
     )

@@ -180,8 +180,8 @@ def create_context_node(
     The output is always one system message first, then at least one other message:
     later system messages in the history (e.g. a summary another node inserted) join
     the context, and with nothing recent the last user turn is passed on. Recent tool
-    results are sanitized (plain and text-block content) unless the builder's
-    untrusted-text protection is off or custom.
+    results are passed on unchanged; with `ContextBuilder(sanitize=True)` they are
+    rewritten in-band too (plain and text-block content).
 
     Args:
         builder: The `ContextBuilder` (default: `ContextBuilder()`).
@@ -227,8 +227,7 @@ def create_context_node(
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         messages = as_messages(get_state_value(state, messages_key, []))
-        defuse = context_builder.protect_untrusted and context_builder.wrap_untrusted is None
-        system, older, recent = _model_view(messages, keep_last, defuse=defuse)
+        system, older, recent = _model_view(messages, keep_last, defuse=context_builder.sanitize)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
@@ -447,11 +446,11 @@ def _cache_node(
     # changes when the turns before the window or the pinned state do.
     head_builder = copy.copy(builder)
     head_builder.config = dataclasses.replace(builder.config, output_instructions="")
-    defuse = builder.protect_untrusted and builder.wrap_untrusted is None
+    protect = builder.protect_untrusted and builder.wrap_untrusted is None
     # Tool output sits verbatim in the window, so the hardening text is due as soon as
     # the history holds any (once there, it stays: the prefix does not flip).
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
-    if defuse:
+    if protect:
         head_builder.hardening = ""
 
     def plan(state: Any) -> tuple[str | None, _StateView, list[BaseMessage], int]:
@@ -460,7 +459,7 @@ def _cache_node(
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
-        if defuse and any(isinstance(m, ToolMessage) or tool_result_ids(m) for m in body):
+        if protect and any(isinstance(m, ToolMessage) or tool_result_ids(m) for m in body):
             parts.append(hardening)
         instructions = "\n\n".join(p for p in parts if p) or None
         overhead = max(0, counter([SystemMessage("")]))
@@ -470,7 +469,7 @@ def _cache_node(
         cut = sticky_cut(body, room, counter)
         older, window = body[:cut], body[cut:]
         window = [*lead_turn(older, window), *window]
-        if defuse:
+        if builder.sanitize:
             window = [_defused(m) for m in window]
         if window and counter(window) > room:
             window = _shorten(window, room, counter)

@@ -10,6 +10,7 @@ from typing import Any
 from langgraph_context.context.gather import SourceFailure
 from langgraph_context.context.select import Drop
 from langgraph_context.packet import ContextPacket
+from langgraph_context.safety.sanitize import InjectionFinding
 
 __all__ = ["ContextResult"]
 
@@ -28,6 +29,8 @@ class ContextResult:
         failures: Sources that raised and were skipped.
         gathered: How many packets were gathered.
         truncated: Whether even the protected sections had to be cut.
+        findings: What the injection detector found in untrusted packets shown
+            unchanged inside the fence: `(packet source or type, finding)` pairs.
         elapsed_ms: Build time.
     """
 
@@ -40,6 +43,7 @@ class ContextResult:
     failures: tuple[SourceFailure, ...] = field(default_factory=tuple)
     gathered: int = 0
     truncated: bool = False
+    findings: tuple[tuple[str, InjectionFinding], ...] = field(default_factory=tuple)
     elapsed_ms: float = 0.0
 
     @property
@@ -60,5 +64,6 @@ class ContextResult:
             "max_tokens": self.max_tokens,
             "budget_use": round(self.budget_use, 4),
             "truncated": self.truncated,
+            "findings": sorted({f"{name}: {f.kind}" for name, f in self.findings}),
             "elapsed_ms": round(self.elapsed_ms, 3),
         }

@@ -8,8 +8,10 @@ memory, others) then input order, [Context] chronological, [Evidence] in input o
 each evidence line tagged with its source id.
 
 Packets that are not trusted (`ContextPacket.is_trusted` is False: tool output, notes,
-retrieved text) are rendered through an optional `wrap_untrusted` hook, e.g. to fence
-them with boundary markers; an optional hardening text closes [Role & Policies].
+retrieved text) are rendered through an optional `wrap_untrusted` hook. With a
+`safety.Fence` (the builder's default) each run of consecutive untrusted entries of a
+section shares one fence, each item labelled `[source]` inside it; any other hook
+renders each packet on its own. An optional hardening text closes [Role & Policies].
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from langgraph_context.context._dates import timestamp_seconds
+from langgraph_context.context._dates import as_date, timestamp_seconds
 from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.context.select import ScoredPacket
 from langgraph_context.packet import ContextPacket
+from langgraph_context.safety.boundary import Fence
 
 __all__ = [
     "STATE_TYPE_ORDER",
@@ -53,11 +56,13 @@ class Entry:
         text: The rendered text.
         packet: The packet it renders (`None` for the task and fixed texts).
         value: How much it is worth keeping; compression removes the lowest first.
+        fenced: Whether it is an item of its section's shared untrusted-data fence.
     """
 
     text: str
     packet: ContextPacket | None = None
     value: float = math.inf
+    fenced: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,15 +73,49 @@ class Section:
         name: Its key (`role`, `task`, `state`, `evidence`, `context`, `output`).
         title: Its header line.
         entries: Its content, in display order.
+        fence: The fence around each run of consecutive fenced entries.
+        dated: Whether a line names the day before the first entry of each day
+            (packets with timestamps; [Context], which is chronological).
     """
 
     name: str
     title: str
     entries: tuple[Entry, ...]
+    fence: Fence | None = None
+    dated: bool = False
 
     def render(self) -> str:
-        """Return the header followed by the entries, one per line."""
-        return "\n".join((self.title, *(e.text for e in self.entries)))
+        """Return the header and the entries, one per line; a fenced run shares a fence.
+
+        A `dated` section puts a `(8 May 2023)` line before the first entry of each day.
+        """
+        lines = [self.title]
+        run: list[Entry] = []
+        day = None
+        for entry in (*self.entries, None):
+            when = (
+                as_date(entry.packet.timestamp) if self.dated and entry and entry.packet else None
+            )
+            if when is not None and when != day:
+                day = when
+                lines.extend(self._flush(run))
+                run = []
+                lines.append(f"({when.day} {when:%B %Y})")
+            if entry is not None and entry.fenced and entry.packet is not None:
+                run.append(entry)
+                continue
+            lines.extend(self._flush(run))
+            run = []
+            if entry is not None:
+                lines.append(entry.text)
+        return "\n".join(lines)
+
+    def _flush(self, run: list[Entry]) -> list[str]:
+        """A run of fenced entries in one fence (no line for an empty run)."""
+        if not run or self.fence is None:
+            return [e.text for e in run]
+        packets = [e.packet for e in run if e.packet is not None]
+        return [self.fence.wrap(packets, [e.text for e in run])]
 
 
 @dataclass(frozen=True)
@@ -135,6 +174,8 @@ def render_packet(
     text = packet.content
     if wrap_untrusted is not None and not packet.is_trusted:
         text = wrap_untrusted(packet)
+        if isinstance(wrap_untrusted, Fence):
+            return text  # labelled inside the fence
     if section == "evidence":
         return f"[{packet.source or packet.type}] {text}"
     return text
@@ -190,12 +231,14 @@ def structure_context(
         scored = item if isinstance(item, ScoredPacket) else ScoredPacket(item, 1.0, math.inf, i)
         buckets[config.section_for(scored.packet.type)].append(scored)
     sections: list[Section] = []
+    fence = wrap_untrusted if isinstance(wrap_untrusted, Fence) else None
     for name in config.section_order:
         entries = [
             Entry(
                 render_packet(s.packet, name, wrap_untrusted=wrap_untrusted),
                 s.packet,
                 math.inf if s.packet.pinned else s.score,
+                fenced=fence is not None and not s.packet.is_trusted,
             )
             for s in _ordered(name, buckets[name])
         ]
@@ -205,5 +248,6 @@ def structure_context(
             entries.insert(0, Entry(query))
         if name == "output" and config.output_instructions:
             entries.append(Entry(config.output_instructions))
-        sections.append(Section(name, config.section_titles[name], tuple(entries)))
+        title = config.section_titles[name]
+        sections.append(Section(name, title, tuple(entries), fence, dated=name == "context"))
     return StructuredContext(tuple(sections))
