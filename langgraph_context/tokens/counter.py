@@ -35,7 +35,6 @@ tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterable, Sequence
@@ -48,7 +47,14 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
-from langgraph_context.tokens._json import _fingerprint, _refuse, _to_json
+from langgraph_context.tokens._json import _to_json
+from langgraph_context.tokens._keys import (
+    ENTRY_CHARS,
+    dict_key,
+    key_chars,
+    message_key,
+    plain_key,
+)
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -83,8 +89,6 @@ _FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audi
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 MEMO_CHARS = 128_000_000
 """Default bound of each of a counter's two memos, in characters of the texts held."""
-# What an entry costs beyond its characters (dict slot, key object, count), in characters.
-_ENTRY_CHARS = 64
 _warned: set[str] = set()
 
 
@@ -257,7 +261,7 @@ class TiktokenCounter:
             n = approximate_text_tokens(text)
         else:
             n = len(self._encoding.encode(text, disallowed_special=()))
-        self._text_memo.put(text, n, size=len(text) + _ENTRY_CHARS)
+        self._text_memo.put(text, n, size=len(text) + ENTRY_CHARS)
         return n
 
     def count_message(self, message: BaseMessage) -> int:
@@ -292,7 +296,10 @@ class TiktokenCounter:
         known: dict[int, int] = {}
         dict_keys: dict[int, tuple[Any, ...]] = {}
         for i, item in enumerate(items):
-            key = _dict_key(item) if isinstance(item, dict) else None
+            if isinstance(item, BaseMessage):
+                key = plain_key(item)  # None unless the message is well formed
+            else:
+                key = dict_key(item) if isinstance(item, dict) else None
             if key is not None:
                 n = self._message_memo.get(key)
                 if n is None:
@@ -308,17 +315,17 @@ class TiktokenCounter:
         total = REPLY_PRIMING_TOKENS + sum(known.values())
         for i, message in zip(todo, checked, strict=True):
             n = self._count_checked(message)
-            if i in dict_keys:
-                self._message_memo.put(dict_keys[i], n, size=_key_chars(dict_keys[i]))
+            if i in dict_keys and not isinstance(items[i], BaseMessage):
+                self._message_memo.put(dict_keys[i], n, size=key_chars(dict_keys[i]))
             total += n
         return total
 
     def _count_checked(self, message: BaseMessage) -> int:
-        key = _message_key(message)
+        key = plain_key(message) or message_key(message)
         n = self._message_memo.get(key)
         if n is None:
             n = self._count_message_uncached(message)
-            self._message_memo.put(key, n, size=_key_chars(key))
+            self._message_memo.put(key, n, size=key_chars(key))
         return n
 
     def _count_message_uncached(self, message: BaseMessage) -> int:
@@ -363,70 +370,6 @@ def _text_of_value(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else _to_json(value)
-
-
-def _message_key(message: BaseMessage) -> tuple[Any, ...]:
-    content = message.content
-    content_key = content if isinstance(content, str) else _json_key(content, sort_keys=False)
-    calls_key: tuple[Any, ...] = ()
-    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
-        # Sorted like the counted arguments, so the key's text holds the counted text.
-        calls_key = _json_key([message.tool_calls, message.invalid_tool_calls], sort_keys=True)
-    return (
-        message.type,
-        content_key,
-        message.name,
-        message.tool_call_id if isinstance(message, ToolMessage) else None,
-        calls_key,
-    )
-
-
-# Built once: `json.dumps` with options builds an encoder per call, a third of a key's cost.
-_KEY_ENCODERS = {
-    sort: json.JSONEncoder(ensure_ascii=False, sort_keys=sort, default=_refuse)
-    for sort in (False, True)
-}
-
-
-def _json_key(value: Any, *, sort_keys: bool) -> tuple[Any, ...]:
-    """A memo key for a JSON-like value: its JSON text, or its walk when JSON fails."""
-    try:
-        text = _KEY_ENCODERS[sort_keys].encode(value)
-    except (TypeError, ValueError, RecursionError):
-        return ("walk", *_fingerprint(value))
-    return ("json", text)
-
-
-def _dict_key(item: dict[str, Any]) -> tuple[Any, ...] | None:
-    """A memo key for a message dict's content (`None` if it has none).
-
-    A dict converts to the same message whenever its items are the same, so its count
-    is memoized by them and a recount skips the conversion.
-    """
-    pairs = tuple(item.items())
-    try:
-        hash(pairs)
-    except TypeError:
-        try:
-            text = _KEY_ENCODERS[True].encode(item)
-        except (TypeError, ValueError, RecursionError):
-            return None
-        return ("dict-json", text)
-    return ("dict", pairs)
-
-
-def _key_chars(key: tuple[Any, ...]) -> int:
-    """About how many characters a memo key holds (its strings, a slot per part)."""
-    n = _ENTRY_CHARS
-    stack: list[Any] = [key]
-    while stack:
-        part = stack.pop()
-        if isinstance(part, str):
-            n += len(part)
-        elif isinstance(part, tuple):
-            n += 8 * len(part)
-            stack.extend(part)
-    return n
 
 
 _default: TiktokenCounter | None = None
