@@ -4,7 +4,8 @@ Run: `.venv/bin/python -m benchmarks.scale [--quick]`
 
 1. Build curve: `ContextBuilder.build_result` over 1k..100k distinct packets (half of
    them untrusted, so they are fenced and sanitized), timed warm (the second build of
-   the same packets, what every turn of a long session pays). The floor is a plain
+   the same packets, what every turn of a long session pays), in CPU time of this
+   process (the machine is shared; wall time swings with the neighbours' load). The floor is a plain
    `rank_bm25.BM25Okapi` over the same texts plus a greedy pack under the same budget.
    Targets: at most 1.5x the floor, and no step of the curve steeper than linear by
    more than 20% (`slope` = time ratio / size ratio, target <= 1.2).
@@ -36,7 +37,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_openai_messages
 from rank_bm25 import BM25Okapi
 
-from benchmarks._common import median_ms, write_result
+from benchmarks._common import write_result
 from benchmarks.tokens.__main__ import synthetic_history
 from langgraph_context.agents import create_compaction_middleware, create_context_middleware
 from langgraph_context.context import ContextBuilder, ContextConfig
@@ -68,6 +69,17 @@ def make_packets(n: int, *, seed: int = 0) -> list[ContextPacket]:
     return packets
 
 
+def cpu_ms(fn: Callable[[], Any], *, repeat: int = 5) -> float:
+    """Median CPU time of `fn` in ms (the process's own time: steadier than wall time
+    on a shared machine)."""
+    times = []
+    for _ in range(repeat):
+        started = time.process_time()
+        fn()
+        times.append((time.process_time() - started) * 1000)
+    return statistics.median(times)
+
+
 def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
     """One rank-bm25 + greedy pack over the packets (token counts given)."""
 
@@ -81,7 +93,7 @@ def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
                 chosen.append(i)
                 left -= counts[i]
 
-    return median_ms(run, repeat=3)
+    return cpu_ms(run)
 
 
 def build_curve(sizes: list[int]) -> list[dict[str, Any]]:
@@ -92,27 +104,28 @@ def build_curve(sizes: list[int]) -> list[dict[str, Any]]:
         packets = make_packets(n)
         counts = [counter(p.content) for p in packets]
         builder = ContextBuilder(config=ContextConfig(max_tokens=BUDGET))
-        started = time.perf_counter()
-        builder.build_result(QUERY, custom_packets=packets)
-        cold = (time.perf_counter() - started) * 1000
-        warm = median_ms(functools.partial(builder.build_result, QUERY, custom_packets=packets))
+        build = functools.partial(builder.build_result, QUERY, custom_packets=packets)
+        cold = cpu_ms(build, repeat=1)
+        warm = cpu_ms(build)
         floor = floor_ms(packets, counts)
         rows.append({"packets": n, "cold_ms": cold, "warm_ms": warm, "floor_ms": floor})
     for before, row in itertools.pairwise(rows):
-        row["slope"] = (row["warm_ms"] / before["warm_ms"]) / (row["packets"] / before["packets"])
+        grew = row["packets"] / before["packets"]
+        row["slope"] = row["warm_ms"] / before["warm_ms"] / grew
+        row["floor_slope"] = row["floor_ms"] / before["floor_ms"] / grew
     return rows
 
 
 def _ratio(history: list[Any], reloaded: Callable[[], list[Any]], extra: Any) -> dict[str, float]:
-    cold = median_ms(lambda: TiktokenCounter().count_messages(history), repeat=5)
+    cold = cpu_ms(lambda: TiktokenCounter().count_messages(history))
     warm = TiktokenCounter()
     warm.count_messages(history)
     copies = [[*reloaded(), extra] for _ in range(11)]
     times = []
     for appended in copies:
-        started = time.perf_counter()
+        started = time.process_time()
         warm.count_messages(appended)
-        times.append((time.perf_counter() - started) * 1000)
+        times.append((time.process_time() - started) * 1000)
     recount = statistics.median(times)
     return {"cold_ms": cold, "recount_ms": recount, "ratio": recount / cold}
 
@@ -178,20 +191,21 @@ def middleware_turns(turns: int) -> list[float]:
 
 
 def _print_curve(curve: list[dict[str, Any]]) -> None:
-    print("Build curve (warm build_result; floor = rank-bm25 + greedy pack)")
-    head = ("packets", "cold ms", "warm ms", "floor ms", "x floor", "slope")
-    print("  {:>8} {:>9} {:>9} {:>9} {:>8} {:>6}".format(*head))
+    print("Build curve (CPU ms; warm build_result; floor = rank-bm25 + greedy pack)")
+    head = ("packets", "cold ms", "warm ms", "floor ms", "x floor", "slope", "floor slope")
+    print("  {:>8} {:>9} {:>9} {:>9} {:>8} {:>6} {:>12}".format(*head))
     for row in curve:
         slope = f"{row['slope']:.2f}" if "slope" in row else "-"
+        floor_slope = f"{row['floor_slope']:.2f}" if "floor_slope" in row else "-"
         ratio = row["warm_ms"] / row["floor_ms"]
         print(
             f"  {row['packets']:>8,} {row['cold_ms']:>9.0f} {row['warm_ms']:>9.0f}"
-            f" {row['floor_ms']:>9.0f} {ratio:>7.2f}x {slope:>6}"
+            f" {row['floor_ms']:>9.0f} {ratio:>7.2f}x {slope:>6} {floor_slope:>12}"
         )
 
 
 def _print_recounts(ratios: dict[str, dict[str, float]], retained: int) -> None:
-    print("Recount after one append, 1,001 messages (target < 5% of cold)")
+    print("Recount after one append, 1,001 messages (CPU ms; target < 5% of cold)")
     for name, r in ratios.items():
         print(
             f"  {name:<13} cold {r['cold_ms']:7.1f} ms"
