@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "injection": [],
     "agents": ["--turns", "10"],
     "bill": ["--quick"],
+    "scale": ["--quick"],
 }
 
 

@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import snowballstemmer  # type: ignore[import-untyped]
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError
 
 __all__ = [
@@ -87,8 +88,21 @@ def _cjk_terms(run: str) -> list[str]:
     return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-@lru_cache(maxsize=65_536)
+# Terms of every text scored lately, bounded by the characters held (least recently
+# used out first): a context build re-scores the same packets on every turn.
+_TERMS_MEMO_CHARS = 128_000_000
+_TERMS: SizedMemo[str, tuple[str, ...]] = SizedMemo(_TERMS_MEMO_CHARS)
+
+
 def _tokenize_cached(text: str) -> tuple[str, ...]:
+    terms = _TERMS.get(text)
+    if terms is None:
+        terms = _tokenize_uncached(text)
+        _TERMS.put(text, terms, size=64 + len(text) + 8 * len(terms))
+    return terms
+
+
+def _tokenize_uncached(text: str) -> tuple[str, ...]:
     normalized = unicodedata.normalize("NFKC", text).lower()
     terms: list[str] = []
     for match in _TOKEN_RE.finditer(normalized):

@@ -27,6 +27,7 @@ PACKAGE = Path(langgraph_context.__file__).parent
 # re-export facade) and `__main__` sit above everything.
 LAYERS: list[set[str]] = [
     {"errors"},
+    {"_memo"},
     {"messages", "state", "scoring", "transcripts", "testing"},
     {"tokens", "toolkit"},
     {"packet"},
@@ -36,7 +37,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"cli"},
 ]
-LOWER_LAYERS = {"errors", "tokens", "messages", "state", "packet", "scoring", "toolkit"}
+LOWER_LAYERS = {"errors", "_memo", "tokens", "messages", "state", "packet", "scoring", "toolkit"}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 MAX_TWIN_LINES = 10

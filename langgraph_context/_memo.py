@@ -1,0 +1,92 @@
+"""`SizedMemo`: a memo bounded by the size of what it holds, least recently used out first.
+
+The package memoizes work keyed by content (token counts, sanitized text, BM25 terms,
+rendered packet costs). Each memo is bounded by a weight (characters, by default one
+per entry), and a full memo evicts its least recently used entries one by one: a
+working set that fits keeps hitting, instead of the whole memo being cleared and every
+entry recomputed. Keys are content (strings, tuples of strings), never message objects.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from langgraph_context.errors import InvalidArgumentError
+
+__all__ = ["SizedMemo"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class SizedMemo(Generic[K, V]):
+    """A mapping of at most `max_size` total weight, evicting the least recently used.
+
+    Reads take no lock (a lookup and a move to the end are single operations on an
+    `OrderedDict`); writes take one, so threads sharing a counter keep the total exact.
+
+    Args:
+        max_size: Upper bound on the summed weights of the entries.
+
+    Raises:
+        ValueError: If `max_size` is below 1.
+
+    Example:
+        >>> memo: SizedMemo[str, int] = SizedMemo(10)
+        >>> memo.put("abc", 3, size=6)
+        >>> memo.put("de", 2, size=6)  # evicts "abc"
+        >>> memo.get("abc"), memo.get("de"), memo.size
+        (None, 2, 6)
+    """
+
+    __slots__ = ("_data", "_lock", "max_size", "size")
+
+    def __init__(self, max_size: int) -> None:
+        if max_size < 1:
+            msg = f"max_size must be >= 1, got {max_size}"
+            raise InvalidArgumentError(msg)
+        self.max_size = max_size
+        self.size = 0
+        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """The number of entries."""
+        return len(self._data)
+
+    def get(self, key: K) -> V | None:
+        """Return the value for `key` (marking it recently used), or `None`."""
+        entry = self._data.get(key)
+        if entry is None:
+            return None
+        try:  # noqa: SIM105 - contextlib.suppress costs a context manager per hit
+            self._data.move_to_end(key)
+        except KeyError:  # evicted by another thread in between: still a valid answer
+            pass
+        return entry[0]
+
+    def put(self, key: K, value: V, *, size: int = 1) -> None:
+        """Remember `value` for `key`, evicting the least recently used to make room.
+
+        An entry heavier than `max_size` alone is not kept.
+        """
+        if size > self.max_size:
+            return
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self.size -= old[1]
+            self._data[key] = (value, size)
+            self.size += size
+            while self.size > self.max_size:
+                _, (_, dropped) = self._data.popitem(last=False)
+                self.size -= dropped
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._data.clear()
+            self.size = 0

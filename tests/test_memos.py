@@ -1,0 +1,218 @@
+"""Bounded memos: LRU eviction by size, same answers at any bound, no objects kept alive."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import weakref
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
+from langgraph.graph import START, MessagesState, StateGraph
+
+from langgraph_context import scoring
+from langgraph_context._memo import SizedMemo
+from langgraph_context.context import ContextBuilder, ContextConfig, _sizing
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+from langgraph_context.packet import ContextPacket
+from langgraph_context.safety import sanitize
+from langgraph_context.tokens import TiktokenCounter
+
+# -- SizedMemo ---------------------------------------------------------------------
+
+
+def test_memo_evicts_least_recently_used_first() -> None:
+    """A full memo drops the entry read longest ago, not everything."""
+    memo: SizedMemo[str, int] = SizedMemo(3)
+    for key in "abc":
+        memo.put(key, ord(key))
+    assert memo.get("a") == ord("a")  # "b" is now the least recently used
+    memo.put("d", 4)
+    assert [memo.get(k) for k in "abcd"] == [ord("a"), None, ord("c"), 4]
+    assert len(memo) == 3
+
+
+def test_memo_is_bounded_by_the_summed_sizes() -> None:
+    """Entries are weighed; the total never passes the bound and a too-heavy one is skipped."""
+    memo: SizedMemo[int, str] = SizedMemo(100)
+    for i in range(50):
+        memo.put(i, "x", size=30)
+        assert memo.size <= 100
+    assert len(memo) == 3
+    memo.put(-1, "huge", size=101)
+    assert memo.get(-1) is None
+    memo.put(49, "again", size=10)
+    assert memo.get(49) == "again"
+    assert memo.size == 70
+    memo.clear()
+    assert (len(memo), memo.size) == (0, 0)
+
+
+def test_memo_rejects_a_bound_below_one() -> None:
+    """A memo needs room for something."""
+    with pytest.raises(InvalidArgumentError, match="max_size must be >= 1, got 0"):
+        SizedMemo(0)
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 5)), max_size=200))
+def test_memo_keeps_exactly_the_most_recent_entries_that_fit(ops: list[tuple[int, int]]) -> None:
+    """Against a model: the kept keys are the latest writes whose sizes fit, newest first."""
+    memo: SizedMemo[int, int] = SizedMemo(12)
+    for key, size in ops:
+        memo.put(key, key * 10, size=size)
+    latest: dict[int, int] = {}
+    for key, size in ops:
+        latest.pop(key, None)
+        latest[key] = size
+    expected, total = set(), 0
+    for key, size in reversed(latest.items()):
+        if total + size > 12:
+            break
+        expected.add(key)
+        total += size
+    assert {k for k in range(21) if memo.get(k) is not None} == expected
+    assert memo.size == total
+
+
+# -- counter -----------------------------------------------------------------------
+
+
+def _history(n: int) -> list[BaseMessage]:
+    out: list[BaseMessage] = []
+    for i in range(n):
+        out.append(HumanMessage(f"question {i} about the deploy"))
+        args: dict[str, Any] = {"path": f"src/{i}.py", "depth": i % 3, "all": i % 2 == 0}
+        if i % 4 == 0:
+            args["filters"] = {"kinds": ["py", "md"], "limit": 1.5}
+        out.append(AIMessage("", tool_calls=[{"name": "read", "args": args, "id": f"c{i}"}]))
+        out.append(ToolMessage(f"contents of file {i}\n" * (i % 5 + 1), tool_call_id=f"c{i}"))
+    return out
+
+
+def test_recount_of_reloaded_and_dict_histories_equals_a_cold_count() -> None:
+    """Deep copies and OpenAI-style dicts hit the memo and count what a fresh counter counts."""
+    history = _history(30)
+    dicts = convert_to_openai_messages(history)
+    warm = TiktokenCounter()
+    first = warm.count_messages(history)
+    assert warm.count_messages(copy.deepcopy(history)) == first
+    assert warm.count_messages(copy.deepcopy(dicts)) == TiktokenCounter().count_messages(dicts)
+    assert warm.count_messages(dicts) == TiktokenCounter().count_messages(dicts)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(1, True), (1, 1.0), ("1", 1), ([1], {"0": 1}), (None, "None")],
+)
+def test_look_alike_arguments_are_counted_apart(a: object, b: object) -> None:
+    """Arguments that compare equal in Python but differ in JSON get their own counts."""
+    counter = TiktokenCounter()
+    for value in (a, b, a):
+        message = AIMessage("", tool_calls=[{"name": "f", "args": {"x": value}, "id": "c"}])
+        assert counter.count_messages([message]) == TiktokenCounter().count_messages([message])
+
+
+def test_counter_with_a_tiny_memo_counts_what_an_unbounded_one_does() -> None:
+    """Evicting on every call changes no count."""
+    history = _history(12)
+    tiny, roomy = TiktokenCounter(max_memo_chars=200), TiktokenCounter()
+    for end in range(1, len(history) + 1):
+        assert tiny.count_messages(history[:end]) == roomy.count_messages(history[:end])
+    assert tiny._text_memo.size <= 200
+    assert tiny._message_memo.size <= 200
+
+
+def test_counted_messages_are_not_kept_alive() -> None:
+    """The memo is keyed by content: a dropped history is freed."""
+    counter = TiktokenCounter()
+    history = _history(20)
+    counter.count_messages(history)
+    counter.count_messages(convert_to_openai_messages(history))
+    refs = [weakref.ref(m) for m in history]
+    del history
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+
+
+def test_a_malformed_message_is_reported_even_after_a_hit() -> None:
+    """A memo hit for a neighbour never hides an error, and the position is exact."""
+    counter = TiktokenCounter()
+    good = [HumanMessage("hi"), {"role": "user", "content": "there"}]
+    counter.count_messages(good)
+    with pytest.raises(InvalidArgumentError, match=r"messages\[2\]"):
+        counter.count_messages([*good, {"content": "no role"}])
+    bad = AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "c"}])
+    bad.tool_calls = ({"name": "f", "args": {}, "id": "c"},)  # type: ignore[assignment]
+    with pytest.raises(InvalidTypeError, match=r"messages\[2\]: tool_calls must be a list"):
+        counter.count_messages([*good, bad])
+
+
+def test_counter_rejects_a_bad_memo_bound() -> None:
+    """The bound is checked at construction and named."""
+    with pytest.raises(InvalidArgumentError, match="max_memo_chars must be >= 1"):
+        TiktokenCounter(max_memo_chars=0)
+    with pytest.raises(InvalidTypeError, match="max_memo_chars must be an int"):
+        TiktokenCounter(max_memo_chars="big")  # type: ignore[arg-type]
+
+
+# -- builder -------------------------------------------------------------------------
+
+
+def _packets(n: int) -> list[ContextPacket]:
+    words = ["deploy", "staging", "config", "cache", "rollback", "ignore", "system:", "note"]
+    return [
+        ContextPacket(
+            " ".join(words[(i * 7 + j) % len(words)] for j in range(3 + i % 9)) + f" #{i}",
+            type="tool" if i % 2 else "note",
+            source=f"p{i}",
+            trusted=None if i % 2 else True,
+        )
+        for i in range(n)
+    ]
+
+
+def _graph(builder: ContextBuilder, packets: list[ContextPacket]) -> Any:
+    def assemble(state: MessagesState) -> dict[str, Any]:
+        query = str(state["messages"][-1].content)
+        result = builder.build_result(query, custom_packets=packets)
+        return {"messages": [AIMessage(result.text)]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("assemble", assemble)
+    graph.add_edge(START, "assemble")
+    return graph.compile()
+
+
+def test_builder_with_tiny_memos_selects_exactly_what_an_unbounded_one_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every memo bounded to a few entries: same text, same selections, build after build."""
+    packets = _packets(300)
+    roomy = ContextBuilder(config=ContextConfig(max_tokens=600))
+    expected = [roomy.build_result(q, custom_packets=packets) for q in ("deploy cache",) * 2]
+    monkeypatch.setattr(_sizing, "COST_MEMO_CHARS", 500)
+    monkeypatch.setattr(sanitize, "_MEMO", SizedMemo(500))
+    monkeypatch.setattr(scoring, "_TERMS", SizedMemo(500))
+    tiny = ContextBuilder(
+        config=ContextConfig(max_tokens=600), token_counter=TiktokenCounter(max_memo_chars=500)
+    )
+    app = _graph(tiny, packets)
+    for want in expected:
+        got = tiny.build_result("deploy cache", custom_packets=packets)
+        assert got.text == want.text
+        assert [p.source for p in got.selected] == [p.source for p in want.selected]
+        assert [(d.packet.source, d.reason) for d in got.dropped] == [
+            (d.packet.source, d.reason) for d in want.dropped
+        ]
+        out = app.invoke({"messages": [HumanMessage("deploy cache")]})
+        assert out["messages"][-1].content == want.text
+    assert tiny._sizer._memo.size <= 500
