@@ -10,9 +10,10 @@ are listed; optional-value options (`--color[=WHEN]`) are left out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langgraph_context.errors import LangGraphContextError
+from langgraph_context.tools.terminal._flags import FLAGS
 
 __all__ = ["BUILTINS", "POLICIES", "CommandPolicy", "CommandRefused"]
 
@@ -31,6 +32,10 @@ class CommandPolicy:
         prefix_args: Arguments always placed first (e.g. `--sandbox` for sed).
         short_values: Short options taking a required value.
         long_values: Long options taking a required value.
+        short_flags: Short options taking no value (filled from `_flags.FLAGS`).
+        short_optional: Short flags whose optional value is the rest of their word
+            (`od -w8`); it is free text, never the next word.
+        long_flags: Long options taking no value, or an optional one (from `_flags`).
         free_short: Short options whose value is free text (not a path).
         free_long: Long options whose value is free text.
         script_short: Short options that give the pattern/script/program.
@@ -53,6 +58,9 @@ class CommandPolicy:
     prefix_args: tuple[str, ...] = ()
     short_values: str = ""
     long_values: frozenset[str] = frozenset()
+    short_flags: str = ""
+    short_optional: str = ""
+    long_flags: frozenset[str] = frozenset()
     free_short: str = ""
     free_long: frozenset[str] = frozenset()
     script_short: str = ""
@@ -80,6 +88,9 @@ FILE_LIST_REASON = "it reads file names from a file, bypassing the path checks"
 _SYMLINK, _WRITES, _FILE_LIST = SYMLINK_REASON, WRITES_REASON, FILE_LIST_REASON
 _FOLLOW = "following a file never ends; use tail -n N instead"
 _DECOMPRESS = "it runs a decompressor program"
+_TIMES = "it sets the files' access times back (a write)"
+_NO_SANDBOX = "it turns off file's own system-call sandbox"
+_PAGINATE = "it runs another program (pr)"
 
 _GREP_FREE = _fs(
     "regexp",
@@ -160,6 +171,7 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
             "width",
             "format",
             "sort",
+            "time",
             "time-style",
             "quoting-style",
             "indicator-style",
@@ -173,6 +185,7 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
             "width",
             "format",
             "sort",
+            "time",
             "time-style",
             "quoting-style",
             "indicator-style",
@@ -255,6 +268,8 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
             "C": _WRITES,
             "z": _DECOMPRESS,
             "Z": _DECOMPRESS,
+            "p": _TIMES,
+            "S": _NO_SANDBOX,
         },
         denied_long={
             "files-from": _FILE_LIST,
@@ -262,6 +277,8 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
             "compile": _WRITES,
             "uncompress": _DECOMPRESS,
             "uncompress-noreport": _DECOMPRESS,
+            "preserve-date": _TIMES,
+            "no-sandbox": _NO_SANDBOX,
         },
     ),
     CommandPolicy(
@@ -316,7 +333,7 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
     CommandPolicy(
         "diff",
         prefix_args=("--no-dereference",),
-        short_values="CUDFILSxX",
+        short_values="CUDFILSWxX",
         long_values=_fs(
             "ifdef",
             "show-function-line",
@@ -333,7 +350,9 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
             "palette",
             "width",
         ),
-        free_short="CUDFILSx",
+        free_short="CUDFILSWx",
+        denied_short={"l": _PAGINATE},
+        denied_long={"paginate": _PAGINATE},
         free_long=_fs(
             "line-format",
             "palette",
@@ -359,6 +378,7 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
     CommandPolicy(
         "od",
         short_values="AjNtS",
+        short_optional="w",
         free_short="AjNtS",
         long_values=_fs("address-radix", "skip-bytes", "read-bytes", "format", "endian"),
         free_long=_fs("address-radix", "skip-bytes", "read-bytes", "format", "endian"),
@@ -377,5 +397,11 @@ _POLICY_LIST: tuple[CommandPolicy, ...] = (
     CommandPolicy("realpath", long_values=_fs("relative-to", "relative-base")),
 )
 
-POLICIES: Mapping[str, CommandPolicy] = {p.name: p for p in _POLICY_LIST}
+
+def _with_flags(policy: CommandPolicy) -> CommandPolicy:
+    short, long = FLAGS[policy.binary or policy.name]
+    return replace(policy, short_flags=short, long_flags=frozenset(long.split()))
+
+
+POLICIES: Mapping[str, CommandPolicy] = {p.name: _with_flags(p) for p in _POLICY_LIST}
 BUILTINS: frozenset[str] = frozenset({"cd", "pwd", "tree"})
