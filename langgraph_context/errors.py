@@ -8,7 +8,12 @@ working while `except LangGraphContextError:` catches all of them.
 
 from __future__ import annotations
 
-__all__ = ["InvalidArgumentError", "InvalidTypeError", "LangGraphContextError"]
+__all__ = [
+    "ContextWindowError",
+    "InvalidArgumentError",
+    "InvalidTypeError",
+    "LangGraphContextError",
+]
 
 
 class LangGraphContextError(Exception):
@@ -21,3 +26,24 @@ class InvalidArgumentError(LangGraphContextError, ValueError):
 
 class InvalidTypeError(LangGraphContextError, TypeError):
     """A value the caller passed has the wrong type; the message names it and what is."""
+
+
+class ContextWindowError(LangGraphContextError, RuntimeError):
+    """The provider refused a request as over the model's context window, even compacted.
+
+    Attributes:
+        sent_tokens: Tokens (offline count) of the first refused request's history.
+        retried_tokens: Tokens (offline count) of the compacted history, refused again.
+        window: The model's context window, when known.
+    """
+
+    def __init__(self, *, sent_tokens: int, retried_tokens: int, window: int | None) -> None:
+        self.sent_tokens = sent_tokens
+        self.retried_tokens = retried_tokens
+        self.window = window
+        known = f"{window} tokens" if window is not None else "unknown (no profile)"
+        super().__init__(
+            "the provider refused the request as over the model's context window twice: "
+            f"{sent_tokens} tokens sent, then {retried_tokens} after compacting; "
+            f"window {known}. Lower the compaction budget (max_tokens) or the context size."
+        )

@@ -24,7 +24,6 @@ from langgraph_context.agents import create_codebase_maintainer_graph, create_su
 from langgraph_context.tokens import count_tokens
 from tests._wire_server import (
     WireServer,
-    context_length_exceeded,
     pairing_error,
     rate_limited,
     reply,
@@ -195,7 +194,6 @@ def test_empty_reply_ends_the_turn_with_an_empty_answer(server: WireServer) -> N
 @pytest.mark.parametrize(
     ("make", "error", "code"),
     [
-        (context_length_exceeded, openai.BadRequestError, "context_length_exceeded"),
         (server_error, openai.InternalServerError, None),
         (rate_limited, openai.RateLimitError, "rate_limit_exceeded"),
     ],
@@ -203,7 +201,10 @@ def test_empty_reply_ends_the_turn_with_an_empty_answer(server: WireServer) -> N
 def test_agent_provider_errors_propagate_typed(
     server: WireServer, make: Any, error: type[Exception], code: str | None
 ) -> None:
-    """Documented: the agent does not hide a provider error; the run raises the typed error."""
+    """Documented: the agent does not hide a provider error; the run raises the typed error.
+
+    (A context overflow is retried once on a compacted history: `test_window.py`.)
+    """
     server.script(make())
     graph = create_context_agent(server.chat_model(), [lookup]).compile()
     with pytest.raises(error) as raised:

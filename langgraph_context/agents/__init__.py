@@ -35,17 +35,11 @@ from langgraph_context.agents.maintainer import (
 from langgraph_context.agents.middleware import (
     CompactionAgentState,
     CompactionMiddleware,
-    MemoryAgentState,
-    MemoryMiddleware,
     PreModelNodeMiddleware,
     PreModelViewState,
-    StateToolsMiddleware,
-    StateToolsState,
     create_compaction_middleware,
     create_context_middleware,
-    create_memory_middleware,
     create_pre_model_middleware,
-    create_state_tools_middleware,
 )
 from langgraph_context.agents.models import (
     ModelFactory,
@@ -61,6 +55,14 @@ from langgraph_context.agents.subagent import (
     acondense_result,
     condense_result,
     create_subagent_tool,
+)
+from langgraph_context.agents.tool_middleware import (
+    MemoryAgentState,
+    MemoryMiddleware,
+    StateToolsMiddleware,
+    StateToolsState,
+    create_memory_middleware,
+    create_state_tools_middleware,
 )
 
 __all__ = [

@@ -7,7 +7,7 @@ to the model. Nothing of it is written to state unless `store_view` asks for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -18,11 +18,22 @@ from langchain_core.runnables.config import merge_configs
 from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
+from langgraph_context.agents._overflow import (
+    Failed,
+    Retry,
+    Window,
+    adrive,
+    drive,
+    history_rewrite,
+    overflowed,
+    with_messages,
+)
 from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
-from langgraph_context.messages import content_text, repair_history
+from langgraph_context.messages import as_messages, content_text, repair_history
 from langgraph_context.state import get_state_value, render_plan
+from langgraph_context.tokens import USAGE_KEY
 
 __all__ = [
     "DEFAULT_MAX_NOTE_NAMES",
@@ -108,11 +119,12 @@ def _model_input(
 
 @dataclass(frozen=True)
 class ModelInput:
-    """How the model node prepares each call's input."""
+    """How the model node prepares each call's input and learns from its answer."""
 
     context: Runnable[Any, Any] | None
     state_in_prompt: bool
     store_view: bool
+    window: Window
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
         """The config the context node runs with: nothing of it is streamed."""
@@ -120,20 +132,60 @@ class ModelInput:
 
     def assembled(self, out: Any) -> list[BaseMessage]:
         """The view a context node returned (`llm_input_messages`)."""
+        if isinstance(out, Failed):
+            raise out.error
         view = out.get(LLM_INPUT_KEY) if isinstance(out, Mapping) else None
         if not view:
             msg = f"the context node must return a non-empty {LLM_INPUT_KEY!r}, got {out!r}"
             raise InvalidArgumentError(msg)
         return list(view)
 
-    def update(self, state: Any, sent: list[BaseMessage], response: Any) -> dict[str, Any]:
-        """The model node's state update: the answer (and the debug copy, if asked)."""
-        update: dict[str, Any] = {"messages": _answer_invalid_calls(response)}
+    def update(self, state: Any, sent: list[BaseMessage], call: _Call) -> dict[str, Any]:
+        """The model node's state update: the answer, what it taught, the debug copy."""
+        response, retry, chat = call
+        answer = _answer_invalid_calls(response)
+        update: dict[str, Any] = {
+            "messages": answer if retry is None else history_rewrite(retry, answer)
+        }
+        usage = self.window.usage(sent, response, chat)
+        if usage is not None:
+            update[USAGE_KEY] = usage
         if self.store_view:
             update[LLM_INPUT_KEY] = sent
         elif get_state_value(state, LLM_INPUT_KEY, None):
             update[LLM_INPUT_KEY] = []  # a pre_model step's view is used once
         return update
+
+
+_Call = tuple[Any, Retry | None, Any]
+"""A model call's answer, its overflow retry (or `None`) and the chat model called."""
+_Request = tuple[str, Any]
+"""`("context", state)` for the context node, `("model", messages)` for the model."""
+
+
+def _input(
+    state: Any, how: ModelInput, prompt: PromptLike
+) -> Generator[_Request, Any, list[BaseMessage]]:
+    """Assemble one call's input (asking for the context node's view when there is one)."""
+    view = how.assembled((yield ("context", state))) if how.context is not None else None
+    return _model_input(state, view, prompt, how.state_in_prompt)
+
+
+def _steps(
+    state: Any, how: ModelInput, prompt: PromptLike, chat: Any
+) -> Generator[_Request, Any, dict[str, Any]]:
+    """One model step: assemble, call; on an overflow, compact the history, call again."""
+    sent = yield from _input(state, how, prompt)
+    answer = yield ("model", sent)
+    retry = None
+    if overflowed(answer):
+        history = as_messages(get_state_value(state, "messages", []))
+        retry = how.window.shrink(history, chat, state)
+        # The retry sees the compacted history; a stored pre_model view is stale now.
+        shrunk = with_messages(with_messages(state, retry.messages), [], LLM_INPUT_KEY)
+        sent = yield from _input(shrunk, how, prompt)
+        answer = retry.check((yield ("model", sent)))
+    return how.update(state, sent, (answer, retry, chat))
 
 
 def model_node(
@@ -142,7 +194,12 @@ def model_node(
     system_prompt: PromptLike,
     how: ModelInput,
 ) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `model` node: assembles the input for this call, binds the tools, calls."""
+    """The `model` node: assembles the input for this call, binds the tools, calls.
+
+    A provider refusing the request as over the model's window is answered by one
+    retry on the history compacted rule-based (`agents._overflow`); the update then
+    rewrites the history in state.
+    """
     fixed = (
         bind_model_tools(cast("Runnable[Any, Any]", model), tools) if is_chat_model(model) else None
     )
@@ -153,18 +210,26 @@ def model_node(
         return bind_model_tools(model(config), tools)  # type: ignore[operator]
 
     def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        view = None
-        if how.context is not None:
-            view = how.assembled(how.context.invoke(state, how.quiet(config)))
-        sent = _model_input(state, view, system_prompt, how.state_in_prompt)
-        return how.update(state, sent, _chat(config).invoke(sent, config))
+        chat = _chat(config)
+
+        def call(request: _Request) -> Any:
+            kind, value = request
+            if kind == "context" and how.context is not None:
+                return how.context.invoke(value, how.quiet(config))
+            return chat.invoke(value, config)
+
+        return drive(_steps(state, how, system_prompt, chat), call)
 
     async def acall_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        view = None
-        if how.context is not None:
-            view = how.assembled(await how.context.ainvoke(state, how.quiet(config)))
-        sent = _model_input(state, view, system_prompt, how.state_in_prompt)
-        return how.update(state, sent, await _chat(config).ainvoke(sent, config))
+        chat = _chat(config)
+
+        async def acall(request: _Request) -> Any:
+            kind, value = request
+            if kind == "context" and how.context is not None:
+                return await how.context.ainvoke(value, how.quiet(config))
+            return await chat.ainvoke(value, config)
+
+        return await adrive(_steps(state, how, system_prompt, chat), acall)
 
     return RunnableLambda(call_model, afunc=acall_model, name="model")
 

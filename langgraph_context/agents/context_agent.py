@@ -52,9 +52,11 @@ from langgraph_context.agents._model_call import (
     render_state_block,
 )
 from langgraph_context.agents._model_call import model_node as _model_node
+from langgraph_context.agents._overflow import Window
 from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+from langgraph_context.context.config import DEFAULT_MAX_TOKENS
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
     MemoryStateMixin,
@@ -64,6 +66,7 @@ from langgraph_context.memory import (
 )
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value
+from langgraph_context.tokens import model_window, resolve_counter
 from langgraph_context.tools import (
     create_ls_tool,
     create_query_note_tool,
@@ -266,6 +269,7 @@ def create_context_agent(
     state_schema: type[Any] = ContextAgentState,
     state_in_prompt: bool = True,
     store_view: bool = False,
+    context_window: int | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
 
@@ -306,6 +310,20 @@ def create_context_agent(
             note names to the system message (`render_state_block`).
         store_view: Debugging only: also write every model input, as sent, to
             `llm_input_messages` (checkpointed, and visible to API clients).
+        context_window: The model's context window in tokens; `None` reads it from
+            the model's profile (`profile["max_input_tokens"]`) when it has one. It
+            sizes `context=True` without `max_tokens` (at most half the window), is
+            recorded with the provider-reported usage in `token_usage` (where a
+            compaction node's fraction trigger finds it), and sets the target of
+            the overflow retry.
+
+    Every answer's reported input tokens are kept in `token_usage` with the offline
+    count of the same request; the compaction node multiplies its counts by that
+    ratio. When the provider refuses a request as over the window (OpenAI's
+    `context_length_exceeded`, Anthropic's "prompt is too long"), the history is
+    compacted rule-based to half of what fits (half the window in counted tokens,
+    at most half the refused history), the state's history is replaced by it, and
+    the call is made once more; a second refusal raises `ContextWindowError`.
 
     Returns:
         A `StateGraph`; compile it with your checkpointer and store.
@@ -318,7 +336,7 @@ def create_context_agent(
             share a name, `checks` names a tool the agent does not have (or none),
             a step name is used twice,
             or `max_tokens` is not a positive int or is given without
-            `context=True`.
+            `context=True`, or `context_window` is not a positive int.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -330,8 +348,11 @@ def create_context_agent(
         'hello'
     """
     _check_model(model)
+    window = _window(model, context_window)
     all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools)
     before = _pre_model_steps(pre_model, compaction)
+    if context is True and max_tokens is None and window.context_window is not None:
+        max_tokens = min(DEFAULT_MAX_TOKENS, window.context_window // 2)
     view = _context_runnable(context, max_tokens)
     answered = _named_steps(post_model, "post_model")
     after = _post_tools_steps(post_tools, checks, [t.name for t in all_tools])
@@ -340,7 +361,7 @@ def create_context_agent(
         model,
         all_tools,
         system_prompt,
-        ModelInput(view, state_in_prompt=state_in_prompt, store_view=store_view),
+        ModelInput(view, state_in_prompt=state_in_prompt, store_view=store_view, window=window),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
     graph.add_node("model", model_node)
@@ -357,6 +378,19 @@ def create_context_agent(
     graph.add_conditional_edges(last, _router(entry), list(dict.fromkeys(["tools", entry, END])))
     _chain(graph, "tools", after, entry)
     return graph
+
+
+def _window(model: Any, context_window: int | None) -> Window:
+    """The model's window: `context_window`, else the profile of a fixed chat model."""
+    if context_window is not None and (
+        isinstance(context_window, bool)
+        or not isinstance(context_window, int)
+        or context_window < 1
+    ):
+        msg = f"context_window must be a positive int, got {context_window!r}"
+        raise InvalidArgumentError(msg)
+    known = context_window if context_window is not None else model_window(model)
+    return Window(known, resolve_counter(None))
 
 
 def _distinct_steps(*groups: list[tuple[str, Any]]) -> None:

@@ -15,8 +15,8 @@ one of two stages:
   return a view.
 
 `create_compaction_middleware` and `create_context_middleware` build the package's
-real nodes; `create_state_tools_middleware` adds the plan and note tools with their
-state keys. The output guard's middleware is in `agents.guard`.
+real nodes. The tool-adding middleware (plan, notes, pinned memory) is in
+`agents.tool_middleware`, the output guard's in `agents.guard`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from langchain.agents.middleware.types import (
     ModelCallResult,
     PrivateStateAttr,
 )
-from langchain_core.messages import AnyMessage, SystemMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs, run_in_executor
 from langgraph.config import get_config
@@ -39,34 +39,32 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from langgraph_context.agents.context_agent import LLM_INPUT_KEY, _state_tools
+from langgraph_context.agents._overflow import (
+    Retry,
+    Window,
+    adrive,
+    drive,
+    history_rewrite,
+    retry_steps,
+    with_messages,
+)
+from langgraph_context.agents.context_agent import LLM_INPUT_KEY
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.context import ContextBuilder, create_context_node
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.memory import (
-    MemoryStateMixin,
-    create_hot_issue_node,
-)
-from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.messages import content_text
-from langgraph_context.state import NoteStateMixin, PlanStateMixin
+from langgraph_context.tokens import USAGE_KEY, TokenUsage, resolve_counter
 
 __all__ = [
     "STAGES",
     "CompactionAgentState",
     "CompactionMiddleware",
-    "MemoryAgentState",
-    "MemoryMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "Stage",
-    "StateToolsMiddleware",
-    "StateToolsState",
     "create_compaction_middleware",
     "create_context_middleware",
-    "create_memory_middleware",
     "create_pre_model_middleware",
-    "create_state_tools_middleware",
 ]
 
 
@@ -81,10 +79,7 @@ class CompactionAgentState(PreModelViewState):
 
     compaction: NotRequired[CompactionRecord]
     compaction_requested: NotRequired[bool]
-
-
-class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
-    """Agent state plus `plan` and `note`."""
+    token_usage: NotRequired[TokenUsage]
 
 
 def _node_kwargs(
@@ -240,9 +235,16 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         return _apply_view(request, view), (Command(update=rest) if rest else None)
 
     @staticmethod
-    def _answer(response: ModelResponse[Any], command: Command[Any] | None) -> ModelCallResult[Any]:
+    def _answer(
+        response: ModelCallResult[Any], command: Command[Any] | None
+    ) -> ModelCallResult[Any]:
         if command is None:
             return response
+        if isinstance(response, ExtendedModelResponse):  # the two updates, merged
+            own = dict(command.update) if isinstance(command.update, dict) else {}
+            return extended(response.model_response, {**own, **updates(response)})
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
         return ExtendedModelResponse(model_response=response, command=command)
 
     def wrap_model_call(
@@ -292,9 +294,92 @@ def create_pre_model_middleware(
 
 
 class CompactionMiddleware(PreModelNodeMiddleware):
-    """`PreModelNodeMiddleware` whose state also holds the compaction record."""
+    """`PreModelNodeMiddleware` whose state also holds the compaction record.
+
+    Around every model call it also records the provider-reported usage
+    (`token_usage`, read by the compaction node) and, when the provider refuses the
+    request as over the model's window, retries once on the history compacted
+    rule-based (in replace mode the state's history is then replaced by it); a
+    second refusal raises `ContextWindowError`. List it after middleware that
+    rewrites the request, so what it counts and compacts is what is sent.
+    """
 
     state_schema = CompactionAgentState
+
+    def __init__(
+        self,
+        node: Any,
+        *,
+        name: str = "compaction",
+        stage: Stage = "before_model",
+        window: Window | None = None,
+    ) -> None:
+        super().__init__(node, name=name, stage=stage)
+        self._window = window or Window(None, resolve_counter(None))
+
+    def _steps(self, request: ModelRequest[Any]) -> Any:
+        def retried(retry: Retry) -> ModelRequest[Any]:
+            state = with_messages(request.state, retry.messages)
+            return request.override(messages=retry.messages, state=state)  # type: ignore[arg-type]
+
+        history: list[BaseMessage] = list(request.messages)
+        return retry_steps(request, history, self._window, request.model, request.state, retried)
+
+    def _learned(
+        self, request: ModelRequest[Any], answer: Any, retry: Retry | None
+    ) -> ModelCallResult[Any]:
+        """The answer with the usage it taught (and the compacted history) as an update."""
+        update = updates(answer)
+        response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
+        result = response.result if isinstance(response, ModelResponse) else [response]
+        sent = [*request.messages] if retry is None else retry.messages
+        head = [request.system_message] if request.system_message is not None else []
+        reply = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
+        usage = self._window.usage([*head, *sent], reply, request.model)
+        if usage is not None:
+            update[USAGE_KEY] = usage
+        history = list(request.state.get("messages", []))
+        if retry is not None and [m.id for m in request.messages] == [m.id for m in history]:
+            update["messages"] = history_rewrite(retry, result)
+        return extended(response, update) if update else answer
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Call the model (on the node's view in view mode); retry once on an overflow."""
+
+        def guarded(prepared: ModelRequest[Any]) -> Any:
+            answer, retry = drive(self._steps(prepared), handler)
+            return self._learned(prepared, answer, retry)
+
+        return super().wrap_model_call(request, guarded)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of `wrap_model_call`."""
+
+        async def aguarded(prepared: ModelRequest[Any]) -> Any:
+            answer, retry = await adrive(self._steps(prepared), handler)
+            return self._learned(prepared, answer, retry)
+
+        return await super().awrap_model_call(request, aguarded)
+
+
+def updates(answer: Any) -> dict[str, Any]:
+    """The state update an `ExtendedModelResponse` carries (a copy), else `{}`."""
+    command = answer.command if isinstance(answer, ExtendedModelResponse) else None
+    update = command.update if command is not None else None
+    return dict(update) if isinstance(update, dict) else {}
+
+
+def extended(response: Any, update: dict[str, Any]) -> ExtendedModelResponse[Any]:
+    """A model response with one state update."""
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
 
 def create_compaction_middleware(
@@ -310,7 +395,8 @@ def create_compaction_middleware(
         max_tokens: Budget of the compacted history.
         name: Middleware name, unique per agent.
         **options: Any other `create_compaction_node` option (`mode`, `trigger`,
-            `model`, `keep`, `token_counter`, ...).
+            `model`, `keep`, `token_counter`, ...). `context_window` (else the
+            agent model's profile) also sets the target of the overflow retry.
 
     Returns:
         The middleware.
@@ -320,7 +406,9 @@ def create_compaction_middleware(
     """
     node = create_compaction_node(max_tokens=max_tokens, **options)
     stage: Stage = "model_call" if options.get("mode") == "view" else "before_model"
-    return CompactionMiddleware(node, name=name, stage=stage)
+    counter = resolve_counter(options.get("token_counter"))
+    window = Window(options.get("context_window"), counter)
+    return CompactionMiddleware(node, name=name, stage=stage, window=window)
 
 
 def create_context_middleware(
@@ -353,102 +441,3 @@ def create_context_middleware(
     """
     chosen = builder or ContextBuilder(protect_untrusted=safe)
     return PreModelNodeMiddleware(create_context_node(chosen, **options), name=name)
-
-
-class MemoryAgentState(AgentState[Any], MemoryStateMixin):
-    """Agent state plus pinned memory: `constraints` and `hot_issues`."""
-
-
-class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
-    """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
-
-    Args:
-        checks: Tools whose results are checks (a name, names, or a predicate); the
-            results of each tool round are watched before the next model call.
-        memory_tools: Add `record_constraint` and `resolve_constraint`.
-
-    Raises:
-        ValueError: If there would be nothing to add, or `checks` names no tool.
-    """
-
-    state_schema = MemoryAgentState
-
-    def __init__(self, *, checks: CheckSelector | None = None, memory_tools: bool = True) -> None:
-        super().__init__()
-        if checks is None and not memory_tools:
-            msg = "checks is None and memory_tools is False: the middleware would add nothing"
-            raise InvalidArgumentError(msg)
-        self.tools = _state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
-        self._watch = create_hot_issue_node(checks) if checks is not None else None
-
-    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Open or resolve hot issues from the last tool round's check results."""
-        if self._watch is None:
-            return None
-        return self._watch(state) or None
-
-    async def abefore_model(
-        self, state: MemoryAgentState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Async twin of `before_model`."""
-        return self.before_model(state, runtime)
-
-
-def create_memory_middleware(
-    *, checks: CheckSelector | None = None, memory_tools: bool = True
-) -> MemoryMiddleware:
-    """Create pinned-memory middleware (constraint tools, hot issues from checks).
-
-    Show the memory to the model with `create_context_middleware` (its default builder
-    reads constraints and hot issues).
-
-    Args:
-        checks: Tools whose results are checks (a name, names, or a predicate).
-        memory_tools: Add `record_constraint` and `resolve_constraint`.
-
-    Returns:
-        The middleware.
-
-    Raises:
-        ValueError: If there would be nothing to add, or `checks` names no tool.
-    """
-    return MemoryMiddleware(checks=checks, memory_tools=memory_tools)
-
-
-class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
-    """Give a `create_agent` agent the plan and/or note tools and their state keys.
-
-    Args:
-        plan_tools: Add `write_plan` and `update_plan`.
-        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
-
-    Raises:
-        ValueError: If both kinds of tools are switched off.
-    """
-
-    state_schema = StateToolsState
-
-    def __init__(self, *, plan_tools: bool = True, note_tools: bool = True) -> None:
-        super().__init__()
-        if not plan_tools and not note_tools:
-            msg = "plan_tools and note_tools are both False: the middleware would add nothing"
-            raise InvalidArgumentError(msg)
-        self.tools = _state_tools(plan_tools, note_tools, memory_tools=False)
-
-
-def create_state_tools_middleware(
-    *, plan_tools: bool = True, note_tools: bool = True
-) -> StateToolsMiddleware:
-    """Create middleware adding the plan and note tools (and `plan`/`note` state).
-
-    Args:
-        plan_tools: Add `write_plan` and `update_plan`.
-        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
-
-    Returns:
-        The middleware.
-
-    Raises:
-        ValueError: If both are False.
-    """
-    return StateToolsMiddleware(plan_tools=plan_tools, note_tools=note_tools)

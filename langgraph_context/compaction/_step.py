@@ -43,7 +43,7 @@ from langgraph_context.messages import (
     tool_result_ids,
 )
 from langgraph_context.state import get_state_value
-from langgraph_context.tokens import TokenCounter
+from langgraph_context.tokens import TokenCounter, corrected_tokens, usage_ratio
 
 logger = logging.getLogger("langgraph_context.compaction.node")
 
@@ -75,6 +75,11 @@ class Step:
     """One run of the node: trigger check, rule-based pass, optional summary, update."""
 
     def __init__(self, options: Config, state: Any) -> None:
+        usage = get_state_value(state, options.keys.usage_key, None)
+        self.ratio = usage_ratio(usage)
+        if self.ratio is not None:
+            options = replace(options, token_counter=_Scaled(options.token_counter, self.ratio))
+        self.window = options.context_window or (usage or {}).get("window")
         self.o = options
         raw = get_state_value(state, options.messages_key, [])
         messages = as_messages(raw)
@@ -105,7 +110,7 @@ class Step:
         for kind, value in o.triggers:
             if kind == "tokens" and self.tokens >= value:
                 return f"tokens>={value:g}"
-            if kind == "fraction" and self.tokens >= value * (o.context_window or 0):
+            if kind == "fraction" and self.tokens >= value * self._window():
                 return f"fraction>={value:g}"
             if kind == "messages" and len(self.messages) >= value:
                 return f"messages>={value:g}"
@@ -115,6 +120,16 @@ class Step:
             ):
                 return f"tool_output>={value:g}"
         return None
+
+    def _window(self) -> int:
+        if not isinstance(self.window, int) or self.window <= 0:
+            msg = (
+                "trigger ('fraction', f) needs a window: pass context_window, a summarizer "
+                "model with a profile (max_input_tokens), or run under an agent whose model "
+                f"has one; got context_window=None and no window in state ({self.window!r})"
+            )
+            raise InvalidArgumentError(msg)
+        return self.window
 
     def _budget(self) -> int:
         """The budget this run compacts to.
@@ -308,6 +323,8 @@ class Step:
         if self.tokens <= o.max_tokens:
             stats["within_budget"] = int(stats.get("tokens_after", self.tokens)) <= o.max_tokens
         stats["trigger"] = self.fired_by
+        if self.ratio is not None:
+            stats["usage_ratio"] = round(self.ratio, 4)
         stats["mode"] = o.mode
         count = int(self.record.get("count", 0)) + (1 if stats["strategy"] != "none" else 0)
         summary = self.summarized.running_summary if self.summarized else None
@@ -334,6 +351,17 @@ class Step:
                 if o.archive.namespace:
                     archive = _store_archive(o.archive.namespace, count, text, len(evicted))
         return update, archive
+
+
+@dataclass(frozen=True)
+class _Scaled:
+    """A counter whose counts are multiplied by the provider's reported/counted ratio."""
+
+    counter: TokenCounter
+    ratio: float
+
+    def __call__(self, messages: Any) -> int:
+        return corrected_tokens(int(self.counter(messages)), self.ratio)
 
 
 _Archive = tuple[BaseStore, tuple[str, ...], str, dict[str, Any]]

@@ -49,7 +49,7 @@ from langgraph_context.compaction.strategies import (
 )
 from langgraph_context.compaction.summarize import asummarize_messages, summarize_messages
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.tokens import TokenCounter, resolve_counter
+from langgraph_context.tokens import TokenCounter, TokenUsage, model_window, resolve_counter
 
 __all__ = ["CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
 
@@ -78,10 +78,11 @@ class CompactionStateMixin(TypedDict, total=False):
     compaction: CompactionRecord
     compaction_requested: bool
     llm_input_messages: list[AnyMessage]
+    token_usage: TokenUsage
 
 
 def _triggers(
-    trigger: Trigger | Sequence[Trigger] | None, *, max_tokens: int, context_window: int | None
+    trigger: Trigger | Sequence[Trigger] | None, *, max_tokens: int
 ) -> tuple[Trigger, ...]:
     """Return the triggers as a tuple, checked (default: `("tokens", max_tokens)`)."""
     if trigger is None:
@@ -98,11 +99,8 @@ def _triggers(
         if not isinstance(value, (int, float)) or value <= 0:
             msg = f"trigger {kind!r} needs a positive value, got {value!r}"
             raise InvalidArgumentError(msg)
-        if kind == "fraction" and (value > 1 or context_window is None):
-            msg = (
-                "trigger ('fraction', f) needs 0 < f <= 1 and context_window set, got "
-                f"f={value!r}, context_window={context_window!r}"
-            )
+        if kind == "fraction" and value > 1:
+            msg = f"trigger ('fraction', f) needs 0 < f <= 1, got f={value!r}"
             raise InvalidArgumentError(msg)
     return triggers
 
@@ -174,7 +172,11 @@ def create_compaction_node(
             Default: `("tokens", max_tokens)`. A trigger that fires while the history
             still fits `max_tokens` compacts everything before the kept part (`keep`,
             or the newer half of the history when `keep` is not set).
-        context_window: The model's context window, for `fraction` triggers.
+        context_window: The model's context window, for `fraction` triggers. Without
+            it, the window is read from `model`'s profile (`max_input_tokens`), else
+            from the `TokenUsage` the agent's model step keeps in state (the agent
+            model's profile); a fraction trigger with no window known anywhere raises
+            at run time.
         keep: Recent part kept verbatim: `("tokens", n)` or `("messages", n)`
             (whole tool rounds). Default: the strategies' defaults.
         model: Summarizer model; `None` for rule-based compaction only.
@@ -184,6 +186,11 @@ def create_compaction_node(
             fallback when the model fails).
         keep_tool_rounds: Latest tool rounds whose outputs are never cleared.
         token_counter: Counter for budgets and triggers (default: offline tiktoken).
+            When state holds the provider-reported usage of the last model call
+            (`keys.usage_key`, written by `create_context_agent` and the compaction
+            middleware), every count is multiplied by the ratio of reported to counted
+            input tokens (clamped to 0.5..4): triggers, budgets and the record are
+            then in the provider's tokens.
         messages_key: State key to read messages from (e.g. `llm_input_messages` to
             run after a context node). In replace mode it must have the
             `add_messages` reducer.
@@ -198,16 +205,19 @@ def create_compaction_node(
 
     Raises:
         ValueError: If an option is invalid (unknown mode or strategy, a bad trigger
-            or keep, a fraction trigger without `context_window`, a blank
-            `messages_key`, a non-positive budget). At run time, archiving to a store
-            raises `ValueError` if the graph has no store.
+            or keep, a blank `messages_key`, a non-positive budget or window). At run
+            time, archiving to a store raises `ValueError` if the graph has no store,
+            and a fraction trigger raises `ValueError` if no window is known.
 
     Example:
         >>> node = create_compaction_node(max_tokens=1000, mode="view")
         >>> node.name
         'compaction'
     """
-    triggers = _triggers(trigger, max_tokens=max_tokens, context_window=context_window)
+    triggers = _triggers(trigger, max_tokens=max_tokens)
+    if context_window is not None:
+        check_positive("context_window", context_window)
+    window = context_window if context_window is not None else model_window(model)
     target = max_tokens // 2 if target_tokens is None else target_tokens
     _check_config(
         max_tokens=max_tokens,
@@ -222,7 +232,7 @@ def create_compaction_node(
         target_tokens=target,
         mode=mode,
         triggers=triggers,
-        context_window=context_window,
+        context_window=window,
         keep=keep,
         model=model,
         strategy=strategy,

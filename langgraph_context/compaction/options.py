@@ -12,6 +12,7 @@ from typing import Literal, get_args
 
 from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.tokens import USAGE_KEY
 
 __all__ = [
     "COMPACTION_MODES",
@@ -126,6 +127,7 @@ class CompactionKeys:
         output_key: Key the compacted view is written to (view mode).
         state_key: Key of the `CompactionRecord`.
         request_key: Key of an explicit compaction request (a bool).
+        usage_key: Key of the `TokenUsage` the agent's model step records (read only).
 
     Raises:
         ValueError: If a key is not a non-empty string.
@@ -134,8 +136,10 @@ class CompactionKeys:
     output_key: str = DEFAULT_OUTPUT_KEY
     state_key: str = DEFAULT_STATE_KEY
     request_key: str = DEFAULT_REQUEST_KEY
+    usage_key: str = USAGE_KEY
 
     def __post_init__(self) -> None:
+        _check_key("usage_key", self.usage_key)
         _check_key("output_key", self.output_key)
         _check_key("state_key", self.state_key)
         _check_key("request_key", self.request_key)

@@ -20,21 +20,41 @@ from langgraph_context.tokens.counter import (
     resolve_counter,
 )
 from langgraph_context.tokens.truncate import truncate_text
+from langgraph_context.tokens.window import (
+    MAX_USAGE_RATIO,
+    MIN_USAGE_RATIO,
+    USAGE_KEY,
+    TokenUsage,
+    corrected_tokens,
+    is_context_overflow,
+    model_window,
+    reported_input_tokens,
+    usage_ratio,
+)
 
 __all__ = [
     "DEFAULT_ENCODING",
     "FILE_BLOCK_TOKENS",
     "IMAGE_BLOCK_TOKENS",
+    "MAX_USAGE_RATIO",
+    "MIN_USAGE_RATIO",
     "REPLY_PRIMING_TOKENS",
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
     "TOKENS_PER_TOOL_CALL",
+    "USAGE_KEY",
     "TiktokenCounter",
     "TokenCounter",
+    "TokenUsage",
     "approximate_text_tokens",
+    "corrected_tokens",
     "count_tokens",
     "default_counter",
     "estimate_tokens",
+    "is_context_overflow",
+    "model_window",
+    "reported_input_tokens",
     "resolve_counter",
     "truncate_text",
+    "usage_ratio",
 ]

@@ -1,0 +1,184 @@
+"""The model's window at call time (private to `agents`): usage records, overflow retry.
+
+Shared by the model node of `create_context_agent` and `CompactionMiddleware`:
+
+* after every answer, a `TokenUsage` for state: the input tokens the provider
+  reported, the tokens the offline counter counted for the same request, and the
+  window (explicit, else the model's profile); the compaction node reads it;
+* when the provider refuses a request as over the window, the history is compacted
+  rule-based (`strategy="auto"`) to the retry target and the call is made once more;
+  a second refusal raises `ContextWindowError` naming the sizes.
+
+The retry target is half of what can fit: half the window converted to counted
+tokens (window / reported-to-counted ratio) when the window is known, capped by half
+the refused history, so a wrong estimate or an unknown window still shrinks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from langchain_core.messages import BaseMessage, RemoveMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from langgraph_context.compaction import compact_messages
+from langgraph_context.errors import ContextWindowError
+from langgraph_context.state import get_state_value
+from langgraph_context.tokens import (
+    USAGE_KEY,
+    TokenCounter,
+    TokenUsage,
+    is_context_overflow,
+    model_window,
+    reported_input_tokens,
+    usage_ratio,
+)
+
+__all__ = [
+    "Failed",
+    "Retry",
+    "Window",
+    "adrive",
+    "drive",
+    "history_rewrite",
+    "overflowed",
+    "retry_steps",
+    "with_messages",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+Steps = Generator[R, Any, T]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A call that raised (sent into the steps instead of an answer)."""
+
+    error: Exception
+
+
+def drive(steps: Steps[R, T], call: Callable[[R], Any]) -> T:
+    """Run `steps`, answering each request with `call` (a raised error is sent back in)."""
+    answer: Any = None
+    while True:
+        try:
+            request = steps.send(answer)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        try:
+            answer = call(request)
+        except Exception as exc:  # the steps decide what a failure means
+            answer = Failed(exc)
+
+
+async def adrive(steps: Steps[R, T], call: Callable[[R], Awaitable[Any]]) -> T:
+    """Async `drive`: each request is answered by awaiting `call`."""
+    answer: Any = None
+    while True:
+        try:
+            request = steps.send(answer)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        try:
+            answer = await call(request)
+        except Exception as exc:  # the steps decide what a failure means
+            answer = Failed(exc)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """The compacted history of an overflow retry, and the sizes before and after."""
+
+    messages: list[BaseMessage]
+    sent_tokens: int
+    tokens: int
+    window: int | None
+
+    def check(self, answer: Any) -> Any:
+        """Return the retried call's answer; raise if it failed (typed if it overflowed)."""
+        if not isinstance(answer, Failed):
+            return answer
+        if not is_context_overflow(answer.error):
+            raise answer.error
+        raise ContextWindowError(
+            sent_tokens=self.sent_tokens, retried_tokens=self.tokens, window=self.window
+        ) from answer.error
+
+
+@dataclass(frozen=True)
+class Window:
+    """The model's window as the agent knows it: explicit, else the model's profile."""
+
+    context_window: int | None
+    token_counter: TokenCounter
+
+    def size(self, model: Any) -> int | None:
+        """The window: the explicit one, else the model's profile, else `None`."""
+        return self.context_window if self.context_window is not None else model_window(model)
+
+    def usage(self, sent: list[BaseMessage], answer: Any, model: Any) -> TokenUsage | None:
+        """What this call taught: reported and counted input tokens, and the window."""
+        usage: TokenUsage = {}
+        reported = reported_input_tokens(answer)
+        if reported is not None:
+            usage["reported"] = reported
+            usage["counted"] = int(self.token_counter(sent)) if sent else 0
+        window = self.size(model)
+        if window is not None:
+            usage["window"] = window
+        return usage or None
+
+    def shrink(self, history: list[BaseMessage], model: Any, state: Any) -> Retry:
+        """Compact `history` rule-based to the retry target (see the module docstring)."""
+        counted = int(self.token_counter(history)) if history else 0
+        window = self.size(model)
+        target = counted // 2
+        if window is not None:
+            ratio = usage_ratio(get_state_value(state, USAGE_KEY, None)) or 1.0
+            target = min(target, int(window / ratio) // 2)
+        result = compact_messages(
+            history, max_tokens=max(1, target), strategy="auto", token_counter=self.token_counter
+        )
+        messages = list(result.messages)
+        tokens = int(self.token_counter(messages)) if messages else 0
+        return Retry(messages, sent_tokens=counted, tokens=tokens, window=window)
+
+
+def overflowed(answer: Any) -> bool:
+    """Whether a call's answer is an overflow refusal; any other failure is raised."""
+    if not isinstance(answer, Failed):
+        return False
+    if is_context_overflow(answer.error):
+        return True
+    raise answer.error
+
+
+def retry_steps(
+    request: R,
+    history: list[BaseMessage],
+    window: Window,
+    model: Any,
+    state: Any,
+    retried: Callable[[Retry], R],
+) -> Generator[R, Any, tuple[Any, Retry | None]]:
+    """Call once; on an overflow, compact `history` and call once more with `retried`."""
+    answer = yield request
+    if not overflowed(answer):
+        return answer, None
+    retry = window.shrink(history, model, state)
+    return retry.check((yield retried(retry))), retry
+
+
+def history_rewrite(retry: Retry, answer: list[BaseMessage]) -> list[BaseMessage]:
+    """The `messages` update of a retried call: the compacted history, then the answer."""
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *retry.messages, *answer]
+
+
+def with_messages(state: Any, messages: list[BaseMessage], key: str = "messages") -> Any:
+    """A copy of the state with `key` replaced (a mapping, or a pydantic model)."""
+    if isinstance(state, Mapping):
+        return {**state, key: messages}
+    return state.model_copy(update={key: messages})

@@ -1,0 +1,130 @@
+"""`create_agent` middleware that adds tools and their state keys: plan, notes, memory.
+
+`create_state_tools_middleware` adds the plan and note tools with `plan`/`note`;
+`create_memory_middleware` adds the constraint tools and a hot-issue watch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langgraph.runtime import Runtime
+
+from langgraph_context.agents.context_agent import _state_tools
+from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.memory import MemoryStateMixin, create_hot_issue_node
+from langgraph_context.memory.watch import CheckSelector
+from langgraph_context.state import NoteStateMixin, PlanStateMixin
+
+__all__ = [
+    "MemoryAgentState",
+    "MemoryMiddleware",
+    "StateToolsMiddleware",
+    "StateToolsState",
+    "create_memory_middleware",
+    "create_state_tools_middleware",
+]
+
+
+class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
+    """Agent state plus `plan` and `note`."""
+
+
+class MemoryAgentState(AgentState[Any], MemoryStateMixin):
+    """Agent state plus pinned memory: `constraints` and `hot_issues`."""
+
+
+class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
+    """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
+
+    Args:
+        checks: Tools whose results are checks (a name, names, or a predicate); the
+            results of each tool round are watched before the next model call.
+        memory_tools: Add `record_constraint` and `resolve_constraint`.
+
+    Raises:
+        ValueError: If there would be nothing to add, or `checks` names no tool.
+    """
+
+    state_schema = MemoryAgentState
+
+    def __init__(self, *, checks: CheckSelector | None = None, memory_tools: bool = True) -> None:
+        super().__init__()
+        if checks is None and not memory_tools:
+            msg = "checks is None and memory_tools is False: the middleware would add nothing"
+            raise InvalidArgumentError(msg)
+        self.tools = _state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
+        self._watch = create_hot_issue_node(checks) if checks is not None else None
+
+    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Open or resolve hot issues from the last tool round's check results."""
+        if self._watch is None:
+            return None
+        return self._watch(state) or None
+
+    async def abefore_model(
+        self, state: MemoryAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `before_model`."""
+        return self.before_model(state, runtime)
+
+
+def create_memory_middleware(
+    *, checks: CheckSelector | None = None, memory_tools: bool = True
+) -> MemoryMiddleware:
+    """Create pinned-memory middleware (constraint tools, hot issues from checks).
+
+    Show the memory to the model with `create_context_middleware` (its default builder
+    reads constraints and hot issues).
+
+    Args:
+        checks: Tools whose results are checks (a name, names, or a predicate).
+        memory_tools: Add `record_constraint` and `resolve_constraint`.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If there would be nothing to add, or `checks` names no tool.
+    """
+    return MemoryMiddleware(checks=checks, memory_tools=memory_tools)
+
+
+class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
+    """Give a `create_agent` agent the plan and/or note tools and their state keys.
+
+    Args:
+        plan_tools: Add `write_plan` and `update_plan`.
+        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
+
+    Raises:
+        ValueError: If both kinds of tools are switched off.
+    """
+
+    state_schema = StateToolsState
+
+    def __init__(self, *, plan_tools: bool = True, note_tools: bool = True) -> None:
+        super().__init__()
+        if not plan_tools and not note_tools:
+            msg = "plan_tools and note_tools are both False: the middleware would add nothing"
+            raise InvalidArgumentError(msg)
+        self.tools = _state_tools(plan_tools, note_tools, memory_tools=False)
+
+
+def create_state_tools_middleware(
+    *, plan_tools: bool = True, note_tools: bool = True
+) -> StateToolsMiddleware:
+    """Create middleware adding the plan and note tools (and `plan`/`note` state).
+
+    Args:
+        plan_tools: Add `write_plan` and `update_plan`.
+        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If both are False.
+    """
+    return StateToolsMiddleware(plan_tools=plan_tools, note_tools=note_tools)
