@@ -200,3 +200,23 @@ def test_legacy_compaction_message_is_untrusted_and_fenced_for_the_model() -> No
     view = node.invoke({"messages": history})["llm_input_messages"]
     for message in view:
         assert PLANT not in _outside_fences(message)
+
+
+def test_compaction_node_fences_a_legacy_snapshot_in_state() -> None:
+    """A checkpointed snapshot without a fence is fenced in state before the model sees it."""
+    legacy = HumanMessage(
+        f"[Earlier conversation compacted.]\nErrors seen:\n- {PLANT}",
+        id="old-snapshot",
+        additional_kwargs={"lgc_compaction": {"kind": "snapshot", "snapshot": {}}},
+    )
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_context_agent(
+        model, [run_tests], compaction=create_compaction_node(max_tokens=5000)
+    ).compile(checkpointer=InMemorySaver())
+    out = graph.invoke({"messages": [legacy, HumanMessage("go on")]}, _cfg("legacy"))
+    stored = next(m for m in out["messages"] if m.id == "old-snapshot")
+    assert is_untrusted_compaction(stored)
+    assert PLANT in content_text(stored.content)
+    assert PLANT not in _outside_fences(stored)
+    for message in model.seen[0]:
+        assert PLANT not in _outside_fences(message)
