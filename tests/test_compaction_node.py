@@ -12,13 +12,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_context.compaction import (
-    SUMMARY_PREFIX,
     Archive,
     CompactionKeys,
     CompactionStateMixin,
     SummaryOptions,
     compaction_kind,
     create_compaction_node,
+    split_fenced,
 )
 from langgraph_context.messages import validate_history
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
@@ -218,7 +218,7 @@ def test_replace_mode_with_model_running_summary(scripted: Any) -> None:
     assert "summary 1" in second
     summaries = [m for m in state["messages"] if compaction_kind(m) == "summary"]
     assert len(summaries) == 1
-    prose = summaries[0].content.removeprefix(SUMMARY_PREFIX).split("\n\n")[0]
+    prose = split_fenced(summaries[0].content)[1][0]  # the first fence holds the prose
     assert prose == f"summary {len(model.seen)}"
     assert state["compaction"]["summary"]["text"] == f"summary {len(model.seen)}"
     assert state["compaction"]["last"]["strategy"] in ("summary", "clear_tool_results")

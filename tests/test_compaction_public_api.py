@@ -11,6 +11,7 @@ from langgraph_context.compaction import (
     node,
     options,
     prompts,
+    provenance,
     snapshot,
     strategies,
     summarize,
@@ -44,6 +45,7 @@ def test_entry_points_resolve() -> None:
 
 def test_docstring_examples_run() -> None:
     """Every Example block in the compaction and transcript modules executes as written."""
-    for module in (strategies, _units, snapshot, summarize, prompts, options, node, transcripts):
+    modules = (strategies, _units, snapshot, summarize, prompts, options, node, provenance)
+    for module in (*modules, transcripts):
         result = doctest.testmod(module)
         assert result.failed == 0, module.__name__

@@ -106,8 +106,8 @@ def test_render_under_budget_keeps_some_of_each_section() -> None:
 
     snap = extract_snapshot(EVICTED * 3)
     full = snap.render()
-    small = snap.render(max_tokens=90)
-    assert count_tokens(small) <= 90
+    small = snap.render(max_tokens=130)  # the header and the fence take about 70
+    assert count_tokens(small) <= 130
     assert len(small) < len(full)
     assert "User requests:" in small
     assert "Files touched:" in small

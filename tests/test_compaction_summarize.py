@@ -22,6 +22,7 @@ from langgraph_context.compaction import (
     summarize_messages,
     summary_instructions,
 )
+from langgraph_context.compaction.provenance import fence
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
@@ -68,10 +69,9 @@ def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
     assert compaction_kind(summary) == "summary"
     running = result.running_summary
     assert running is not None
-    assert running.facts.startswith("[Earlier conversation compacted. State snapshot")
-    assert summary.content == (
-        SUMMARY_PREFIX + "User asked 6 questions; all answered.\n\n" + running.facts
-    )
+    assert running.facts.startswith("[Earlier conversation compacted: snapshot")
+    prose = fence("User asked 6 questions; all answered.", kind="summary")
+    assert summary.content == SUMMARY_PREFIX + prose + "\n\n" + running.facts
     assert result.messages[-1] is history[-1]
     assert result.tokens_after <= 800
     assert result.within_budget

@@ -13,6 +13,7 @@ from langgraph_context.compaction import (
     compact_messages,
     compaction_kind,
     create_compaction_node,
+    split_fenced,
     summarize_messages,
 )
 from langgraph_context.memory import create_constraint_extractor_node
@@ -99,7 +100,7 @@ def test_facts_can_be_switched_off(server: WireServer) -> None:
         history(), model=server.chat_model(), max_tokens=1_200, summary_options=options
     )
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
-    assert summary.content.endswith("\nWork happened.")
+    assert split_fenced(summary.content)[1] == ["Work happened."]  # the prose, fenced, alone
 
 
 def test_context_length_exceeded_is_not_retried(server: WireServer) -> None:

@@ -31,12 +31,14 @@ from langgraph_context.compaction.prompts import (
     PromptStyle,
     summary_instructions,
 )
-from langgraph_context.compaction.snapshot import (
+from langgraph_context.compaction.provenance import (
     COMPACTION_MARKER,
-    StateSnapshot,
     compaction_kind,
-    extract_snapshot,
+    fenced_compaction_message,
+    is_untrusted_compaction,
+    split_fenced,
 )
+from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.compaction.strategies import (
     CLEARED_TOOL_ARG,
     CLEARED_TOOL_RESULT,
@@ -103,6 +105,9 @@ __all__ = [
     "create_compaction_node",
     "efficiency_score",
     "extract_snapshot",
+    "fenced_compaction_message",
+    "is_untrusted_compaction",
+    "split_fenced",
     "summarize_messages",
     "summary_instructions",
     "summary_message",

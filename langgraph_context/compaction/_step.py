@@ -28,6 +28,7 @@ from langgraph_context.compaction.options import (
     SummaryOptions,
     Trigger,
 )
+from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.compaction.strategies import (
     CompactionResult,
     CompactionStats,
@@ -47,7 +48,7 @@ from langgraph_context.tokens import TokenCounter, corrected_tokens, usage_ratio
 
 logger = logging.getLogger("langgraph_context.compaction.node")
 
-_SUMMARY_WRAPPER = 64  # tokens of the summary message around the summary text
+_SUMMARY_WRAPPER = 96  # tokens of the summary message around the summary text (fence included)
 _MUST_KEEP_SLACK = 16  # per-message overheads the strategies add on top
 
 
@@ -82,7 +83,10 @@ class Step:
         self.window = options.context_window or (usage or {}).get("window")
         self.o = options
         raw = get_state_value(state, options.messages_key, [])
-        messages = as_messages(raw)
+        stored = as_messages(raw)
+        # A compaction message an older version stored unfenced is fenced (same id).
+        messages = [fenced_compaction_message(m) for m in stored]
+        self.refenced = [m for m, old in zip(messages, stored, strict=True) if m is not old]
         self.pending: list[BaseMessage] = []
         if (
             options.mode == "replace"
@@ -315,6 +319,8 @@ class Step:
         if not self.fired:
             if o.mode == "view":
                 return {o.keys.output_key: [*self.rule.messages, *self.pending]}, None
+            if self.refenced and all(m.id for m in self.refenced):
+                return {o.messages_key: list(self.refenced)}, None  # replaced by id
             return {}, None
         messages, stats, evicted = self._result()
         # The step may aim below max_tokens (a trigger fired while the history fit);

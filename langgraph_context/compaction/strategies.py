@@ -49,9 +49,9 @@ from langgraph_context.compaction._units import (
     pin_units,
 )
 from langgraph_context.compaction.options import check_one_of, check_positive
+from langgraph_context.compaction.provenance import compaction_kind
 from langgraph_context.compaction.snapshot import (
     StateSnapshot,
-    compaction_kind,
     extract_snapshot,
     snapshot_message,
 )

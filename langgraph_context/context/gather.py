@@ -26,6 +26,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.retrievers import BaseRetriever
 from langgraph.store.base import BaseStore, Item
 
+from langgraph_context.compaction import (
+    compaction_kind,
+    fenced_compaction_message,
+    is_untrusted_compaction,
+    split_fenced,
+)
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.memory.packets import memory_packets
 from langgraph_context.messages import as_messages, content_text
@@ -169,12 +175,41 @@ def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
     )
 
 
+def _compaction_packets(message: BaseMessage, position: int) -> list[ContextPacket]:
+    """A compaction message by provenance, not role: only its unfenced part is trusted.
+
+    That part is compaction's own header and the user's quoted requests; the fenced
+    text (tool-derived lines, a model's summary) becomes untrusted packets, fenced
+    again by the builder. A message stored without a fence is untrusted whole.
+    """
+    fenced = fenced_compaction_message(message)
+    outside, bodies = split_fenced(content_text(fenced.content))
+    if fenced is not message:  # stored unfenced by an older version: all of it is data
+        outside, bodies = "", [content_text(message.content)]
+    kind = compaction_kind(message) or "compaction"
+    source = message.id or f"message-{position}"
+    meta = {"role": "user", "speaker": "user", "position": position, "thread": "messages"}
+    packets: list[ContextPacket] = []
+    if outside:
+        trusted = ContextPacket(
+            f"user: {outside}", type="message", source=source, trusted=True, metadata=meta
+        )
+        packets.append(trusted)
+    packets.extend(
+        ContextPacket(body, type=kind, source=f"{source}#{i}", trusted=False, metadata=meta)
+        for i, body in enumerate(bodies)
+    )
+    return packets
+
+
 def messages_to_packets(messages: Sequence[Any]) -> list[ContextPacket]:
     """Convert a history (LangChain messages or OpenAI-style dicts) into packets.
 
     System messages become `system` packets, tool results `tool` packets (untrusted),
     everything else `message` packets whose content is `"<speaker>: <text>"`, where the
-    speaker is the message's `name` or its role.
+    speaker is the message's `name` or its role. A message compaction wrote is judged
+    by its marker, not its role: its fenced text becomes untrusted `snapshot` or
+    `summary` packets, only the rest (the user's quoted requests) a trusted one.
 
     Args:
         messages: The history, oldest first.
@@ -186,7 +221,13 @@ def messages_to_packets(messages: Sequence[Any]) -> list[ContextPacket]:
         >>> [p.content for p in messages_to_packets([{"role": "user", "content": "hi"}])]
         ['user: hi']
     """
-    return [_message_packet(m, i) for i, m in enumerate(as_messages(messages))]
+    packets: list[ContextPacket] = []
+    for i, message in enumerate(as_messages(messages)):
+        if is_untrusted_compaction(message):
+            packets.extend(_compaction_packets(message, i))
+        else:
+            packets.append(_message_packet(message, i))
+    return packets
 
 
 def message_packets(state: Any) -> list[ContextPacket]:

@@ -29,6 +29,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
+from langgraph_context.compaction import fenced_compaction_message, is_untrusted_compaction
 from langgraph_context.context._window import (
     lead_turn,
     split_pinned,
@@ -142,7 +143,7 @@ def _query(messages: Sequence[BaseMessage], state: Any, query_key: str | None) -
     if query_key is not None:
         return str(get_state_value(state, query_key, ""))
     for message in reversed(messages):
-        if isinstance(message, HumanMessage):
+        if isinstance(message, HumanMessage) and not is_untrusted_compaction(message):
             return content_text(message.content)
     return ""
 
@@ -406,10 +407,11 @@ def _defused(message: BaseMessage) -> BaseMessage:
 
     Tool results kept verbatim for the model are untrusted too; they keep their place
     and id (the state is not touched), only injected instructions are defused. Text
-    blocks of list content (MCP, Anthropic style) are sanitized one by one.
+    blocks of list content (MCP, Anthropic style) are sanitized one by one. A
+    compaction message an older version stored unfenced is fenced whole.
     """
     if not isinstance(message, ToolMessage):
-        return message
+        return fenced_compaction_message(message)
     content = message.content
     if isinstance(content, str):
         clean: Any = sanitize_untrusted(content)
