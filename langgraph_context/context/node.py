@@ -287,6 +287,7 @@ def _model_view(
     recent = [m for m in recent if not isinstance(m, SystemMessage)]
     if not recent:
         recent, older = _last_human_turn(older)
+    recent = [fenced_compaction_message(m) for m in recent]
     if defuse:
         recent = [_defused(m) for m in recent]
     return system, older, recent
@@ -470,7 +471,9 @@ def _cache_node(
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
         older, window = body[:cut], body[cut:]
-        window = [*lead_turn(older, window), *window]
+        # A compaction message an older version stored unfenced is fenced whole, with
+        # or without the opt-in rewriting of tool results.
+        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
         if builder.sanitize:
             window = [_defused(m) for m in window]
         if window and counter(window) > room:
