@@ -39,14 +39,9 @@ __all__ = [
 MAX_CONSTRAINT_CHARS = 500
 
 DEFAULT_RECORD_CONSTRAINT_DESCRIPTION = (
-    "Record a standing rule the user gave (for example 'use pyproject.toml, never "
-    "requirements.txt'). Recorded rules are shown to you on every later turn until "
-    "resolved. Pass one short, self-contained rule per call."
+    "Record one standing rule the user set, as a short sentence; shown every turn."
 )
-DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION = (
-    "Remove a standing rule that no longer applies (the user withdrew it). Name it by its "
-    "id (c-...) or its exact text."
-)
+DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION = "Drop a withdrawn rule, by id (c-...) or text."
 
 _RECORD_CONSTRAINT = ToolSpec("record_constraint", DEFAULT_RECORD_CONSTRAINT_DESCRIPTION)
 _RESOLVE_CONSTRAINT = ToolSpec("resolve_constraint", DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION)

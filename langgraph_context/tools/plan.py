@@ -25,7 +25,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import PLAN_STATUSES, PlanItem, get_state_value, render_plan
@@ -41,27 +41,29 @@ __all__ = [
 ]
 
 DEFAULT_WRITE_PLAN_DESCRIPTION = (
-    "Write (or replace) your step-by-step plan for the task. Pass the steps in order as "
-    "short, distinct sentences. The first step becomes in_progress; the rest are pending."
+    "Replace your plan: short, distinct steps in order. The first becomes in_progress."
 )
 DEFAULT_UPDATE_PLAN_DESCRIPTION = (
-    "Update the status of plan steps. Name each step by its exact text and give its new "
-    "status: pending, in_progress or done. Only one step may be in_progress; marking the "
-    "current step done moves the next pending step to in_progress."
+    "Set plan step statuses, naming steps by exact text. One step in_progress at most; "
+    "marking it done starts the next pending one."
 )
 
 _WRITE_PLAN = ToolSpec("write_plan", DEFAULT_WRITE_PLAN_DESCRIPTION)
 _UPDATE_PLAN = ToolSpec("update_plan", DEFAULT_UPDATE_PLAN_DESCRIPTION)
 
 
-class PlanUpdate(BaseModel):
-    """A requested status change for one plan step."""
+def _no_description(schema: dict[str, Any]) -> None:
+    # The docstring is for readers; the tool description already tells the model.
+    schema.pop("description", None)
 
-    content: str = Field(description="The exact text of the plan step.")
-    status: str = Field(
-        description="New status: pending, in_progress or done.",
-        json_schema_extra={"enum": list(PLAN_STATUSES)},
-    )
+
+class PlanUpdate(BaseModel):
+    """A requested status change for one plan step: its exact text and new status."""
+
+    model_config = ConfigDict(json_schema_extra=_no_description)
+
+    content: str
+    status: str = Field(json_schema_extra={"enum": list(PLAN_STATUSES)})
 
 
 def _plan_names(own: str, given: Collection[str] | None) -> frozenset[str]:

@@ -41,15 +41,13 @@ __all__ = [
 MAX_NOTE_NAME_CHARS = 200
 
 DEFAULT_WRITE_NOTE_DESCRIPTION = (
-    "Save a new note (file_name, content) to keep facts, decisions or intermediate results "
-    "out of the conversation. If the name is taken the note is saved under a fresh name "
-    "(name_1, name_2, ...), which the result tells you."
+    "Save facts or results as a new note. A taken name gets a fresh one (name_1, ...)."
 )
-DEFAULT_LS_DESCRIPTION = "List the names and sizes of all saved notes."
-DEFAULT_QUERY_NOTE_DESCRIPTION = "Read the full content of one note by its file_name."
+DEFAULT_LS_DESCRIPTION = "List notes and sizes."
+DEFAULT_QUERY_NOTE_DESCRIPTION = "Read a note."
 DEFAULT_UPDATE_NOTE_DESCRIPTION = (
-    "Edit a note: replace origin_content (an exact snippet of the note) with new_content. "
-    "The snippet must occur exactly once unless replace_all is true."
+    "Replace origin_content, an exact snippet of the note, with new_content; it must be "
+    "unique unless replace_all."
 )
 
 _WRITE_NOTE = ToolSpec("write_note", DEFAULT_WRITE_NOTE_DESCRIPTION)
