@@ -384,7 +384,7 @@ def test_real_compaction_and_context_nodes_together() -> None:
         assert seen[0].content.startswith("You read files.")
         assert count_tokens(seen) <= view_budget + prompt_tokens + 10
     # The cache layout sends the plan last, after the newest tool result.
-    assert "Plan:\n1. [in_progress] read files" in model.seen[-1][-1].content
+    assert "request]\n1. [in_progress] read files" in model.seen[-1][-1].content
     assert model.seen[-1][-2].content.startswith("f9.py: line0")
     assert LLM_INPUT_KEY not in out
 

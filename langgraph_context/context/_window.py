@@ -34,7 +34,7 @@ __all__ = [
     "sticky_cut",
 ]
 
-STATE_NOTICE = "[Working state, kept by your own tools; not a new request]"
+STATE_NOTICE = "[Your plan, kept by your tools; not a new request]"
 CONTINUE_NOTICE = "[The conversation so far is summarized in the system message.]"
 
 
@@ -121,7 +121,7 @@ def state_tail(state: Any) -> list[BaseMessage]:
     plan = get_state_value(state, "plan", [])
     if not plan:
         return []
-    return [HumanMessage(f"{STATE_NOTICE}\nPlan:\n{render_plan(list(plan))}")]
+    return [HumanMessage(f"{STATE_NOTICE}\n{render_plan(list(plan))}")]
 
 
 def _is_user_turn(message: BaseMessage) -> bool:

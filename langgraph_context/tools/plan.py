@@ -44,8 +44,8 @@ DEFAULT_WRITE_PLAN_DESCRIPTION = (
     "Replace your plan: short, distinct steps in order. The first becomes in_progress."
 )
 DEFAULT_UPDATE_PLAN_DESCRIPTION = (
-    "Set plan step statuses, naming steps by exact text. One step in_progress at most; "
-    "marking it done starts the next pending one."
+    "Set step statuses by exact step text. At most one in_progress; marking it done "
+    "starts the next pending step."
 )
 
 _WRITE_PLAN = ToolSpec("write_plan", DEFAULT_WRITE_PLAN_DESCRIPTION)
