@@ -3,7 +3,8 @@
 Each turn runs `create_context_agent` (plan, note and memory tools; the context node
 assembling every model call; the compaction node guarding the window) with threads
 persisted in SQLite, and shows how much of the window the model was sent and when
-the history was compacted. Type `/exit` (or end the input) to leave.
+the history was compacted. Type `/compact` to compact the history before the next
+model call, `/exit` (or end the input) to leave.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from langgraph_context.cli.models import (
     MODEL_ENV_VAR,
     resolve_chat_model,
 )
-from langgraph_context.compaction import create_compaction_node
+from langgraph_context.compaction import DEFAULT_REQUEST_KEY, create_compaction_node
 from langgraph_context.messages import content_text
 from langgraph_context.tokens import count_tokens
 
@@ -219,29 +220,47 @@ def run_chat(
             max_tokens=context_budget(window),
             compaction=compaction,
         ).compile(checkpointer=saver)
-        compactions = _compactions(graph.get_state(config).values)
-        while True:
-            try:
-                line = read("you> ").strip()
-            except EOFError:
-                break
-            if line in ("/exit", "/quit"):
-                break
-            if not line:
-                continue
-            try:
-                state = graph.invoke({"messages": [HumanMessage(line)]}, run_config)
-            except Exception as exc:
-                raise model_error(exc, options) from exc
-            reply = state["messages"][-1]
-            text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
-            out.print(f"assistant> {text}", markup=False, highlight=False)
-            out.print(usage_bar(meter.tokens, window))
-            now = _compactions(state)
-            if now > compactions:
-                out.print(f"history compacted ({now} so far in this thread)")
-            compactions = now
+        _loop(graph, read, out, run_config, meter=meter, window=window, options=options)
     return 0
+
+
+def _loop(
+    graph: Any,
+    read: Callable[[str], str],
+    out: Any,
+    run_config: RunnableConfig,
+    *,
+    meter: _InputMeter,
+    window: int,
+    options: ModelOptions,
+) -> None:
+    """Read lines until `/exit` or end of input; `/compact` requests a compaction."""
+    compactions = _compactions(graph.get_state(run_config).values)
+    while True:
+        try:
+            line = read("you> ").strip()
+        except EOFError:
+            break
+        if line in ("/exit", "/quit"):
+            break
+        if line == "/compact":
+            graph.update_state(run_config, {DEFAULT_REQUEST_KEY: True})
+            out.print("compaction requested: it runs before the next model call")
+            continue
+        if not line:
+            continue
+        try:
+            state = graph.invoke({"messages": [HumanMessage(line)]}, run_config)
+        except Exception as exc:
+            raise model_error(exc, options) from exc
+        reply = state["messages"][-1]
+        text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
+        out.print(f"assistant> {text}", markup=False, highlight=False)
+        out.print(usage_bar(meter.tokens, window))
+        now = _compactions(state)
+        if now > compactions:
+            out.print(f"history compacted ({now} so far in this thread)")
+        compactions = now
 
 
 def _compactions(state: Any) -> int:
