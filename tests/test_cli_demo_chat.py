@@ -177,3 +177,15 @@ def test_chat_compact_command_compacts_before_the_next_call(
     out = capsys.readouterr().out
     assert out.count("compaction requested") == 2
     assert "history compacted (1 so far in this thread)" in out
+
+
+def test_chat_prints_the_session_report_on_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Leaving the chat prints the thread's session report (model calls, compactions)."""
+    name = scripted_factory([AIMessage("one"), AIMessage("two")])
+    feed(monkeypatch, ["hello", "more", "/exit"])
+    assert main(["chat", "--model-factory", name, "--db", str(tmp_path / "c.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "session: 2 model calls, 0 input tokens sent, 0 compactions" in out
+    assert "hot issues found: 0, resolved: 0" in out

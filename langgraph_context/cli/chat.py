@@ -4,7 +4,8 @@ Each turn runs `create_context_agent` (plan, note and memory tools; the context 
 assembling every model call; the compaction node guarding the window) with threads
 persisted in SQLite, and shows how much of the window the model was sent and when
 the history was compacted. Type `/compact` to compact the history before the next
-model call, `/exit` (or end the input) to leave.
+model call, `/exit` (or end the input) to leave; the thread's session report
+(`agents.session_report`) is printed on the way out.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import (
+    ContextAgentState,
+    SessionStateMixin,
+    create_context_agent,
+    create_session_stats_node,
+    session_report,
+)
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
 from langgraph_context.cli.models import (
@@ -160,6 +167,10 @@ def _check_db(db: Path) -> None:
         raise CLIError(msg) from exc
 
 
+class ChatState(ContextAgentState, SessionStateMixin):
+    """The context agent's state plus the session counts reported on exit."""
+
+
 def run_chat(
     *,
     options: ModelOptions,
@@ -219,8 +230,11 @@ def run_chat(
             context=True,
             max_tokens=context_budget(window),
             compaction=compaction,
+            post_model={"session_stats": create_session_stats_node()},
+            state_schema=ChatState,
         ).compile(checkpointer=saver)
         _loop(graph, read, out, run_config, meter=meter, window=window, options=options)
+        out.print(session_report(graph.get_state(config).values), markup=False)
     return 0
 
 
