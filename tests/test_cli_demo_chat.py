@@ -164,3 +164,28 @@ def test_installed_entry_point_runs() -> None:
     assert done.returncode == 0
     assert "demo" in done.stdout
     assert "chat" in done.stdout
+
+
+def test_chat_compact_command_compacts_before_the_next_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`/compact` (even first in a new thread) makes the next turn compact the history."""
+    db = tmp_path / "chat.sqlite"
+    name = scripted_factory([AIMessage("one"), AIMessage("two"), AIMessage("three")])
+    feed(monkeypatch, ["/compact", "hello", "more", "/compact", "again"])
+    assert main(["chat", "--model-factory", name, "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("compaction requested") == 2
+    assert "history compacted (1 so far in this thread)" in out
+
+
+def test_chat_prints_the_session_report_on_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Leaving the chat prints the thread's session report (model calls, compactions)."""
+    name = scripted_factory([AIMessage("one"), AIMessage("two")])
+    feed(monkeypatch, ["hello", "more", "/exit"])
+    assert main(["chat", "--model-factory", name, "--db", str(tmp_path / "c.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "session: 2 model calls, 0 input tokens sent, 0 compactions" in out
+    assert "hot issues found: 0, resolved: 0" in out

@@ -137,7 +137,7 @@ def test_pre_model_hook_of_create_react_agent(scripted: type) -> None:
     assert out["messages"][-1].content == "It is sunny."
     second = model.seen[1]
     assert isinstance(second[0], SystemMessage)
-    assert "[State]\nAnswer in one line" in second[0].content
+    assert "[State]\nRule: Answer in one line" in second[0].content
     # keep_last=1 would split the tool round: the call and its result are kept together,
     # and with no user turn among them the task goes first as one.
     assert [type(m) for m in second[1:]] == [HumanMessage, AIMessage, ToolMessage]

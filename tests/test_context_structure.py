@@ -34,7 +34,13 @@ def test_every_packet_type_is_rendered_in_its_section() -> None:
     assert rendered == {
         "role": ["You are a maintainer."],
         "output": [ContextConfig().output_instructions],
-        "state": ["No force pushes", "Test auth fails", "Plan: 1. fix", "note text", "remembered"],
+        "state": [
+            "Rule: No force pushes",
+            "Hot issue: Test auth fails",
+            "Plan: 1. fix",
+            "note text",
+            "remembered",
+        ],
         "context": ["user: hi", "tool: ok"],
         "evidence": ["[doc-1] doc text", "[w] alien"],
         "task": ["What next?", "Fix the build"],
@@ -51,7 +57,7 @@ def test_state_orders_constraints_and_hot_issues_first() -> None:
         ContextPacket("rule", type="constraint", pinned=True),
     ]
     state = structure_context(packets, "q").section("state")
-    assert [e.text for e in state.entries] == ["rule", "hot", "a note"]
+    assert [e.text for e in state.entries] == ["Rule: rule", "Hot issue: hot", "a note"]
 
 
 def test_context_is_chronological_and_evidence_in_input_order() -> None:

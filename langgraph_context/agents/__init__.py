@@ -46,6 +46,14 @@ from langgraph_context.agents.models import (
     bind_model_tools,
     is_chat_model,
 )
+from langgraph_context.agents.session import (
+    SessionCounts,
+    SessionStateMixin,
+    create_session_stats_node,
+    merge_session_counts,
+    session_report,
+    session_stats,
+)
 from langgraph_context.agents.subagent import (
     DEFAULT_MAX_RESULT_TOKENS,
     DEFAULT_SUBAGENT_DESCRIPTION,
@@ -94,6 +102,8 @@ __all__ = [
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "PromptLike",
+    "SessionCounts",
+    "SessionStateMixin",
     "StateToolsMiddleware",
     "StateToolsState",
     "StepsLike",
@@ -109,9 +119,13 @@ __all__ = [
     "create_memory_middleware",
     "create_output_guard_middleware",
     "create_pre_model_middleware",
+    "create_session_stats_node",
     "create_state_tools_middleware",
     "create_subagent_tool",
     "default_context_node",
     "is_chat_model",
+    "merge_session_counts",
     "render_state_block",
+    "session_report",
+    "session_stats",
 ]

@@ -56,6 +56,7 @@ from langgraph_context.agents.context_agent import (
     create_context_agent,
 )
 from langgraph_context.agents.models import ModelFactory
+from langgraph_context.agents.session import SessionStateMixin, create_session_stats_node
 from langgraph_context.agents.subagent import DEFAULT_MAX_RESULT_TOKENS, create_subagent_tool
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.context import (
@@ -102,8 +103,8 @@ NotesLike = NoteStore | BaseStore | str | os.PathLike[str] | None
 """Where the maintainer's notes live (see `create_codebase_maintainer_graph`)."""
 
 
-class MaintainerState(ContextAgentState):
-    """State of the maintainer: the context agent's, plus the mode and the briefing."""
+class MaintainerState(ContextAgentState, SessionStateMixin):
+    """State of the maintainer: the context agent's, the mode, the briefing, the session counts."""
 
     mode: NotRequired[str]
     briefing: NotRequired[str]
@@ -410,6 +411,7 @@ def create_codebase_maintainer_graph(
         compaction=compaction,
         context=context,
         pre_model=_pre_model_steps(brief, pre_model),
+        post_model={"session_stats": create_session_stats_node()},
         post_tools=post_tools,
         state_schema=state_schema,
     )

@@ -3,7 +3,9 @@
 Each turn runs `create_context_agent` (plan, note and memory tools; the context node
 assembling every model call; the compaction node guarding the window) with threads
 persisted in SQLite, and shows how much of the window the model was sent and when
-the history was compacted. Type `/exit` (or end the input) to leave.
+the history was compacted. Type `/compact` to compact the history before the next
+model call, `/exit` (or end the input) to leave; the thread's session report
+(`agents.session_report`) is printed on the way out.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import (
+    ContextAgentState,
+    SessionStateMixin,
+    create_context_agent,
+    create_session_stats_node,
+    session_report,
+)
 from langgraph_context.cli._errors import CLIError
 from langgraph_context.cli._render import console, usage_bar
 from langgraph_context.cli.models import (
@@ -30,7 +38,7 @@ from langgraph_context.cli.models import (
     MODEL_ENV_VAR,
     resolve_chat_model,
 )
-from langgraph_context.compaction import create_compaction_node
+from langgraph_context.compaction import DEFAULT_REQUEST_KEY, create_compaction_node
 from langgraph_context.messages import content_text
 from langgraph_context.tokens import count_tokens
 
@@ -159,6 +167,10 @@ def _check_db(db: Path) -> None:
         raise CLIError(msg) from exc
 
 
+class ChatState(ContextAgentState, SessionStateMixin):
+    """The context agent's state plus the session counts reported on exit."""
+
+
 def run_chat(
     *,
     options: ModelOptions,
@@ -218,30 +230,51 @@ def run_chat(
             context=True,
             max_tokens=context_budget(window),
             compaction=compaction,
+            post_model={"session_stats": create_session_stats_node()},
+            state_schema=ChatState,
         ).compile(checkpointer=saver)
-        compactions = _compactions(graph.get_state(config).values)
-        while True:
-            try:
-                line = read("you> ").strip()
-            except EOFError:
-                break
-            if line in ("/exit", "/quit"):
-                break
-            if not line:
-                continue
-            try:
-                state = graph.invoke({"messages": [HumanMessage(line)]}, run_config)
-            except Exception as exc:
-                raise model_error(exc, options) from exc
-            reply = state["messages"][-1]
-            text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
-            out.print(f"assistant> {text}", markup=False, highlight=False)
-            out.print(usage_bar(meter.tokens, window))
-            now = _compactions(state)
-            if now > compactions:
-                out.print(f"history compacted ({now} so far in this thread)")
-            compactions = now
+        _loop(graph, read, out, run_config, meter=meter, window=window, options=options)
+        out.print(session_report(graph.get_state(config).values), markup=False)
     return 0
+
+
+def _loop(
+    graph: Any,
+    read: Callable[[str], str],
+    out: Any,
+    run_config: RunnableConfig,
+    *,
+    meter: _InputMeter,
+    window: int,
+    options: ModelOptions,
+) -> None:
+    """Read lines until `/exit` or end of input; `/compact` requests a compaction."""
+    compactions = _compactions(graph.get_state(run_config).values)
+    while True:
+        try:
+            line = read("you> ").strip()
+        except EOFError:
+            break
+        if line in ("/exit", "/quit"):
+            break
+        if line == "/compact":
+            graph.update_state(run_config, {DEFAULT_REQUEST_KEY: True})
+            out.print("compaction requested: it runs before the next model call")
+            continue
+        if not line:
+            continue
+        try:
+            state = graph.invoke({"messages": [HumanMessage(line)]}, run_config)
+        except Exception as exc:
+            raise model_error(exc, options) from exc
+        reply = state["messages"][-1]
+        text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
+        out.print(f"assistant> {text}", markup=False, highlight=False)
+        out.print(usage_bar(meter.tokens, window))
+        now = _compactions(state)
+        if now > compactions:
+            out.print(f"history compacted ({now} so far in this thread)")
+        compactions = now
 
 
 def _compactions(state: Any) -> int:

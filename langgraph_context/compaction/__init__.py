@@ -60,6 +60,10 @@ from langgraph_context.compaction.summarize import (
     summarize_messages,
     summary_message,
 )
+from langgraph_context.compaction.tool import (
+    DEFAULT_REQUEST_COMPACTION_DESCRIPTION,
+    create_request_compaction_tool,
+)
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -72,6 +76,7 @@ __all__ = [
     "DEFAULT_MAX_INPUT_TOKENS",
     "DEFAULT_MAX_SUMMARY_TOKENS",
     "DEFAULT_OUTPUT_KEY",
+    "DEFAULT_REQUEST_COMPACTION_DESCRIPTION",
     "DEFAULT_REQUEST_KEY",
     "DEFAULT_RETRIES",
     "DEFAULT_SNAPSHOT_FRACTION",
@@ -103,6 +108,7 @@ __all__ = [
     "compact_messages",
     "compaction_kind",
     "create_compaction_node",
+    "create_request_compaction_tool",
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",

@@ -123,6 +123,8 @@ class Step:
                 for m in self.messages
             ):
                 return f"tool_output>={value:g}"
+            if kind == "tool_rounds" and _tool_rounds(self.messages) >= value:
+                return f"tool_rounds>={value:g}"
         return None
 
     def _window(self) -> int:
@@ -400,3 +402,8 @@ def _noop(messages: list[BaseMessage]) -> CompactionResult:
     return CompactionResult(
         repair.messages, CompactionStats("none", 0, 0, 0, n, n, repairs=repairs)
     )
+
+
+def _tool_rounds(messages: list[BaseMessage]) -> int:
+    """How many model turns in `messages` called tools."""
+    return sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)

@@ -167,8 +167,9 @@ def create_compaction_node(
             history to `keys.output_key`, e.g. as a `pre_model_hook`).
         trigger: When to compact: one or more of `("fraction", f)` (tokens reach `f`
             of `context_window`), `("tokens", n)`, `("messages", n)` and
-            `("tool_output", n)` (one tool result of `n` tokens or more); any firing
-            is enough. A truthy `keys.request_key` in state always triggers.
+            `("tool_output", n)` (one tool result of `n` tokens or more) and
+            `("tool_rounds", n)` (`n` AI messages with tool calls in the history);
+            any firing is enough. A truthy `keys.request_key` in state always triggers.
             Default: `("tokens", max_tokens)`. A trigger that fires while the history
             still fits `max_tokens` compacts everything before the kept part (`keep`,
             or the newer half of the history when `keep` is not set).

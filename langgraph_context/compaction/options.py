@@ -35,7 +35,7 @@ __all__ = [
 
 CompactionMode = Literal["replace", "view"]
 COMPACTION_MODES: tuple[CompactionMode, ...] = get_args(CompactionMode)
-TriggerKind = Literal["fraction", "tokens", "messages", "tool_output"]
+TriggerKind = Literal["fraction", "tokens", "messages", "tool_output", "tool_rounds"]
 TRIGGER_KINDS: tuple[TriggerKind, ...] = get_args(TriggerKind)
 Trigger = tuple[TriggerKind, float]
 Keep = tuple[Literal["tokens", "messages"], int]

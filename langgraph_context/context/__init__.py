@@ -37,6 +37,7 @@ from langgraph_context.context.node import (
     create_context_node,
 )
 from langgraph_context.context.relevance import arelevance_scores, relevance_scores
+from langgraph_context.context.rerank import Reranker, rerank_selection
 from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
     Drop,
@@ -77,6 +78,7 @@ __all__ = [
     "Entry",
     "GatherResult",
     "QuerySource",
+    "Reranker",
     "ScoredPacket",
     "Section",
     "SectionName",
@@ -103,6 +105,7 @@ __all__ = [
     "rank_texts",
     "relevance_scores",
     "render_packet",
+    "rerank_selection",
     "score_texts",
     "select_packets",
     "structure_context",

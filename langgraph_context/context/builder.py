@@ -36,6 +36,7 @@ from langgraph_context.context.gather import (
     gather_packets,
 )
 from langgraph_context.context.relevance import arelevance_scores, relevance_scores
+from langgraph_context.context.rerank import Reranker, rerank_selection
 from langgraph_context.context.result import ContextResult
 from langgraph_context.context.select import (
     Drop,
@@ -89,10 +90,12 @@ class ContextBuilder:
             section of `config.compress_order` ([Context] by default) that did not fit,
             into one entry at the top of that section.
         summary_tokens: Room kept in the budget for that summary.
+        reranker: Optional stage after selection: `(query, packets) -> packets` to
+            keep, best first (`context.rerank`). Default: none.
 
     Raises:
         TypeError: If `config` is not a `ContextConfig`, `wrap_untrusted` is not
-            callable or `summarizer` is not a chat model.
+            callable, `summarizer` is not a chat model or `reranker` is not callable.
         ValueError: If `summary_tokens` is below 1.
 
     Example:
@@ -116,6 +119,7 @@ class ContextBuilder:
         sanitize: bool = False,
         summarizer: BaseChatModel | None = None,
         summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
+        reranker: Reranker | None = None,
     ) -> None:
         if not isinstance(config, ContextConfig):
             msg = f"config must be a ContextConfig, got {type(config).__name__}"
@@ -127,6 +131,9 @@ class ContextBuilder:
             msg = (
                 f"summarizer must be a chat model (BaseChatModel), got {type(summarizer).__name__}"
             )
+            raise InvalidTypeError(msg)
+        if reranker is not None and not callable(reranker):
+            msg = f"reranker must be callable (query, packets) -> packets, got {reranker!r}"
             raise InvalidTypeError(msg)
         if summary_tokens < 1:
             msg = f"summary_tokens must be >= 1, got {summary_tokens}"
@@ -148,6 +155,7 @@ class ContextBuilder:
         self.hardening = hardening
         self.summarizer = summarizer
         self.summary_tokens = summary_tokens
+        self.reranker = reranker
         self._sizer = PacketSizer()
 
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
@@ -360,6 +368,10 @@ class ContextBuilder:
         selection = pack_packets(
             rest, relevance, max_tokens=budget, config=self.config, costs=costs
         )
+        if self.reranker is not None:
+            selection = rerank_selection(
+                selection, user_query, self.reranker, section_for=self.config.section_for
+            )
         structured = self._structure(user_query, role, selection, protection)
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None and summary_tokens > 0:

@@ -33,7 +33,9 @@ __all__ = [
     "select_packets",
 ]
 
-DropReason = Literal["duplicate", "below_min_relevance", "over_budget", "trimmed", "summarized"]
+DropReason = Literal[
+    "duplicate", "below_min_relevance", "over_budget", "trimmed", "summarized", "reranked"
+]
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ class Drop:
     Attributes:
         packet: The packet.
         reason: `duplicate`, `below_min_relevance`, `over_budget`, `trimmed` (removed
-            by compression) or `summarized` (replaced by a summary).
+            by compression), `summarized` (replaced by a summary) or `reranked` (left
+            out by the builder's reranker).
     """
 
     packet: ContextPacket

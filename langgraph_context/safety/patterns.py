@@ -339,4 +339,20 @@ COMPLIANCE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?:now\s+)?(?:ignore|disregard|forget)\b"
     ),
     re.compile(r"我(?:已经|已|将|会)?(?:忽略|无视|忘记)(?:了)?(?:之前|以上|所有|先前)"),
+    # The reply itself gives the order: "Forget all previous instructions." (not
+    # "the page told me to forget all previous instructions").
+    re.compile(
+        rf"(?m){_IMPERATIVE}(?:forget|ignore|disregard)\s+(?:all\s+|any\s+|of\s+|the\s+|my\s+|"
+        r"your\s+)*(?:previous|prior|earlier|above|preceding|original)\s+(?:instructions|rules|"
+        r"prompts?|guidelines|directions)"
+    ),
+    # A declared role change: "I am now a translator", "I'm no longer an interviewer",
+    # "From now on I am your ..." (not "I am now a bit closer", "I am now able to").
+    re.compile(
+        r"\bi\s*(?:am|'m|’m)\s+(?:now|no\s+longer)\s+(?:a|an|your)\s+"
+        r"(?!(?:bit|little|lot|few|step|couple|number|good\s+deal)\b)[a-z][\w-]*"
+    ),
+    re.compile(
+        r"\bfrom\s+now\s+on,?\s+i\s*(?:am|'m|’m|will\s+be|'ll\s+be|’ll\s+be)\s+(?:a|an|your)\s+[a-z][\w-]*"
+    ),
 )
