@@ -5,11 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
 
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextStateMixin, create_context_node
+from langgraph_context.notes import create_note_tools
+from langgraph_context.state import NoteStateMixin
+from langgraph_context.tools import create_terminal_tool
+from langgraph_context.tools.state_notes import (
+    create_ls_tool,
+    create_query_note_tool,
+    create_write_note_tool,
+)
 
 
 class _ContextState(MessagesState, ContextStateMixin):
@@ -18,6 +27,10 @@ class _ContextState(MessagesState, ContextStateMixin):
 
 class _CompactionState(MessagesState, CompactionStateMixin):
     """Messages plus the compaction node's keys."""
+
+
+class _ToolState(MessagesState, NoteStateMixin):
+    """Messages plus the state notes."""
 
 
 def _graph(state: type[Any], node: Any) -> Any:
@@ -73,3 +86,41 @@ def test_compaction_view_with_the_mixin_runs() -> None:
     node = create_compaction_node(max_tokens=1000, mode="view")
     out = _graph(_CompactionState, node).invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == "hi"
+
+
+def _run_tools(tools: list[Any], calls: list[dict[str, Any]], state: dict[str, Any]) -> list[Any]:
+    """Run one AI turn of `calls` through LangGraph's ToolNode; return its tool messages."""
+    turn = AIMessage("", tool_calls=[{**c, "id": f"c{i}"} for i, c in enumerate(calls)])
+    messages = [HumanMessage("go"), turn]
+    out = _graph(_ToolState, ToolNode(tools)).invoke({**state, "messages": messages})
+    return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_state_note_tool_results_and_errors_carry_the_tool_name() -> None:
+    """A note tool's result, its Command's message and its error all carry its name."""
+    tools = [create_write_note_tool(), create_query_note_tool(), create_ls_tool()]
+    calls = [
+        {"name": "write_note", "args": {"file_name": "a", "content": "x"}},
+        {"name": "query_note", "args": {"file_name": "missing"}},
+        {"name": "ls", "args": {}},
+    ]
+    results = _run_tools(tools, calls, {"note": {}})
+    assert [(m.name, m.status) for m in results] == [
+        ("write_note", "success"),
+        ("query_note", "error"),
+        ("ls", "success"),
+    ]
+
+
+def test_terminal_and_note_store_results_carry_the_tool_name(tmp_path: Any) -> None:
+    """The terminal's refusal and the note store's results carry their tool's name."""
+    tools = [create_terminal_tool(tmp_path), *create_note_tools(tmp_path / "notes")]
+    calls = [
+        {"name": "terminal", "args": {"command": "rm -rf /"}},
+        {"name": "note_read", "args": {"note_id": "missing"}},
+    ]
+    results = _run_tools(tools, calls, {})
+    assert [(m.name, m.status) for m in results] == [
+        ("terminal", "error"),
+        ("note_read", "error"),
+    ]
