@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
+from langgraph_context.agents import create_memory_middleware
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextStateMixin, create_context_node
 from langgraph_context.notes import create_note_tools
@@ -19,6 +22,7 @@ from langgraph_context.tools.state_notes import (
     create_query_note_tool,
     create_write_note_tool,
 )
+from tests.conftest import ScriptedChatModel
 
 
 class _ContextState(MessagesState, ContextStateMixin):
@@ -124,3 +128,30 @@ def test_terminal_and_note_store_results_carry_the_tool_name(tmp_path: Any) -> N
         ("terminal", "error"),
         ("note_read", "error"),
     ]
+
+
+def test_memory_middleware_checks_naming_no_tool_raises_at_first_call() -> None:
+    """`checks="run_tests"` in an agent without that tool raises, naming it and the tools."""
+    agent = create_agent(
+        ScriptedChatModel(responses=[AIMessage("done")]),
+        [],
+        middleware=[create_memory_middleware(checks="run_tests")],
+    )
+    with pytest.raises(ValueError, match=r"checks names \['run_tests'\].*record_constraint"):
+        agent.invoke({"messages": [HumanMessage("hi")]})
+
+
+def test_memory_middleware_checks_naming_a_real_tool_runs() -> None:
+    """With the named check tool present the agent runs as before."""
+
+    @tool
+    def run_tests() -> str:
+        """Run the tests."""
+        return "1 passed"
+
+    agent = create_agent(
+        ScriptedChatModel(responses=[AIMessage("done")]),
+        [run_tests],
+        middleware=[create_memory_middleware(checks="run_tests")],
+    )
+    assert agent.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "done"
