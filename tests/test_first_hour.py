@@ -11,7 +11,7 @@ from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context.agents import create_memory_middleware
+from langgraph_context.agents import create_context_agent, create_memory_middleware
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextStateMixin, create_context_node
 from langgraph_context.notes import create_note_tools
@@ -22,7 +22,7 @@ from langgraph_context.tools.state_notes import (
     create_query_note_tool,
     create_write_note_tool,
 )
-from tests.conftest import ScriptedChatModel
+from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
 class _ContextState(MessagesState, ContextStateMixin):
@@ -155,3 +155,19 @@ def test_memory_middleware_checks_naming_a_real_tool_runs() -> None:
         middleware=[create_memory_middleware(checks="run_tests")],
     )
     assert agent.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "done"
+
+
+def test_context_agent_name_is_set_on_its_ai_messages() -> None:
+    """`create_context_agent(name=...)` names every AI message, tool calls included."""
+    model = ScriptedChatModel(
+        responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
+    )
+    graph = create_context_agent(model, name="researcher").compile()
+    out = graph.invoke({"messages": [HumanMessage("hi")]})
+    assert [m.name for m in out["messages"] if isinstance(m, AIMessage)] == ["researcher"] * 2
+
+
+def test_context_agent_blank_name_is_refused() -> None:
+    """A blank agent name is refused at construction."""
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        create_context_agent(ScriptedChatModel(responses=[]), name=" ")
