@@ -11,7 +11,12 @@ from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context.agents import create_context_agent, create_memory_middleware
+from langgraph_context.agents import (
+    ContextMiddleware,
+    create_context_agent,
+    create_context_middleware,
+    create_memory_middleware,
+)
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextStateMixin, create_context_node
 from langgraph_context.notes import create_note_tools
@@ -171,3 +176,13 @@ def test_context_agent_blank_name_is_refused() -> None:
     """A blank agent name is refused at construction."""
     with pytest.raises(ValueError, match="name must be a non-empty string"):
         create_context_agent(ScriptedChatModel(responses=[]), name=" ")
+
+
+def test_context_middleware_is_a_class_the_factory_returns() -> None:
+    """`ContextMiddleware` is exported and works in `create_agent` like its factory."""
+    assert isinstance(create_context_middleware(), ContextMiddleware)
+    model = ScriptedChatModel(responses=[AIMessage("done")])
+    middleware = [ContextMiddleware(keep_last=2)]
+    agent = create_agent(model, [], system_prompt="You help.", middleware=middleware)
+    assert agent.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "done"
+    assert [m.type for m in model.seen[-1]] == ["system", "human"]
