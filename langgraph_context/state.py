@@ -20,7 +20,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
+from langgraph.config import get_config
 from typing_extensions import TypedDict
+
+from langgraph_context.errors import InvalidArgumentError
 
 __all__ = [
     "MEMORY_STATUSES",
@@ -42,6 +45,7 @@ __all__ = [
     "note_reducer",
     "plan_reducer",
     "render_plan",
+    "require_state_keys",
 ]
 
 PlanStatus = Literal["pending", "in_progress", "done"]
@@ -61,6 +65,36 @@ def get_state_value(state: Any, key: str, default: Any = None) -> Any:
     else:
         value = getattr(state, key, default)
     return default if value is None else value
+
+
+def require_state_keys(keys: Mapping[str, str], *, node: str) -> None:
+    """Raise if the running graph's state has no channel for one of `keys`.
+
+    LangGraph silently drops a node's write to a key its state schema lacks, so a
+    node whose output is its only effect checks here first. `keys` maps each key to
+    the mixin that declares it. Outside a graph (a direct `invoke`) nothing is checked.
+
+    Raises:
+        InvalidArgumentError: Naming the missing key and the mixin to add.
+    """
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        return
+    # LangGraph hands each task a reader of the graph's channels; an unknown key is
+    # a KeyError there (an empty channel reads as None).
+    read = configurable.get("__pregel_read")
+    if not callable(read):
+        return
+    for key, mixin in keys.items():
+        try:
+            read(key)
+        except KeyError:
+            msg = (
+                f"{node} writes state key {key!r}, which this graph's state schema lacks "
+                f"(LangGraph would drop it silently): add {mixin} to the state class"
+            )
+            raise InvalidArgumentError(msg) from None
 
 
 class PlanItem(TypedDict):

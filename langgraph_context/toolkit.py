@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -132,10 +134,39 @@ class ToolSpec:
         *,
         coroutine: Callable[..., Awaitable[Any]] | None = None,
     ) -> BaseTool:
-        """Return `func` (and its async twin `coroutine`) as a tool with this name."""
+        """Return `func` (and its async twin `coroutine`) as a tool with this name.
+
+        Every `ToolMessage` the tool returns (alone or in a `Command`) carries the
+        tool's name, errors included: ToolNode does not add it to a returned message.
+        """
+
+        @functools.wraps(func)
+        def named(*args: Any, **kwargs: Any) -> Any:
+            return self._named(func(*args, **kwargs))
+
+        anamed: Callable[..., Awaitable[Any]] | None = None
+        if coroutine is not None:
+            acall = coroutine
+
+            @functools.wraps(acall)
+            async def anamed(*args: Any, **kwargs: Any) -> Any:
+                return self._named(await acall(*args, **kwargs))
+
         return StructuredTool.from_function(
-            func=func, coroutine=coroutine, name=self.name, description=self.description
+            func=named, coroutine=anamed, name=self.name, description=self.description
         )
+
+    def _named(self, result: Any) -> Any:
+        """`result` with this tool's name on each of its tool messages that lacks one."""
+        if isinstance(result, ToolMessage):
+            return result if result.name else result.model_copy(update={"name": self.name})
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            messages = result.update.get(self.messages_key)
+            if isinstance(messages, list):
+                named = [self._named(m) for m in messages]
+                update = {**result.update, self.messages_key: named}
+                return dataclasses.replace(result, update=update)
+        return result
 
     def command(self, update: dict[str, Any], content: str, tool_call_id: str) -> Command[Any]:
         """A state update carrying the tool's `ToolMessage` under `messages_key`."""

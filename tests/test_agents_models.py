@@ -37,6 +37,7 @@ def test_openai_factory_ignores_a_base_url_in_config(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_BASE", raising=False)
     monkeypatch.setenv("LGC_MODEL", "env-model")
+    monkeypatch.setenv("LGC_API_KEY", "sk-test")
     model = create_openai_model({"configurable": {"base_url": "http://evil.example"}})
     assert isinstance(model, ChatOpenAI)
     assert model.openai_api_base != "http://evil.example"
@@ -63,6 +64,7 @@ def test_env_registers_factories_by_import_path(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv(
         "LGC_MODEL_FACTORIES", "from-env=langgraph_context.cli.models:create_openai_model"
     )
+    monkeypatch.setenv("LGC_API_KEY", "sk-test")
     assert "from-env" in model_factory_names()
     assert isinstance(
         resolve_chat_model({"configurable": {"model_factory": "from-env"}}), ChatOpenAI
@@ -84,6 +86,13 @@ def test_errors() -> None:
         create_openai_model({"configurable": {"model": 5}})
     with pytest.raises(ValueError, match="configurable 'temperature' must be a number"):
         create_openai_model({"configurable": {"temperature": "hot"}})
+
+
+@pytest.mark.usefixtures("no_model_env")
+def test_openai_factory_without_a_key_names_both_variables() -> None:
+    """With no API key the factory raises naming LGC_API_KEY and OPENAI_API_KEY."""
+    with pytest.raises(ValueError, match="set LGC_API_KEY or OPENAI_API_KEY"):
+        create_openai_model()
 
 
 def test_bad_env_spec(monkeypatch: pytest.MonkeyPatch) -> None:

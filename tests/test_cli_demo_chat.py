@@ -72,9 +72,10 @@ def test_demo_with_a_configured_model(workspace: Path, capsys: pytest.CaptureFix
 
 
 def test_demo_with_an_unreachable_model(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An endpoint that refuses connections is one error line naming it, exit code 1."""
+    monkeypatch.setenv("LGC_API_KEY", "sk-test")
     code = main(["demo", "--workspace", str(workspace), "--base-url", "http://127.0.0.1:9/v1"])
     assert code == 1
     err = capsys.readouterr().err.strip().splitlines()

@@ -35,6 +35,7 @@ from langgraph_context.agents.maintainer import (
 from langgraph_context.agents.middleware import (
     CompactionAgentState,
     CompactionMiddleware,
+    ContextMiddleware,
     PreModelNodeMiddleware,
     PreModelViewState,
     create_compaction_middleware,
@@ -91,6 +92,7 @@ __all__ = [
     "CompactionAgentState",
     "CompactionMiddleware",
     "ContextAgentState",
+    "ContextMiddleware",
     "GuardAgentState",
     "MaintainerMode",
     "MaintainerOptions",

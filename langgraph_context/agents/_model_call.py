@@ -125,6 +125,7 @@ class ModelInput:
     state_in_prompt: bool
     store_view: bool
     window: Window
+    name: str | None = None
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
         """The config the context node runs with: nothing of it is streamed."""
@@ -144,6 +145,11 @@ class ModelInput:
         """The model node's state update: the answer, what it taught, the debug copy."""
         response, retry, chat = call
         answer = _answer_invalid_calls(response)
+        if self.name is not None:
+            answer = [
+                m.model_copy(update={"name": self.name}) if isinstance(m, AIMessage) else m
+                for m in answer
+            ]
         update: dict[str, Any] = {
             "messages": answer if retry is None else history_rewrite(retry, answer)
         }

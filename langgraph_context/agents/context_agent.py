@@ -270,6 +270,7 @@ def create_context_agent(
     state_in_prompt: bool = True,
     store_view: bool = False,
     context_window: int | None = None,
+    name: str | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
 
@@ -316,6 +317,9 @@ def create_context_agent(
             recorded with the provider-reported usage in `token_usage` (where a
             compaction node's fraction trigger finds it), and sets the target of
             the overflow retry.
+        name: The agent's name, set on every AI message it writes (a supervisor
+            tells its agents apart by it); name the compiled graph with
+            `compile(name=...)`.
 
     Every answer's reported input tokens are kept in `token_usage` with the offline
     count of the same request; the compaction node multiplies its counts by that
@@ -336,7 +340,7 @@ def create_context_agent(
             share a name, `checks` names a tool the agent does not have (or none),
             a step name is used twice,
             or `max_tokens` is not a positive int or is given without
-            `context=True`, or `context_window` is not a positive int.
+            `context=True`, `context_window` is not a positive int, or `name` is blank.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -361,7 +365,13 @@ def create_context_agent(
         model,
         all_tools,
         system_prompt,
-        ModelInput(view, state_in_prompt=state_in_prompt, store_view=store_view, window=window),
+        ModelInput(
+            view,
+            state_in_prompt=state_in_prompt,
+            store_view=store_view,
+            window=window,
+            name=_check_name(name),
+        ),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
     graph.add_node("model", model_node)
@@ -378,6 +388,18 @@ def create_context_agent(
     graph.add_conditional_edges(last, _router(entry), list(dict.fromkeys(["tools", entry, END])))
     _chain(graph, "tools", after, entry)
     return graph
+
+
+def _check_name(name: str | None) -> str | None:
+    """Refuse a blank agent name.
+
+    Raises:
+        ValueError: If `name` is given but not a non-empty string.
+    """
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        msg = f"name must be a non-empty string, got {name!r}"
+        raise InvalidArgumentError(msg)
+    return name
 
 
 def _window(model: Any, context_window: int | None) -> Window:

@@ -59,6 +59,7 @@ __all__ = [
     "STAGES",
     "CompactionAgentState",
     "CompactionMiddleware",
+    "ContextMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "Stage",
@@ -417,7 +418,7 @@ def create_context_middleware(
     safe: bool = True,
     name: str = "context",
     **options: Any,
-) -> PreModelNodeMiddleware:
+) -> ContextMiddleware:
     """Assemble the model's context with `create_context_node` inside `create_agent`.
 
     The agent's history stays whole in state; each model call gets the assembled
@@ -439,5 +440,29 @@ def create_context_middleware(
     Raises:
         ValueError: If an option is invalid (raised by `create_context_node`).
     """
-    chosen = builder or ContextBuilder(protect_untrusted=safe)
-    return PreModelNodeMiddleware(create_context_node(chosen, **options), name=name)
+    return ContextMiddleware(builder, safe=safe, name=name, **options)
+
+
+class ContextMiddleware(PreModelNodeMiddleware):
+    """Assemble each model call's context with `create_context_node` in `create_agent`.
+
+    Args:
+        builder: The `ContextBuilder` (default: default settings with `safe`).
+        safe: For the default builder: protect untrusted packets and harden the prompt.
+        name: Middleware name, unique per agent.
+        **options: Any other `create_context_node` option.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_context_node`).
+    """
+
+    def __init__(
+        self,
+        builder: ContextBuilder | None = None,
+        *,
+        safe: bool = True,
+        name: str = "context",
+        **options: Any,
+    ) -> None:
+        chosen = builder or ContextBuilder(protect_untrusted=safe)
+        super().__init__(create_context_node(chosen, **options), name=name)

@@ -6,9 +6,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+)
 from langgraph.runtime import Runtime
 
 from langgraph_context.agents.context_agent import _state_tools
@@ -29,6 +35,14 @@ __all__ = [
 
 class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
     """Agent state plus `plan` and `note`."""
+
+
+def _tool_name(tool: Any) -> str | None:
+    """The name of a bound tool: a `BaseTool` or a provider's dict."""
+    if isinstance(tool, dict):
+        function = tool.get("function")
+        return str(function.get("name")) if isinstance(function, dict) else tool.get("name")
+    return getattr(tool, "name", None)
 
 
 class MemoryAgentState(AgentState[Any], MemoryStateMixin):
@@ -56,6 +70,42 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             raise InvalidArgumentError(msg)
         self.tools = _state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
         self._watch = create_hot_issue_node(checks) if checks is not None else None
+        named = {checks} if isinstance(checks, str) else checks
+        self._check_names = frozenset() if callable(named) or named is None else frozenset(named)
+
+    def _require_check_tools(self, request: ModelRequest) -> None:
+        """Raise if `checks` names a tool the agent does not have (known at the first call).
+
+        Raises:
+            ValueError: Naming the missing checks and the agent's tools.
+        """
+        if not self._check_names:
+            return
+        names = {_tool_name(tool) for tool in request.tools}
+        missing = sorted(self._check_names - names)
+        if missing:
+            msg = (
+                f"checks names {missing}, which this agent has no tool for; "
+                f"its tools: {sorted(n for n in names if n)}"
+            )
+            raise InvalidArgumentError(msg)
+        self._check_names = frozenset()  # checked once: the tools are fixed per agent
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Check once that every tool named in `checks` exists, then call the model."""
+        self._require_check_tools(request)
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """Async twin of `wrap_model_call`."""
+        self._require_check_tools(request)
+        return await handler(request)
 
     def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Open or resolve hot issues from the last tool round's check results."""

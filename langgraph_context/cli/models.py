@@ -83,8 +83,9 @@ def create_openai_model(config: RunnableConfig | None = None) -> BaseChatModel:
         A `ChatOpenAI`. No request is made until it is invoked.
 
     Raises:
-        ValueError: If `configurable["model"]` is not a non-empty string or
-            `configurable["temperature"]` is not a number.
+        ValueError: If `configurable["model"]` is not a non-empty string,
+            `configurable["temperature"]` is not a number, or neither `LGC_API_KEY`
+            nor `OPENAI_API_KEY` is set.
     """
     from langchain_openai import ChatOpenAI  # noqa: PLC0415 - import only when used
 
@@ -103,8 +104,15 @@ def create_openai_model(config: RunnableConfig | None = None) -> BaseChatModel:
     base_url = _first_env(BASE_URL_ENV_VARS)
     if base_url:
         kwargs["base_url"] = base_url
-    # Endpoints that need no key (local servers) still need a placeholder for the client.
-    kwargs["api_key"] = _first_env(API_KEY_ENV_VARS) or "not-needed"
+    api_key = _first_env(API_KEY_ENV_VARS)
+    if not api_key:
+        names = " or ".join(API_KEY_ENV_VARS)
+        msg = (
+            f"no API key for the 'openai' model factory: set {names} "
+            "(any value for a local server that needs none)"
+        )
+        raise InvalidArgumentError(msg)
+    kwargs["api_key"] = api_key
     return ChatOpenAI(**kwargs)
 
 

@@ -49,6 +49,7 @@ from langgraph_context.compaction.strategies import (
 )
 from langgraph_context.compaction.summarize import asummarize_messages, summarize_messages
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.state import require_state_keys
 from langgraph_context.tokens import TokenCounter, TokenUsage, model_window, resolve_counter
 
 __all__ = ["CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
@@ -245,13 +246,20 @@ def create_compaction_node(
         archive=archive,
     )
 
+    # The view is the node's only effect; the record carries the running summary.
+    required = {config.keys.output_key: "CompactionStateMixin"} if mode == "view" else {}
+    if model is not None:
+        required[config.keys.state_key] = "CompactionStateMixin"
+
     def compaction(state: Any) -> dict[str, Any]:
+        require_state_keys(required, node=name)
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
             step.adopt(summarize_messages(step.summary_input(), **step.summary_kwargs()))
         return step.update()
 
     async def acompaction(state: Any) -> dict[str, Any]:
+        require_state_keys(required, node=name)
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
             done = await asummarize_messages(step.summary_input(), **step.summary_kwargs())

@@ -42,7 +42,7 @@ from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.safety.sanitize import sanitize_untrusted
-from langgraph_context.state import get_state_value
+from langgraph_context.state import get_state_value, require_state_keys
 from langgraph_context.tokens import TokenCounter, truncate_text
 
 __all__ = [
@@ -227,6 +227,7 @@ def create_context_node(
     limit = context_builder.config.max_tokens
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
+        require_state_keys({output_key: "ContextStateMixin"}, node=name)
         messages = as_messages(get_state_value(state, messages_key, []))
         system, older, recent = _model_view(messages, keep_last, defuse=context_builder.sanitize)
         parts = [content_text(m.content) for m in system]
@@ -457,6 +458,7 @@ def _cache_node(
         head_builder.hardening = ""
 
     def plan(state: Any) -> tuple[str | None, _StateView, list[BaseMessage], int]:
+        require_state_keys({output_key: "ContextStateMixin"}, node=name)
         messages = as_messages(get_state_value(state, messages_key, []))
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
