@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from langgraph_context.compaction._facts import strings, text_facts, text_ids
+from langgraph_context.compaction._facts import ID_RE, strings, text_facts
 from langgraph_context.messages import content_text
 
 _FENCE_TAG = re.compile(r"</?untrusted-data-[0-9a-f]+[^>\n]*>")
@@ -40,7 +40,7 @@ def history_facts(messages: Iterable[BaseMessage]) -> set[str]:
             if not text:
                 continue
             paths, errors, _ = text_facts(text)
-            facts.update(paths, errors, text_ids(text))
+            facts.update(paths, errors, ID_RE.findall(text))  # every id, uncapped
     return facts
 
 
