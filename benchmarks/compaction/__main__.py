@@ -31,7 +31,14 @@ from benchmarks.compaction.facts import (
     tau_key_ids,
 )
 from benchmarks.compaction.generated import generate
-from benchmarks.compaction.methods import Method, OursRules, Trim, all_methods
+from benchmarks.compaction.methods import (
+    Method,
+    OursNode,
+    OursNodeRules,
+    OursRules,
+    Trim,
+    all_methods,
+)
 from benchmarks.compaction.replay import BUDGETS, OVERFLOW_BINS, Session, replay
 from langgraph_context.compaction import CLEARED_TOOL_RESULT, compact_messages
 from langgraph_context.messages import group_tool_rounds, repair_history, validate_history
@@ -174,6 +181,25 @@ def generated(count: int, factories: list[Callable[[], Method]]) -> list[dict[st
     return rows
 
 
+def floor_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Retention of the node with rules only beside the node with the summarizer, per budget."""
+    by = {(r["method"], r["budget"]): r for r in rows}
+    out = []
+    for budget in BUDGETS:
+        rules = by.get((OursNodeRules.name, budget), {})
+        model = by.get((OursNode.name, budget), {})
+        out.append(
+            {
+                "budget": budget,
+                "rules_only_pct": rules.get("retention_pct"),
+                "with_model_pct": model.get("retention_pct"),
+                "needed_rules_only_pct": rules.get("needed_retention_pct"),
+                "needed_with_model_pct": model.get("needed_retention_pct"),
+            }
+        )
+    return out
+
+
 def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     """A plain-text table."""
     cells = [[str(r.get(c, "")) for c in columns] for r in rows]
@@ -248,6 +274,8 @@ def main() -> None:
             )
         )
         print(table(result["rows"], needed_columns))
+        print("\nthe node's retention: rules only vs with the summarizer (facts kept)")
+        print(table(floor_rows(result["rows"]), list(floor_rows(result["rows"])[0])))
         print("\nretention at needed points by history tokens / budget (early key facts)")
         print(
             table(

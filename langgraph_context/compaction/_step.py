@@ -18,6 +18,7 @@ from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.store.base import BaseStore
 
+from langgraph_context.compaction._floor import lost_facts
 from langgraph_context.compaction._transcript import render_message
 from langgraph_context.compaction.options import (
     DEFAULT_ARCHIVE_PREFIX,
@@ -105,6 +106,7 @@ class Step:
         self.fired = self.fired_by is not None
         self.budget = self._budget() if self.fired else options.max_tokens
         self.summarized: SummarizationResult | None = None
+        self.floored = False  # the summary lost a fact the rules keep: rules alone are used
         self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
 
     def _fired(self) -> str | None:
@@ -281,6 +283,14 @@ class Step:
             # An over-long summary must not leave the history over budget.
             done = replace(done, error="the summary left the history over budget")
         if done.error is None:
+            floor = self._rules(self.o.strategy)
+            lost = lost_facts(floor.messages, done.messages) if floor.stats.within_budget else []
+            if lost:
+                # Never below rules alone: the summary would lose facts the rules keep.
+                self.floored = True
+                stats = {**floor.stats.as_dict(), "summarizer_calls": done.model_calls}
+                stats["floor"] = f"summary dropped: it lost {len(lost)} facts the rules keep"
+                return floor.messages, stats, list(floor.evicted)
             stats.update(
                 strategy="summary",
                 tokens_after=done.tokens_after,
@@ -336,6 +346,8 @@ class Step:
         stats["mode"] = o.mode
         count = int(self.record.get("count", 0)) + (1 if stats["strategy"] != "none" else 0)
         summary = self.summarized.running_summary if self.summarized else None
+        if self.floored:
+            summary = None  # the record keeps the summary the history still uses
         record: dict[str, Any] = {
             "count": count,
             "summary": summary.to_dict() if summary else self.record.get("summary"),
