@@ -27,7 +27,7 @@ PACKAGE = Path(langgraph_context.__file__).parent
 # re-export facade) and `__main__` sit above everything.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"_memo"},
+    {"_memo", "_steps"},
     {"messages", "state", "scoring", "transcripts", "testing"},
     {"tokens", "toolkit"},
     {"packet"},
@@ -37,7 +37,17 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"cli"},
 ]
-LOWER_LAYERS = {"errors", "_memo", "tokens", "messages", "state", "packet", "scoring", "toolkit"}
+LOWER_LAYERS = {
+    "errors",
+    "_memo",
+    "_steps",
+    "tokens",
+    "messages",
+    "state",
+    "packet",
+    "scoring",
+    "toolkit",
+}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 MAX_TWIN_LINES = 10

@@ -16,13 +16,14 @@ the refused history, so a wrong estimate or an unknown window still shrinks it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.compaction import compact_messages
 from langgraph_context.errors import ContextWindowError
 from langgraph_context.state import get_state_value
@@ -48,44 +49,7 @@ __all__ = [
     "with_messages",
 ]
 
-T = TypeVar("T")
 R = TypeVar("R")
-Steps = Generator[R, Any, T]
-
-
-@dataclass(frozen=True)
-class Failed:
-    """A call that raised (sent into the steps instead of an answer)."""
-
-    error: Exception
-
-
-def drive(steps: Steps[R, T], call: Callable[[R], Any]) -> T:
-    """Run `steps`, answering each request with `call` (a raised error is sent back in)."""
-    answer: Any = None
-    while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        try:
-            answer = call(request)
-        except Exception as exc:  # the steps decide what a failure means
-            answer = Failed(exc)
-
-
-async def adrive(steps: Steps[R, T], call: Callable[[R], Awaitable[Any]]) -> T:
-    """Async `drive`: each request is answered by awaiting `call`."""
-    answer: Any = None
-    while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        try:
-            answer = await call(request)
-        except Exception as exc:  # the steps decide what a failure means
-            answer = Failed(exc)
 
 
 @dataclass(frozen=True)

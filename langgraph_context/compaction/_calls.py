@@ -6,25 +6,19 @@ the call raised); `drive` and `adrive` make the calls. Private to `summarize.py`
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context._steps import Failed
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.messages import content_text
 
 T = TypeVar("T")
-Steps = Generator[list[BaseMessage], Any, T]
+Steps = Generator[list[BaseMessage], Any, T]  # requests: the summarizer input
 """A computation that yields model requests, is sent the answers, and returns a `T`."""
-
-
-@dataclass(frozen=True)
-class Failed:
-    """A model call that raised (sent into the generator instead of an answer)."""
-
-    error: Exception
 
 
 @dataclass(frozen=True)
@@ -112,31 +106,3 @@ def summary_calls(
             error = f"summarization failed after {retries + 1} attempts: {last_error}"
             return Outcome(None, error, calls)
     return Outcome(text, None, calls)
-
-
-def drive(steps: Steps[T], call: Callable[[list[BaseMessage]], Any]) -> T:
-    """Run `steps`, answering each request with `call` (a raised error is sent back in)."""
-    answer: Any = None
-    while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        try:
-            answer = call(request)
-        except Exception as exc:  # the steps decide what a failure means
-            answer = Failed(exc)
-
-
-async def adrive(steps: Steps[T], call: Callable[[list[BaseMessage]], Awaitable[Any]]) -> T:
-    """Async `drive`: each request is answered by awaiting `call`."""
-    answer: Any = None
-    while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        try:
-            answer = await call(request)
-        except Exception as exc:  # the steps decide what a failure means
-            answer = Failed(exc)

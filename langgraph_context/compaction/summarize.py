@@ -28,7 +28,8 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-from langgraph_context.compaction._calls import Outcome, Steps, adrive, drive, summary_calls
+from langgraph_context._steps import adrive, drive
+from langgraph_context.compaction._calls import Outcome, Steps, summary_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
 from langgraph_context.compaction.options import SummaryOptions, check_positive
 from langgraph_context.compaction.provenance import (
