@@ -22,7 +22,13 @@ from typing import Any
 
 import yaml
 
-from langgraph_context.notes.model import DEFAULT_NOTE_TYPE, NOTE_TYPES, Note, NoteError
+from langgraph_context.notes.model import (
+    DEFAULT_NOTE_TYPE,
+    NOTE_TYPES,
+    Note,
+    NoteError,
+    checked_text,
+)
 
 __all__ = [
     "MAX_FRONT_MATTER_BYTES",
@@ -155,15 +161,7 @@ def _scalar_text(value: Any, name: str) -> str | None:
         return None
     if isinstance(value, bool | int | float):
         value = str(value)
-    if not isinstance(value, str):
-        msg = f"{name} must be text, got a {type(value).__name__}"
-        raise NoteError(msg)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        msg = f"{name} contains an unpaired surrogate escape, which cannot be saved as UTF-8"
-        raise NoteError(msg) from None
-    return value
+    return checked_text(value, name)
 
 
 def _as_time(value: Any, name: str) -> str | None:

@@ -40,6 +40,7 @@ from langgraph_context.notes.base import (
     NoteError,
     validate_note_id,
 )
+from langgraph_context.notes.model import checked_text
 
 __all__ = [
     "DEFAULT_NOTE_NAMESPACE",
@@ -155,17 +156,7 @@ def _context_value(context: Any, name: str) -> Any:
 
 def _text(value: Any, name: str) -> str:
     """Return a text field ('' when absent); raise on another type or a lone surrogate."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        msg = f"{name} must be text, got a {type(value).__name__}"
-        raise NoteError(msg)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        msg = f"{name} contains an unpaired surrogate, which cannot be saved as UTF-8"
-        raise NoteError(msg) from None
-    return value
+    return "" if value is None else checked_text(value, name)
 
 
 def _time(value: Any, name: str) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "NoteStore",
     "NoteType",
     "UnreadableNote",
+    "checked_text",
     "new_note_id",
     "utc_now",
     "validate_note_id",
@@ -220,3 +221,24 @@ def new_note_id(now: datetime | None = None) -> str:
 def utc_now() -> str:
     """Return the current UTC time in ISO-8601 with microseconds."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def checked_text(value: Any, name: str) -> str:
+    """Return `value` if it is text that can be saved as UTF-8, else raise `NoteError`.
+
+    Both backends read stored fields through this one check (a hand-edited file or a
+    corrupt store item may hold any type, or a lone surrogate).
+
+    Example:
+        >>> checked_text("ok", "title")
+        'ok'
+    """
+    if not isinstance(value, str):
+        msg = f"{name} must be text, got a {type(value).__name__}"
+        raise NoteError(msg)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        msg = f"{name} contains an unpaired surrogate, which cannot be saved as UTF-8"
+        raise NoteError(msg) from None
+    return value
