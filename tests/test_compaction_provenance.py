@@ -23,7 +23,7 @@ from langgraph_context.compaction import (
     compaction_kind,
     create_compaction_node,
     is_untrusted_compaction,
-    summarize_messages,
+    summarize_history,
 )
 from langgraph_context.context import ContextBuilder, create_context_node, messages_to_packets
 from langgraph_context.messages import content_text
@@ -170,7 +170,7 @@ def test_marker_survives_checkpoint_serialization_and_recompaction() -> None:
 
 def test_summary_message_fences_parroted_prose() -> None:
     """A summary that repeats the planted line holds it only inside a fence."""
-    result = summarize_messages(_tool_history(20), model=_summarizer(), max_tokens=1500)
+    result = summarize_history(_tool_history(20), model=_summarizer(), max_tokens=1500)
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
     assert is_untrusted_compaction(summary)
     assert PLANT in content_text(summary.content)

@@ -67,12 +67,13 @@ from langgraph_context.agents.subagent import (
 )
 from langgraph_context.agents.tool_middleware import (
     MemoryAgentState,
-    MemoryMiddleware,
+    PinnedMemoryMiddleware,
     StateToolsMiddleware,
     StateToolsState,
     create_memory_middleware,
     create_state_tools_middleware,
 )
+from langgraph_context.errors import renamed_attribute
 
 __all__ = [
     "BRIEFING_PACKET_TYPE",
@@ -98,9 +99,9 @@ __all__ = [
     "MaintainerOptions",
     "MaintainerState",
     "MemoryAgentState",
-    "MemoryMiddleware",
     "ModelFactory",
     "OutputGuardMiddleware",
+    "PinnedMemoryMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "PromptLike",
@@ -131,3 +132,13 @@ __all__ = [
     "session_report",
     "session_stats",
 ]
+
+# Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.
+_RENAMED = {
+    "MemoryMiddleware": "PinnedMemoryMiddleware",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Resolve a deprecated name to its new one, with a `DeprecationWarning`."""
+    return renamed_attribute(__name__, name, _RENAMED)

@@ -67,6 +67,7 @@ from langgraph_context.memory import (
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value
 from langgraph_context.tokens import model_window, resolve_counter
+from langgraph_context.toolkit import check_distinct_tools
 from langgraph_context.tools import (
     create_ls_tool,
     create_query_note_tool,
@@ -85,6 +86,7 @@ __all__ = [
     "create_context_agent",
     "default_context_node",
     "render_state_block",
+    "state_tools",
 ]
 
 _RESERVED_NODES = frozenset({"model", "tools"})
@@ -172,16 +174,17 @@ def _check_model(model: Any) -> None:
 
 
 def _agent_tools(
-    tools: Sequence[BaseTool], plan_tools: bool, note_tools: bool, memory_tools: bool
+    tools: Sequence[BaseTool],
+    plan_tools: bool,
+    note_tools: bool,
+    memory_tools: bool,
+    note_prefix: str | None = None,
 ) -> list[BaseTool]:
     """The agent's tools followed by the state tools switched on; names must differ."""
-    all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
-    names = [t.name for t in all_tools]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        msg = f"tools must have distinct names; repeated: {repeated}"
-        raise InvalidArgumentError(msg)
-    return all_tools
+    own = [(f"tools[{i}]", t) for i, t in enumerate(tools)]
+    state = state_tools(plan_tools, note_tools, memory_tools, note_prefix=note_prefix)
+    check_distinct_tools([*own, *state])
+    return [t for _, t in [*own, *state]]
 
 
 def _pre_model_steps(pre_model: StepsLike | None, compaction: Any) -> list[tuple[str, Any]]:
@@ -235,19 +238,36 @@ def _check_selector(checks: CheckSelector, names: list[str]) -> None:
         raise InvalidArgumentError(msg)
 
 
-def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
-    tools: list[BaseTool] = []
+def state_tools(
+    plan_tools: bool, note_tools: bool, memory_tools: bool, *, note_prefix: str | None = None
+) -> list[tuple[str, BaseTool]]:
+    """The plan, note and memory tools switched on, each with where it comes from.
+
+    Args:
+        plan_tools: `write_plan`, `update_plan`.
+        note_tools: `write_note`, `ls`, `query_note`, `update_note`.
+        memory_tools: `record_constraint`, `resolve_constraint`.
+        note_prefix: Name the note tools `<note_prefix>_<name>` (e.g. `notes_ls`).
+
+    Returns:
+        `(origin, tool)` pairs, for `toolkit.check_distinct_tools`.
+    """
+    tools: list[tuple[str, BaseTool]] = []
     if memory_tools:
-        tools += [create_record_constraint_tool(), create_resolve_constraint_tool()]
-    if plan_tools:
-        tools += [create_write_plan_tool(), create_update_plan_tool()]
-    if note_tools:
         tools += [
-            create_write_note_tool(),
-            create_ls_tool(),
-            create_query_note_tool(),
-            create_update_note_tool(),
+            ("memory tool", create_record_constraint_tool()),
+            ("memory tool", create_resolve_constraint_tool()),
         ]
+    if plan_tools:
+        tools += [("plan tool", create_write_plan_tool()), ("plan tool", create_update_plan_tool())]
+    if note_tools:
+        made = [
+            create_write_note_tool(prefix=note_prefix),
+            create_ls_tool(prefix=note_prefix),
+            create_query_note_tool(prefix=note_prefix),
+            create_update_note_tool(prefix=note_prefix),
+        ]
+        tools += [("note tool", t) for t in made]
     return tools
 
 
@@ -258,6 +278,7 @@ def create_context_agent(
     system_prompt: PromptLike = None,
     plan_tools: bool = True,
     note_tools: bool = True,
+    note_prefix: str | None = None,
     memory_tools: bool = True,
     checks: CheckSelector | None = None,
     compaction: Any | None = None,
@@ -283,6 +304,8 @@ def create_context_agent(
         system_prompt: Instructions, or a function of the state returning them.
         plan_tools: Include `write_plan` and `update_plan`.
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
+        note_prefix: Name the note tools `<note_prefix>_write_note`, ... (e.g.
+            `"notes"` gives `notes_ls`), to compose with a toolset of its own `ls`.
         memory_tools: Include `record_constraint` and `resolve_constraint` (pinned
             user rules, shown on every call until resolved).
         checks: Tools whose results are checks (a name, names, or a predicate): a
@@ -338,7 +361,8 @@ def create_context_agent(
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
             share a name, `checks` names a tool the agent does not have (or none),
-            a step name is used twice,
+            a step name is used twice (two tools sharing a name are both named in
+            the error),
             or `max_tokens` is not a positive int or is given without
             `context=True`, `context_window` is not a positive int, or `name` is blank.
 
@@ -353,7 +377,7 @@ def create_context_agent(
     """
     _check_model(model)
     window = _window(model, context_window)
-    all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools)
+    all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools, note_prefix)
     before = _pre_model_steps(pre_model, compaction)
     if context is True and max_tokens is None and window.context_window is not None:
         max_tokens = min(DEFAULT_MAX_TOKENS, window.context_window // 2)

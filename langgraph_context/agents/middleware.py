@@ -66,6 +66,7 @@ __all__ = [
     "create_compaction_middleware",
     "create_context_middleware",
     "create_pre_model_middleware",
+    "drop_before_model",
 ]
 
 
@@ -118,6 +119,37 @@ def _apply_view(request: ModelRequest[Any], view: Any) -> ModelRequest[Any]:
     base = request.system_prompt or ""
     text = f"{base}\n\n{added}" if base else added
     return request.override(messages=messages, system_message=SystemMessage(text))
+
+
+_HOOKLESS: dict[type[Any], type[Any]] = {}
+
+
+def _without_before_model(cls: type[Any]) -> type[Any]:
+    """`cls` with the base class's `before_model` hooks: `create_agent` adds no node."""
+    if cls in _HOOKLESS:
+        return _HOOKLESS[cls]
+    body = {
+        "before_model": AgentMiddleware.before_model,
+        "abefore_model": AgentMiddleware.abefore_model,
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "_hook_dropped": True,
+    }
+    _HOOKLESS[cls] = type(cls.__name__, (cls,), body)
+    return _HOOKLESS[cls]
+
+
+def drop_before_model(middleware: AgentMiddleware[Any, Any]) -> None:
+    """Remove `middleware`'s `before_model` hook when it would do nothing.
+
+    `create_agent` adds a graph node (`<name>.before_model`) for every middleware
+    class that overrides the hook, so a hook that returns `None` on every call still
+    costs a graph step (and a streamed update) per model call. The instance's class
+    is swapped for a subclass without the hook; `isinstance` checks still hold.
+    """
+    if not getattr(type(middleware), "_hook_dropped", False):
+        middleware.__class__ = _without_before_model(type(middleware))
 
 
 Stage = Literal["before_model", "model_call"]
@@ -184,6 +216,9 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         self._name = name
         self._stage = stage
         self.tools = []
+        own_hook = type(self).before_model is PreModelNodeMiddleware.before_model
+        if stage == "model_call" and own_hook:
+            drop_before_model(self)  # the node runs in wrap_model_call only
 
     @property
     def name(self) -> str:

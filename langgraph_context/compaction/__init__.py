@@ -54,16 +54,17 @@ from langgraph_context.compaction.strategies import (
 )
 from langgraph_context.compaction.summarize import (
     SUMMARY_PREFIX,
-    RunningSummary,
-    SummarizationResult,
-    asummarize_messages,
-    summarize_messages,
+    HistorySummary,
+    SummarizedHistory,
+    asummarize_history,
+    summarize_history,
     summary_message,
 )
 from langgraph_context.compaction.tool import (
     DEFAULT_REQUEST_COMPACTION_DESCRIPTION,
     create_request_compaction_tool,
 )
+from langgraph_context.errors import renamed_attribute
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -95,16 +96,16 @@ __all__ = [
     "CompactionResult",
     "CompactionStateMixin",
     "CompactionStats",
+    "HistorySummary",
     "Keep",
     "PromptStyle",
-    "RunningSummary",
     "StateSnapshot",
     "Strategy",
-    "SummarizationResult",
+    "SummarizedHistory",
     "SummaryOptions",
     "Trigger",
     "TriggerKind",
-    "asummarize_messages",
+    "asummarize_history",
     "compact_messages",
     "compaction_kind",
     "create_compaction_node",
@@ -114,7 +115,20 @@ __all__ = [
     "fenced_compaction_message",
     "is_untrusted_compaction",
     "split_fenced",
-    "summarize_messages",
+    "summarize_history",
     "summary_instructions",
     "summary_message",
 ]
+
+# Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.
+_RENAMED = {
+    "RunningSummary": "HistorySummary",
+    "SummarizationResult": "SummarizedHistory",
+    "asummarize_messages": "asummarize_history",
+    "summarize_messages": "summarize_history",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Resolve a deprecated name to its new one, with a `DeprecationWarning`."""
+    return renamed_attribute(__name__, name, _RENAMED)

@@ -36,7 +36,7 @@ from langgraph_context.compaction.strategies import (
     Strategy,
     compact_messages,
 )
-from langgraph_context.compaction.summarize import RunningSummary, SummarizationResult
+from langgraph_context.compaction.summarize import HistorySummary, SummarizedHistory
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
     as_messages,
@@ -105,7 +105,7 @@ class Step:
         self.fired_by = self._fired()
         self.fired = self.fired_by is not None
         self.budget = self._budget() if self.fired else options.max_tokens
-        self.summarized: SummarizationResult | None = None
+        self.summarized: SummarizedHistory | None = None
         self.floored = False  # the summary lost a fact the rules keep: rules alone are used
         self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
 
@@ -241,7 +241,7 @@ class Step:
         originals = {id(copy): original for copy, original in self.rule.cleared}
         return [originals.get(id(m), m) for m in self.rule.messages]
 
-    def adopt(self, done: SummarizationResult) -> None:
+    def adopt(self, done: SummarizedHistory) -> None:
         """Keep `done`, with messages it kept verbatim cleared again as the rule pass did."""
         copies = {id(original): copy for copy, original in self.rule.cleared}
         if done.error is None and copies:
@@ -262,7 +262,7 @@ class Step:
         return {
             "model": o.model,
             "max_tokens": self.budget,
-            "running_summary": RunningSummary.from_dict(saved) if saved else None,
+            "running_summary": HistorySummary.from_dict(saved) if saved else None,
             "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
             "keep_messages": keep[1] if keep and keep[0] == "messages" else None,
             "summary_options": o.summary_options,

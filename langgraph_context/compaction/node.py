@@ -47,7 +47,7 @@ from langgraph_context.compaction.strategies import (
     STRATEGIES,
     Strategy,
 )
-from langgraph_context.compaction.summarize import asummarize_messages, summarize_messages
+from langgraph_context.compaction.summarize import asummarize_history, summarize_history
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import require_state_keys
 from langgraph_context.tokens import TokenCounter, TokenUsage, model_window, resolve_counter
@@ -60,7 +60,7 @@ class CompactionRecord(TypedDict, total=False):
 
     Attributes:
         count: Compactions performed so far in this thread.
-        summary: The running summary (`RunningSummary.to_dict()`), when a model is used.
+        summary: The running summary (`HistorySummary.to_dict()`), when a model is used.
         last: Stats of the latest compaction (tokens and messages before/after,
             strategy, trigger, repairs, error, `target_tokens` it aimed for, and
             `within_budget` judged against `max_tokens`).
@@ -255,14 +255,14 @@ def create_compaction_node(
         require_state_keys(required, node=name)
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
-            step.adopt(summarize_messages(step.summary_input(), **step.summary_kwargs()))
+            step.adopt(summarize_history(step.summary_input(), **step.summary_kwargs()))
         return step.update()
 
     async def acompaction(state: Any) -> dict[str, Any]:
         require_state_keys(required, node=name)
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
-            done = await asummarize_messages(step.summary_input(), **step.summary_kwargs())
+            done = await asummarize_history(step.summary_input(), **step.summary_kwargs())
             step.adopt(done)
         return await step.aupdate()
 

@@ -1,0 +1,228 @@
+"""A LangGraph user's first hour, API half: tool names, renames, graph steps per call."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+import pytest
+from deepagents.middleware import FilesystemMiddleware
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from langgraph_context.agents import (
+    PinnedMemoryMiddleware,
+    StateToolsMiddleware,
+    create_codebase_maintainer_graph,
+    create_compaction_middleware,
+    create_context_agent,
+    create_context_middleware,
+    create_memory_middleware,
+)
+from langgraph_context.tools import create_ls_tool, create_write_note_tool
+from tests.conftest import ScriptedChatModel, ai_calls, call
+
+
+@tool
+def ls(path: str = "/") -> str:
+    """List the files in a directory."""
+    return f"files in {path}"
+
+
+def _deepagents_ls() -> Any:
+    """deepagents' real filesystem `ls` tool."""
+    return next(t for t in FilesystemMiddleware().tools if t.name == "ls")
+
+
+def _done() -> ScriptedChatModel:
+    return ScriptedChatModel(responses=[AIMessage("done")])
+
+
+# --- note tools: a name prefix, and no silent shadowing ---------------------------------
+
+
+def test_note_tool_prefix_names_the_tool() -> None:
+    """`prefix="notes"` names the note tool `notes_ls`; name and prefix together are refused."""
+    assert create_ls_tool(prefix="notes").name == "notes_ls"
+    assert create_write_note_tool(prefix="notes").name == "notes_write_note"
+    with pytest.raises(ValueError, match="name or prefix, not both"):
+        create_ls_tool(name="x", prefix="notes")
+    with pytest.raises(ValueError, match="prefix must be a non-empty string"):
+        create_ls_tool(prefix="")
+
+
+def test_context_agent_refuses_our_ls_beside_deepagents_ls() -> None:
+    """deepagents' filesystem `ls` beside the note tool `ls` is refused, naming both."""
+    with pytest.raises(ValueError, match=r"two tools are named 'ls': tools\[0\] 'ls'.*note tool"):
+        create_context_agent(_done(), [_deepagents_ls()])
+
+
+def test_context_agent_refuses_a_plain_duplicate() -> None:
+    """Two user tools with one name are refused with both named."""
+    with pytest.raises(ValueError, match=r"tools\[0\] 'ls' \(List the files.*tools\[1\] 'ls'"):
+        create_context_agent(_done(), [ls, ls], note_tools=False)
+
+
+def test_context_agent_note_prefix_composes_with_deepagents_ls() -> None:
+    """With `note_prefix`, both `ls` tools reach the model and each runs as itself."""
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(call("ls", {"path": "/"}, "a"), call("notes_ls", {}, "b")),
+            AIMessage("done"),
+        ]
+    )
+    graph = create_context_agent(model, [ls], note_prefix="notes").compile()
+    out = graph.invoke({"messages": [HumanMessage("hi")]})
+    results = {m.name: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert results == {"ls": "files in /", "notes_ls": "No notes yet."}
+
+
+def test_maintainer_refuses_a_tool_named_like_its_terminal(tmp_path: Any) -> None:
+    """The maintainer composes through the same check: a second `terminal` is refused."""
+
+    @tool
+    def terminal(command: str) -> str:
+        """Run a shell command."""
+        return command
+
+    with pytest.raises(ValueError, match=r"two tools are named 'terminal'"):
+        create_codebase_maintainer_graph(_done(), workspace=tmp_path, tools=[terminal])
+
+
+def test_state_tools_middleware_shadowed_by_deepagents_filesystem_is_refused() -> None:
+    """In `create_agent`, deepagents' `ls` listed after ours would replace it: refused."""
+    agent = create_agent(_done(), [], middleware=[StateToolsMiddleware(), FilesystemMiddleware()])
+    with pytest.raises(ValueError, match=r"two tools are named 'ls': state_tools tool 'ls'"):
+        agent.invoke({"messages": [HumanMessage("hi")]})
+
+
+def test_state_tools_middleware_shadowed_by_a_plain_tool_is_refused() -> None:
+    """A user tool named `ls` (tools win over middleware tools) is refused, naming both."""
+    agent = create_agent(_done(), [ls], middleware=[StateToolsMiddleware()])
+    with pytest.raises(ValueError, match=r"'ls'.*List notes and sizes.*List the files"):
+        agent.invoke({"messages": [HumanMessage("hi")]})
+
+
+def test_memory_middleware_shadowed_by_a_plain_tool_is_refused() -> None:
+    """The memory middleware checks its own tools the same way."""
+
+    @tool
+    def record_constraint(text: str) -> str:
+        """Remember a rule."""
+        return text
+
+    agent = create_agent(_done(), [record_constraint], middleware=[PinnedMemoryMiddleware()])
+    with pytest.raises(ValueError, match=r"two tools are named 'record_constraint'"):
+        agent.invoke({"messages": [HumanMessage("hi")]})
+
+
+def test_state_tools_middleware_with_prefix_composes_with_deepagents() -> None:
+    """With `note_prefix`, deepagents' filesystem and our notes run side by side."""
+    calls = ai_calls(call("notes_ls", {}, "a"), call("ls", {"path": "/"}, "b"))
+    model = ScriptedChatModel(responses=[calls, AIMessage("done")])
+    middleware = [StateToolsMiddleware(note_prefix="notes"), FilesystemMiddleware()]
+    out = create_agent(model, [], middleware=middleware).invoke({"messages": [HumanMessage("x")]})
+    results = [(m.name, m.status) for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert results == [("notes_ls", "success"), ("ls", "success")]
+    assert out["messages"][2].content == "No notes yet."
+
+
+# --- names that collided with langmem and deepagents ------------------------------------
+
+
+def _public(module: str) -> set[str]:
+    return set(importlib.import_module(module).__all__)
+
+
+def test_public_names_do_not_collide_with_langmem_or_deepagents() -> None:
+    """No public name of ours is one of deepagents' or langmem's short-term names."""
+    ours = _public("langgraph_context") | _public("langgraph_context.compaction")
+    ours |= _public("langgraph_context.agents")
+    theirs = _public("deepagents") | _public("deepagents.middleware")
+    theirs |= {"summarize_messages", "asummarize_messages", "RunningSummary"}
+    theirs |= {"SummarizationResult", "SummarizationNode"}  # langmem.short_term
+    assert ours & theirs == set()
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("langgraph_context", "summarize_messages", "summarize_history"),
+        ("langgraph_context", "asummarize_messages", "asummarize_history"),
+        ("langgraph_context.compaction", "summarize_messages", "summarize_history"),
+        ("langgraph_context.compaction", "RunningSummary", "HistorySummary"),
+        ("langgraph_context.compaction", "SummarizationResult", "SummarizedHistory"),
+        ("langgraph_context.agents", "MemoryMiddleware", "PinnedMemoryMiddleware"),
+    ],
+)
+def test_old_names_still_import_with_a_deprecation_warning(module: str, old: str, new: str) -> None:
+    """Each renamed name is importable for one release and warns, naming its successor."""
+    package = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=rf"{old} is deprecated.*use .*{new}"):
+        value = getattr(package, old)
+    assert value is getattr(package, new)
+    assert old not in package.__all__
+
+
+def test_unknown_names_still_raise_attribute_error() -> None:
+    """The deprecation hook does not swallow typos."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no attribute 'summarise_messages'"):
+            importlib.import_module("langgraph_context.compaction").summarise_messages  # noqa: B018
+
+
+# --- graph steps per model call ---------------------------------------------------------
+
+
+def _updates(agent: Any) -> list[str]:
+    chunks = agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="updates")
+    return [name for chunk in chunks for name in chunk]
+
+
+def test_middleware_agent_runs_no_no_op_steps_per_model_call() -> None:
+    """Compaction, context, memory and state tools cost two graph steps per model call."""
+    model = ScriptedChatModel(
+        responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
+    )
+    middleware = [
+        create_compaction_middleware(max_tokens=2_000),
+        create_context_middleware(),
+        create_memory_middleware(),
+        StateToolsMiddleware(),
+    ]
+    agent = create_agent(model, [], middleware=middleware)
+    assert _updates(agent) == [
+        "compaction.before_model",
+        "model",
+        "tools",
+        "compaction.before_model",
+        "model",
+    ]
+
+
+def test_memory_middleware_with_checks_keeps_its_hook_under_its_own_name() -> None:
+    """With checks the watch runs as `memory.before_model` (named like the others)."""
+
+    @tool
+    def run_tests() -> str:
+        """Run the tests."""
+        return "1 passed"
+
+    agent = create_agent(
+        _done(), [run_tests], middleware=[create_memory_middleware(checks="run_tests")]
+    )
+    assert "memory.before_model" in agent.get_graph().nodes
+    assert _updates(agent) == ["memory.before_model", "model"]
+
+
+def test_assembled_prompt_is_never_streamed() -> None:
+    """`stream_mode="messages"` shows only the model's answer, once per call."""
+    for agent in (
+        create_agent(_done(), [], middleware=[create_context_middleware()]),
+        create_context_agent(_done(), context=True).compile(),
+    ):
+        streamed = list(agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="messages"))
+        assert [(type(m).__name__, m.content) for m, _ in streamed] == [("AIMessage", "done")]
