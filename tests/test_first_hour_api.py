@@ -21,6 +21,7 @@ from langgraph_context.agents import (
     create_context_middleware,
     create_memory_middleware,
 )
+from langgraph_context.tokens import count_tokens
 from langgraph_context.tools import create_ls_tool, create_write_note_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -226,3 +227,66 @@ def test_assembled_prompt_is_never_streamed() -> None:
     ):
         streamed = list(agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="messages"))
         assert [(type(m).__name__, m.content) for m, _ in streamed] == [("AIMessage", "done")]
+
+
+# --- create_context_agent prepares every model call by default --------------------------
+
+
+def _long_history(turns: int, words: int = 120) -> list[Any]:
+    """`turns` user/assistant pairs of about `words` tokens each."""
+    history: list[Any] = []
+    for i in range(turns):
+        history.append(HumanMessage(f"question {i}: " + "alpha " * words))
+        history.append(AIMessage(f"answer {i}: " + "beta " * words))
+    return history
+
+
+def test_context_agent_compacts_and_assembles_by_default() -> None:
+    """`create_context_agent(model)` runs compaction and the context node on every call."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_context_agent(model).compile()
+    assert set(graph.get_graph().nodes) == {"__start__", "compaction", "model", "tools", "__end__"}
+    graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
+    system = model.seen[0][0].content
+    assert "[note:k" in system  # the context builder's fenced note, not the bare [State] block
+
+
+def test_compaction_and_context_accept_true_false_and_an_instance() -> None:
+    """`compaction=True` no longer raises; `False` for both leaves model and tools only."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    assert "compaction" in create_context_agent(model, compaction=True).compile().get_graph().nodes
+    bare = create_context_agent(model, compaction=False, context=False).compile()
+    assert set(bare.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
+    with pytest.raises(TypeError, match="compaction must be True, False or a node"):
+        create_context_agent(model, compaction=42)
+
+
+def test_one_budget_sizes_compaction_and_context_from_the_profile_window() -> None:
+    """A 4,000-token window: calls get at most 2,000 tokens, the history at most 3,000."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")], profile={"max_input_tokens": 4_000})
+    graph = create_context_agent(model, plan_tools=False, note_tools=False, memory_tools=False)
+    history = _long_history(20)
+    assert count_tokens(history) > 4_000
+    out = graph.compile().invoke({"messages": history})
+    assert out["compaction"]["count"] == 1
+    assert count_tokens(out["messages"]) <= 3_000
+    assert count_tokens(model.seen[0]) <= 2_000
+
+
+def test_max_tokens_sizes_both_parts() -> None:
+    """`max_tokens=800`: each call is sent at most 800 tokens; the history is cut at 1,600."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = create_context_agent(model, max_tokens=800, plan_tools=False, note_tools=False)
+    out = graph.compile().invoke({"messages": _long_history(8)})
+    assert out["compaction"]["count"] == 1
+    assert count_tokens(out["messages"]) <= 1_600
+    assert count_tokens(model.seen[0]) <= 800
+
+
+def test_context_agent_costs_two_steps_per_model_call() -> None:
+    """Compaction and model are the only steps before each answer (context runs inside)."""
+    model = ScriptedChatModel(
+        responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
+    )
+    steps = _updates(create_context_agent(model).compile())
+    assert steps == ["compaction", "model", "tools", "compaction", "model"]

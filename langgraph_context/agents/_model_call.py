@@ -87,6 +87,8 @@ def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAM
 def _with_prompt(view: list[BaseMessage], text: str) -> list[BaseMessage]:
     """The view with the agent's instructions first in its (single) system message."""
     messages = list(view)
+    if messages and isinstance(messages[0], SystemMessage) and not messages[0].content:
+        messages.pop(0)  # an empty system message: some providers refuse it
     if not text:
         return messages
     if messages and isinstance(messages[0], SystemMessage):
@@ -128,8 +130,16 @@ class ModelInput:
     name: str | None = None
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
-        """The config the context node runs with: nothing of it is streamed."""
-        return merge_configs(config, {"tags": [TAG_NOSTREAM]})
+        """The config the context node runs with: nothing of it is streamed.
+
+        Its view goes to the model, never to state, so the node's check that the
+        graph has a channel for its output key (`state.require_state_keys`, which
+        reads the task's channel reader) does not apply: the reader is left out.
+        """
+        quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
+        configurable = dict(quiet.get("configurable") or {})
+        configurable.pop("__pregel_read", None)
+        return {**quiet, "configurable": configurable}
 
     def assembled(self, out: Any) -> list[BaseMessage]:
         """The view a context node returned (`llm_input_messages`)."""
@@ -172,8 +182,20 @@ _Request = tuple[str, Any]
 def _input(
     state: Any, how: ModelInput, prompt: PromptLike
 ) -> Generator[_Request, Any, list[BaseMessage]]:
-    """Assemble one call's input (asking for the context node's view when there is one)."""
-    view = how.assembled((yield ("context", state))) if how.context is not None else None
+    """Assemble one call's input (asking for the context node's view when there is one).
+
+    A view a `pre_model` step wrote (a view-mode compaction) is what the context node
+    assembles from, in place of the stored history.
+    """
+    view = None
+    if how.context is not None:
+        stored = get_state_value(state, LLM_INPUT_KEY, None)
+        source = (
+            with_messages(with_messages(state, list(stored)), [], LLM_INPUT_KEY)
+            if stored
+            else state
+        )
+        view = how.assembled((yield ("context", source)))
     return _model_input(state, view, prompt, how.state_in_prompt)
 
 

@@ -39,6 +39,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from langgraph_context.agents._hooks import drop_before_model
 from langgraph_context.agents._overflow import (
     Retry,
     Window,
@@ -66,7 +67,6 @@ __all__ = [
     "create_compaction_middleware",
     "create_context_middleware",
     "create_pre_model_middleware",
-    "drop_before_model",
 ]
 
 
@@ -119,37 +119,6 @@ def _apply_view(request: ModelRequest[Any], view: Any) -> ModelRequest[Any]:
     base = request.system_prompt or ""
     text = f"{base}\n\n{added}" if base else added
     return request.override(messages=messages, system_message=SystemMessage(text))
-
-
-_HOOKLESS: dict[type[Any], type[Any]] = {}
-
-
-def _without_before_model(cls: type[Any]) -> type[Any]:
-    """`cls` with the base class's `before_model` hooks: `create_agent` adds no node."""
-    if cls in _HOOKLESS:
-        return _HOOKLESS[cls]
-    body = {
-        "before_model": AgentMiddleware.before_model,
-        "abefore_model": AgentMiddleware.abefore_model,
-        "__module__": cls.__module__,
-        "__qualname__": cls.__qualname__,
-        "__doc__": cls.__doc__,
-        "_hook_dropped": True,
-    }
-    _HOOKLESS[cls] = type(cls.__name__, (cls,), body)
-    return _HOOKLESS[cls]
-
-
-def drop_before_model(middleware: AgentMiddleware[Any, Any]) -> None:
-    """Remove `middleware`'s `before_model` hook when it would do nothing.
-
-    `create_agent` adds a graph node (`<name>.before_model`) for every middleware
-    class that overrides the hook, so a hook that returns `None` on every call still
-    costs a graph step (and a streamed update) per model call. The instance's class
-    is swapped for a subclass without the hook; `isinstance` checks still hold.
-    """
-    if not getattr(type(middleware), "_hook_dropped", False):
-        middleware.__class__ = _without_before_model(type(middleware))
 
 
 Stage = Literal["before_model", "model_call"]
