@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,8 +13,10 @@ from deepagents.middleware import FilesystemMiddleware
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import (
+    ContextSettings,
     PinnedMemoryMiddleware,
     StateToolsMiddleware,
     create_codebase_maintainer_graph,
@@ -21,6 +25,7 @@ from langgraph_context.agents import (
     create_context_middleware,
     create_memory_middleware,
 )
+from langgraph_context.cli.models import register_model_factory
 from langgraph_context.tokens import count_tokens
 from langgraph_context.tools import create_ls_tool, create_write_note_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -290,3 +295,86 @@ def test_context_agent_costs_two_steps_per_model_call() -> None:
     )
     steps = _updates(create_context_agent(model).compile())
     assert steps == ["compaction", "model", "tools", "compaction", "model"]
+
+
+# --- run settings through context_schema; public input schemas --------------------------
+
+GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
+INTERNAL = {"llm_input_messages", "compaction", "compaction_requested", "token_usage"}
+INTERNAL |= {"briefing", "session", "injection_flags"}
+
+
+def _served(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"served_api_{name}", GRAPHS / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.graph
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"), [("context_agent", set()), ("codebase_maintainer", {"mode"})]
+)
+def test_served_graphs_publish_public_input_and_context_schemas(
+    name: str, extra: set[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Studio/the SDK see the public keys as input and the run settings as context."""
+    monkeypatch.setenv("LGC_WORKSPACE", str(tmp_path))
+    graph = _served(name)
+    inputs = set(graph.get_input_jsonschema()["properties"])
+    assert inputs == {"messages", "plan", "note", "constraints", "hot_issues", *extra}
+    assert inputs & INTERNAL == set()
+    context = graph.get_context_jsonschema()
+    assert set(context["properties"]) == {"model_factory", "model", "temperature", "user_id"}
+
+
+def _recording_factory(seen: list[dict[str, Any]]) -> Any:
+    def factory(config: Any) -> ScriptedChatModel:
+        seen.append(dict(config.get("configurable") or {}))
+        return ScriptedChatModel(responses=[AIMessage("ok")])
+
+    return factory
+
+
+def test_run_context_reaches_the_model_factory_before_configurable() -> None:
+    """`context=` settings reach the model factory; `configurable` still works; context wins."""
+    seen: list[dict[str, Any]] = []
+    graph = create_context_agent(
+        _recording_factory(seen), context_schema=ContextSettings, name="a"
+    ).compile()
+    hi = {"messages": [HumanMessage("hi")]}
+    graph.invoke(hi, context={"model": "from-context", "temperature": 0.2})
+    graph.invoke(hi, {"configurable": {"model": "from-config"}})
+    graph.invoke(hi, {"configurable": {"model": "from-config"}}, context={"model": "ctx"})
+    assert [(s.get("model"), s.get("temperature")) for s in seen] == [
+        ("from-context", 0.2),
+        ("from-config", None),
+        ("ctx", None),
+    ]
+
+
+def test_internal_keys_are_not_inputs_of_the_agent() -> None:
+    """`create_context_agent` publishes the state's public keys as its input schema."""
+    graph = create_context_agent(_done(), store_view=True).compile()
+    assert set(graph.get_input_jsonschema()["properties"]) == {
+        "messages",
+        "plan",
+        "note",
+        "constraints",
+        "hot_issues",
+    }
+    out = graph.invoke({"messages": [HumanMessage("hi")]})
+    assert out["messages"][-1].content == "done"
+    assert out["llm_input_messages"]  # the output still carries the whole state
+
+
+def test_served_context_agent_runs_with_settings_in_context() -> None:
+    """The served graph takes model and user from `context=` alone (no configurable)."""
+    seen: list[dict[str, Any]] = []
+    register_model_factory("first_hour_recording", _recording_factory(seen))
+    graph = _served("context_agent").copy(update={"store": InMemoryStore()})
+    settings = {"model_factory": "first_hour_recording", "model": "m1", "user_id": "u1"}
+    out = graph.invoke({"messages": [HumanMessage("hi")]}, context=settings)
+    assert out["messages"][-1].content == "ok"
+    assert seen[0]["model"] == "m1"

@@ -43,9 +43,11 @@ from langgraph_context.agents.middleware import (
     create_pre_model_middleware,
 )
 from langgraph_context.agents.models import (
+    ContextSettings,
     ModelFactory,
     bind_model_tools,
     is_chat_model,
+    with_run_context,
 )
 from langgraph_context.agents.session import (
     SessionCounts,
@@ -94,6 +96,7 @@ __all__ = [
     "CompactionMiddleware",
     "ContextAgentState",
     "ContextMiddleware",
+    "ContextSettings",
     "GuardAgentState",
     "MaintainerMode",
     "MaintainerOptions",
@@ -131,6 +134,7 @@ __all__ = [
     "render_state_block",
     "session_report",
     "session_stats",
+    "with_run_context",
 ]
 
 # Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.

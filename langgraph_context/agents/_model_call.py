@@ -28,7 +28,12 @@ from langgraph_context.agents._overflow import (
     overflowed,
     with_messages,
 )
-from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
+from langgraph_context.agents.models import (
+    ModelFactory,
+    bind_model_tools,
+    is_chat_model,
+    with_run_context,
+)
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import as_messages, content_text, repair_history
@@ -235,7 +240,7 @@ def model_node(
     def _chat(config: RunnableConfig) -> Any:
         if fixed is not None:
             return fixed
-        return bind_model_tools(model(config), tools)  # type: ignore[operator]
+        return bind_model_tools(model(with_run_context(config)), tools)  # type: ignore[operator]
 
     def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
         chat = _chat(config)

@@ -68,6 +68,7 @@ from langgraph_context.agents._parts import (
     post_tools_steps,
     state_tools,
 )
+from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.compaction import CompactionStateMixin
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -139,6 +140,8 @@ def create_context_agent(
     post_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
+    context_schema: type[Any] | None = None,
+    input_schema: type[Any] | None = None,
     state_in_prompt: bool = True,
     store_view: bool = False,
     context_window: int | None = None,
@@ -187,6 +190,16 @@ def create_context_agent(
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
             those tools are on and `llm_input_messages` when a step writes a view.
+        context_schema: The run context's schema (LangGraph's `Runtime.context`), e.g.
+            `ContextSettings`: runs pass `context={...}`, Studio and the SDK list its
+            keys (`get_context_jsonschema()`), and a model factory is handed its
+            values laid over `config["configurable"]` (the context wins).
+        input_schema: What a client may send; `None` for the state's keys minus the
+            agents' internal ones (`llm_input_messages`, `compaction`,
+            `compaction_requested`, `token_usage`, `briefing`, `session`,
+            `injection_flags`), so `get_input_jsonschema()` lists only the public
+            keys. Internal keys in an input are ignored; set them with
+            `graph.update_state`.
         state_in_prompt: Without a prepared view, add pinned memory, the plan and the
             note names to the system message (`render_state_block`).
         store_view: Debugging only: also write every model input, as sent, to
@@ -255,7 +268,11 @@ def create_context_agent(
             name=_check_name(name),
         ),
     )
-    graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(
+        state_schema,
+        context_schema=context_schema,
+        input_schema=input_schema or public_input_schema(state_schema, "ContextAgentInput"),
+    )
     graph.add_node("model", model_node)
     entry = _chain(graph, START, before, "model")
     last = "model"
