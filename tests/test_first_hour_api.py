@@ -378,3 +378,25 @@ def test_served_context_agent_runs_with_settings_in_context() -> None:
     out = graph.invoke({"messages": [HumanMessage("hi")]}, context=settings)
     assert out["messages"][-1].content == "ok"
     assert seen[0]["model"] == "m1"
+
+
+def test_a_note_prefix_also_renames_the_tools_the_model_is_told_about() -> None:
+    """With `note_prefix`, the `[State]` block and the update error name `notes_query_note`."""
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(
+                call(
+                    "notes_update_note",
+                    {"file_name": "k", "origin_content": "absent", "new_content": "x"},
+                    "u",
+                )
+            ),
+            AIMessage("done"),
+        ]
+    )
+    graph = create_context_agent(model, note_prefix="notes", compaction=False, context=False)
+    out = graph.compile().invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
+    assert "Notes (read with notes_query_note): k" in model.seen[0][0].content
+    error = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert error.status == "error"
+    assert "Read the note with notes_query_note" in error.content

@@ -56,13 +56,17 @@ PromptLike = str | Callable[[Any], str] | None
 """A system prompt, or a function of the state returning one (e.g. per mode)."""
 
 
-def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES) -> str:
+def render_state_block(
+    state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES, read_tool: str = "query_note"
+) -> str:
     """Render pinned memory, the plan and the note names as a short `[State]` block.
 
     Args:
         state: Graph state (dict or object) with optional `constraints`,
             `hot_issues`, `plan` and `note`.
         max_note_names: At most this many note names are listed (the rest counted).
+        read_tool: The note-reading tool the block names (`notes_query_note` with a
+            note prefix).
 
     Returns:
         The block, or `""` when all of them are empty.
@@ -85,7 +89,7 @@ def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAM
         names = sorted(notes)
         shown = ", ".join(names[:max_note_names])
         more = f" (+{len(names) - max_note_names} more)" if len(names) > max_note_names else ""
-        lines.append(f"Notes (read with query_note): {shown}{more}")
+        lines.append(f"Notes (read with {read_tool}): {shown}{more}")
     return "\n".join(["[State]", *lines]) if lines else ""
 
 
@@ -107,7 +111,7 @@ def _with_prompt(view: list[BaseMessage], text: str) -> list[BaseMessage]:
 
 
 def _model_input(
-    state: Any, view: list[BaseMessage] | None, prompt: PromptLike, state_in_prompt: bool
+    state: Any, view: list[BaseMessage] | None, prompt: PromptLike, how: ModelInput
 ) -> list[BaseMessage]:
     """What the model is sent: the assembled view, else prompt, [State] and history."""
     view = view or get_state_value(state, LLM_INPUT_KEY, None)
@@ -117,8 +121,8 @@ def _model_input(
     parts: list[str] = []
     if prompt is not None:
         parts.append(prompt if isinstance(prompt, str) else prompt(state))
-    if state_in_prompt:
-        parts.append(render_state_block(state))
+    if how.state_in_prompt:
+        parts.append(render_state_block(state, read_tool=how.read_tool))
     system = "\n\n".join(p for p in parts if p)
     history = list(get_state_value(state, "messages", []))
     return [SystemMessage(system), *history] if system else history
@@ -133,6 +137,7 @@ class ModelInput:
     store_view: bool
     window: Window
     name: str | None = None
+    read_tool: str = "query_note"
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
         """The config the context node runs with: nothing of it is streamed.
@@ -201,7 +206,7 @@ def _input(
             else state
         )
         view = how.assembled((yield ("context", source)))
-    return _model_input(state, view, prompt, how.state_in_prompt)
+    return _model_input(state, view, prompt, how)
 
 
 def _steps(

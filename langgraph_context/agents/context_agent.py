@@ -266,6 +266,7 @@ def create_context_agent(
             store_view=store_view,
             window=window,
             name=_check_name(name),
+            read_tool=f"{note_prefix}_query_note" if note_prefix else "query_note",
         ),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(

@@ -245,6 +245,8 @@ def create_update_note_tool(
     spec = _UPDATE_NOTE.customize(
         name=name, description=description, messages_key=messages_key, prefix=prefix
     )
+    # The tool that reads a note, named like this one (a prefix names both alike).
+    read_tool = f"{prefix}_{_QUERY_NOTE.name}" if prefix else _QUERY_NOTE.name
 
     def update_note(
         file_name: str,
@@ -280,7 +282,7 @@ def create_update_note_tool(
         if occurrences == 0:
             return error_result(
                 f"Error: origin_content was not found in note {clean!r}; nothing changed. "
-                "Read the note with query_note and copy the snippet exactly.",
+                f"Read the note with {read_tool} and copy the snippet exactly.",
                 tool_call_id,
             )
         if occurrences > 1 and not replace_all:
