@@ -78,7 +78,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, workspace: Path) -> Iterato
     port = _free_port()
     env = {
         **os.environ,
-        "LGC_MODEL_FACTORIES": "scripted=tests._server_models:scripted",
+        "LGC_MODEL_FACTORIES": (
+            "scripted=tests._server_models:scripted,named=tests._server_models:named"
+        ),
         "PYTHONPATH": str(ROOT),
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -234,3 +236,29 @@ def test_dev_server_runs_the_codebase_maintainer(server: str) -> None:
     assert [i["namespace"] for i in items["items"]] == [["codebase_maintainer", "notes", "alice"]]
     notes = [i["value"] for i in items["items"]]
     assert [(n["title"], n["type"]) for n in notes] == [("run() is a stub", "action")]
+
+
+async def _context_round_trip(url: str) -> tuple[Any, Any, Any]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistants = await client.assistants.search(graph_id="context_agent")
+    schemas = await client.assistants.get_schemas(assistants[0]["assistant_id"])
+    thread = await client.threads.create()
+    settings = {"model_factory": "named", "model": "m-ctx", "temperature": 0.3, "user_id": "c"}
+    await client.runs.wait(
+        thread["thread_id"],
+        "context_agent",
+        input={"messages": [{"role": "user", "content": "hi"}]},
+        context=settings,
+    )
+    state = await client.threads.get_state(thread["thread_id"])
+    return schemas["input_schema"], schemas["context_schema"], state
+
+
+def test_dev_server_publishes_schemas_and_takes_settings_as_context(server: str) -> None:
+    """The SDK sees public input keys and the run settings; a run's `context` reaches the model."""
+    inputs, context, state = asyncio.run(_context_round_trip(server))
+    assert set(inputs["properties"]) == {"messages", "plan", "note", "constraints", "hot_issues"}
+    assert set(context["properties"]) == {"model_factory", "model", "temperature", "user_id"}
+    assert state["values"]["messages"][-1]["content"] == "m-ctx at 0.3"
