@@ -66,7 +66,6 @@ from langgraph_context.agents._parts import (
     distinct_steps,
     named_steps,
     post_tools_steps,
-    state_tools,
 )
 from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
@@ -88,7 +87,6 @@ __all__ = [
     "create_context_agent",
     "default_context_node",
     "render_state_block",
-    "state_tools",
 ]
 
 

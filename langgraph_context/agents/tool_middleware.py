@@ -18,7 +18,7 @@ from langchain.agents.middleware import (
 from langgraph.runtime import Runtime
 
 from langgraph_context.agents._hooks import drop_before_model
-from langgraph_context.agents.context_agent import state_tools
+from langgraph_context.agents._parts import state_tools
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import MemoryStateMixin, create_hot_issue_node
 from langgraph_context.memory.watch import CheckSelector
