@@ -8,7 +8,9 @@ The graph::
                   +--------------------------------------------------------------------+
 
 * `pre_model` steps are ordinary LangGraph nodes run in order before every model
-  call: this is where the compaction node (which may rewrite `messages`) plugs in.
+  call: this is where a `replace`-mode compaction node (which rewrites `messages`)
+  plugs in. A `view`-mode compaction node runs inside the model step instead, like
+  the context node, so its view is never checkpointed.
 * The `context` node is not a graph node: the model node runs it on the state for
   every call and sends its output to the model. The assembled input is computed per
   call, never written to state (so never checkpointed) and never streamed as a
@@ -54,7 +56,7 @@ from langgraph_context.agents._model_call import (
 from langgraph_context.agents._model_call import model_node as _model_node
 from langgraph_context.agents._overflow import Window
 from langgraph_context.agents.models import ModelFactory, is_chat_model
-from langgraph_context.compaction import CompactionStateMixin
+from langgraph_context.compaction import CompactionNode, CompactionStateMixin
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.context.config import DEFAULT_MAX_TOKENS
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -196,6 +198,13 @@ def _pre_model_steps(pre_model: StepsLike | None, compaction: Any) -> list[tuple
     return [checked, *before]
 
 
+def _view_compaction(compaction: Any) -> CompactionNode | None:
+    """A view-mode compaction node, which the model step runs per call (never a graph node)."""
+    if isinstance(compaction, CompactionNode) and compaction.mode == "view":
+        return compaction
+    return None
+
+
 def _context_runnable(context: Any, max_tokens: int | None) -> Runnable[Any, Any] | None:
     """The context node for the `context`/`max_tokens` arguments, as a runnable (or `None`)."""
     step = _context_step(context, max_tokens)
@@ -289,7 +298,11 @@ def create_context_agent(
             failing check opens a hot issue, a passing one resolves it (a
             `watch_checks` step after each tool round).
         compaction: A compaction node (`create_compaction_node(...)`), run first
-            before every model call; `None` for none.
+            before every model call; `None` for none. A `replace`-mode node is a
+            graph node rewriting the history; a `view`-mode node runs inside the
+            model step, once per call, and its view goes to the model (or to the
+            context node) without being written to state; only its record (the
+            running summary) is.
         context: A context node (`create_context_node(...)`), a `ContextBuilder`
             (wrapped in `create_context_node`), or `True` for
             `default_context_node(max_tokens)` (default builder plus pinned
@@ -354,7 +367,8 @@ def create_context_agent(
     _check_model(model)
     window = _window(model, context_window)
     all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools)
-    before = _pre_model_steps(pre_model, compaction)
+    in_call = _view_compaction(compaction)
+    before = _pre_model_steps(pre_model, None if in_call else compaction)
     if context is True and max_tokens is None and window.context_window is not None:
         max_tokens = min(DEFAULT_MAX_TOKENS, window.context_window // 2)
     view = _context_runnable(context, max_tokens)
@@ -371,6 +385,7 @@ def create_context_agent(
             store_view=store_view,
             window=window,
             name=_check_name(name),
+            compaction=in_call,
         ),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)

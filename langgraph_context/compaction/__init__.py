@@ -1,6 +1,7 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
 from langgraph_context.compaction.node import (
+    CompactionNode,
     CompactionRecord,
     CompactionStateMixin,
     create_compaction_node,
@@ -91,6 +92,7 @@ __all__ = [
     "Archive",
     "CompactionKeys",
     "CompactionMode",
+    "CompactionNode",
     "CompactionRecord",
     "CompactionResult",
     "CompactionStateMixin",
