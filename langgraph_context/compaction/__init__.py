@@ -34,10 +34,14 @@ from langgraph_context.compaction.prompts import (
 )
 from langgraph_context.compaction.provenance import (
     COMPACTION_MARKER,
+    SYSTEM_TRUST_KEY,
     compaction_kind,
     fenced_compaction_message,
+    is_trusted_system,
     is_untrusted_compaction,
+    mark_later_system,
     split_fenced,
+    trusted_system_message,
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.compaction.strategies import (
@@ -88,6 +92,7 @@ __all__ = [
     "STATUS_LABELS",
     "STRATEGIES",
     "SUMMARY_PREFIX",
+    "SYSTEM_TRUST_KEY",
     "TRIGGER_KINDS",
     "Archive",
     "CompactionKeys",
@@ -114,9 +119,12 @@ __all__ = [
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",
+    "is_trusted_system",
     "is_untrusted_compaction",
+    "mark_later_system",
     "split_fenced",
     "summarize_messages",
     "summary_instructions",
     "summary_message",
+    "trusted_system_message",
 ]
