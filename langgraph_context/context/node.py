@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
 from langgraph_context.compaction import fenced_compaction_message, is_untrusted_compaction
+from langgraph_context.compaction.provenance import is_trusted_system, mark_later_system
 from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
@@ -121,7 +122,7 @@ def _split_history(
     messages: list[BaseMessage], keep_last: int
 ) -> tuple[list[SystemMessage], list[BaseMessage], list[BaseMessage]]:
     head = 0
-    while head < len(messages) and isinstance(messages[head], SystemMessage):
+    while head < len(messages) and is_trusted_system(messages[head]):
         head += 1
     system = [m for m in messages[:head] if isinstance(m, SystemMessage)]
     body = messages[head:]
@@ -224,7 +225,7 @@ def create_context_node(
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
         defuse = context_builder.detector if context_builder.sanitize else False
         system, older, recent = _model_view(messages, keep_last, defuse=defuse)
         parts = [content_text(m.content) for m in system]
@@ -457,7 +458,7 @@ def _cache_node(
 
     def plan(state: Any) -> tuple[str | None, _StateView, list[BaseMessage], int]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
