@@ -231,3 +231,19 @@ def test_leading_system_text_is_not_scored() -> None:
         custom_packets=[ContextPacket("tool text", type="tool", source="t")],
     )
     assert seen == ["tool text"]
+
+
+def test_scores_are_remembered_per_text_across_builds() -> None:
+    """The builder shows the same tool result every call: the scorer runs once per text."""
+    calls: list[str] = []
+
+    def counting(text: str) -> float:
+        calls.append(text)
+        return keyword_scorer(text)
+
+    builder = ContextBuilder(sanitize=True, detector=counting)
+    packet = ContextPacket(PLANTED, type="tool", source="t1")
+    first = builder.build_result("q", custom_packets=[packet]).text
+    second = builder.build_result("q", custom_packets=[packet]).text
+    assert first == second
+    assert calls.count(PLANTED) == 1

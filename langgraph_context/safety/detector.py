@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
@@ -37,6 +38,10 @@ __all__ = [
 
 DEFAULT_SCORE_THRESHOLD = 0.5
 """A text whose score reaches this is flagged (for probabilities and verdicts)."""
+
+# Scores are remembered per detector by text (bounded by the characters held): the
+# builder shows the same tool results and notes on every call.
+_MEMO_CHARS = 4_000_000
 
 
 @runtime_checkable
@@ -80,6 +85,9 @@ def _score_function(scorer: InjectionScorer) -> Callable[[str], Any]:
 class Detector:
     """Injection detection: the package's rules, a scorer, or both.
 
+    The scorer is called once per distinct text (its answers are remembered, least
+    recently used out first), so it must be deterministic.
+
     Attributes:
         scorer: Rates a whole text (see `InjectionScorer`); `None` for rules only.
         threshold: A score at or above it flags the text (`True` counts as 1.0).
@@ -100,6 +108,13 @@ class Detector:
     scorer: InjectionScorer | None = None
     threshold: float = DEFAULT_SCORE_THRESHOLD
     rules: bool = True
+    _memo: SizedMemo[str, float] = field(
+        default_factory=lambda: SizedMemo(_MEMO_CHARS),
+        init=False,
+        repr=False,
+        compare=False,
+        hash=False,
+    )
 
     def __post_init__(self) -> None:
         if self.scorer is not None:
@@ -126,6 +141,9 @@ class Detector:
         """
         if self.scorer is None:
             return None
+        known = self._memo.get(text)
+        if known is not None:
+            return known
         raw = _score_function(self.scorer)(text)
         if hasattr(raw, "item") and not isinstance(raw, (bool, int, float)):
             raw = raw.item()  # a NumPy scalar
@@ -134,7 +152,9 @@ class Detector:
         if not isinstance(raw, (int, float)) or not math.isfinite(raw):
             msg = f"scorer {self.scorer!r} must return a bool or a finite number, got {raw!r}"
             raise InvalidTypeError(msg)
-        return float(raw)
+        value = float(raw)
+        self._memo.put(text, value, size=64 + len(text))
+        return value
 
     def flags(self, text: str) -> bool:
         """Whether the scorer rates `text` at or above the threshold (never without one)."""
