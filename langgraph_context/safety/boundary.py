@@ -37,6 +37,7 @@ from langgraph_context.safety.sanitize import (
     InjectionFinding,
     find_injections,
     sanitize_untrusted,
+    scored_findings,
 )
 
 __all__ = [
@@ -349,7 +350,8 @@ def untrusted_findings(
         for p in packets
         if not p.is_trusted
         for f in (
-            _detect(p.content) if chosen is None else find_injections(p.content, detector=chosen)
+            *(_detect(p.content) if chosen is None or chosen.rules else ()),
+            *scored_findings(p.content, chosen),
         )
     )
     if found:

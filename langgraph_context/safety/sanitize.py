@@ -29,7 +29,7 @@ from typing import Literal
 from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.safety._shadow import needs_plain_view, shadow, shadow_spans
-from langgraph_context.safety.detector import DetectorLike, as_detector
+from langgraph_context.safety.detector import Detector, DetectorLike, as_detector
 from langgraph_context.safety.patterns import (
     CHAT_TOKEN_PATTERNS,
     FORGED_BOUNDARY_PATTERNS,
@@ -46,6 +46,7 @@ __all__ = [
     "InjectionKind",
     "find_injections",
     "sanitize_untrusted",
+    "scored_findings",
 ]
 
 InjectionKind = Literal[
@@ -196,10 +197,15 @@ def find_injections(text: str, *, detector: DetectorLike | None = None) -> list[
     """
     chosen = as_detector(detector)
     found = _find(text, 0) if chosen is None or chosen.rules else []
-    value = chosen.score(text) if chosen is not None else None
-    if chosen is not None and value is not None and value >= chosen.threshold:
-        found.append(InjectionFinding("scored", 0, len(text), text, score=value))
-    return found
+    return found + scored_findings(text, chosen)
+
+
+def scored_findings(text: str, detector: Detector | None) -> list[InjectionFinding]:
+    """The `scored` finding of `text` when `detector`'s scorer flags it, else none."""
+    value = detector.score(text) if detector is not None else None
+    if detector is None or value is None or value < detector.threshold:
+        return []
+    return [InjectionFinding("scored", 0, len(text), text, score=value)]
 
 
 def sanitize_untrusted(text: str, *, detector: DetectorLike | None = None) -> str:
