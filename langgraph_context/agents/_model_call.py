@@ -1,8 +1,9 @@
 """The model node of `create_context_agent` (private to `agents`).
 
-The model's input is assembled here, once per call: the context node runs on the
-state, the agent's instructions go first in the system message, and the result goes
-to the model. Nothing of it is written to state unless `store_view` asks for it.
+The model's input is assembled here, once per call: a view-mode compaction node and
+the context node run on the state, the agent's instructions go first in the system
+message, and the result goes to the model. Nothing of it is written to state unless
+`store_view` asks for it (the compaction record is: it carries the running summary).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from langgraph_context.agents.models import (
     is_chat_model,
     with_run_context,
 )
+from langgraph_context.compaction import CompactionNode
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import as_messages, content_text, repair_history
@@ -138,6 +140,7 @@ class ModelInput:
     window: Window
     name: str | None = None
     read_tool: str = "query_note"
+    compaction: CompactionNode | None = None
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
         """The config the context node runs with: nothing of it is streamed.
@@ -160,6 +163,17 @@ class ModelInput:
             msg = f"the context node must return a non-empty {LLM_INPUT_KEY!r}, got {out!r}"
             raise InvalidArgumentError(msg)
         return list(view)
+
+    def compacted(self, out: Any) -> tuple[list[BaseMessage] | None, dict[str, Any]]:
+        """The view a view-mode compaction node returned, and its other keys (its record)."""
+        if isinstance(out, Failed):
+            raise out.error
+        if not isinstance(out, Mapping) or self.compaction is None:
+            msg = f"the compaction node must return a mapping, got {out!r}"
+            raise InvalidArgumentError(msg)
+        learned = dict(out)
+        view = learned.pop(self.compaction.output_key, None)
+        return (list(view) if view else None), learned
 
     def update(self, state: Any, sent: list[BaseMessage], call: _Call) -> dict[str, Any]:
         """The model node's state update: the answer, what it taught, the debug copy."""
@@ -186,34 +200,37 @@ class ModelInput:
 _Call = tuple[Any, Retry | None, Any]
 """A model call's answer, its overflow retry (or `None`) and the chat model called."""
 _Request = tuple[str, Any]
-"""`("context", state)` for the context node, `("model", messages)` for the model."""
+"""`("compaction" | "context", state)` for those nodes, `("model", messages)` for the model."""
 
 
 def _input(
     state: Any, how: ModelInput, prompt: PromptLike
-) -> Generator[_Request, Any, list[BaseMessage]]:
-    """Assemble one call's input (asking for the context node's view when there is one).
+) -> Generator[_Request, Any, tuple[list[BaseMessage], dict[str, Any]]]:
+    """Assemble one call's input and the compaction record to keep.
 
-    A view a `pre_model` step wrote (a view-mode compaction) is what the context node
-    assembles from, in place of the stored history.
+    A view-mode compaction node runs first; its view is laid over the state as the
+    `llm_input_messages` a pre-model step would have written (in memory only). The
+    context node, when there is one, assembles from that view (the compaction's, or
+    one a `pre_model` step wrote) in place of the stored history.
     """
+    learned: dict[str, Any] = {}
+    if how.compaction is not None:
+        compacted, learned = how.compacted((yield ("compaction", state)))
+        if compacted:
+            state = with_messages(state, compacted, LLM_INPUT_KEY)
     view = None
     if how.context is not None:
         stored = get_state_value(state, LLM_INPUT_KEY, None)
-        source = (
-            with_messages(with_messages(state, list(stored)), [], LLM_INPUT_KEY)
-            if stored
-            else state
-        )
+        source = with_messages(state, list(stored)) if stored else state
         view = how.assembled((yield ("context", source)))
-    return _model_input(state, view, prompt, how)
+    return _model_input(state, view, prompt, how), learned
 
 
 def _steps(
     state: Any, how: ModelInput, prompt: PromptLike, chat: Any
 ) -> Generator[_Request, Any, dict[str, Any]]:
     """One model step: assemble, call; on an overflow, compact the history, call again."""
-    sent = yield from _input(state, how, prompt)
+    sent, learned = yield from _input(state, how, prompt)
     answer = yield ("model", sent)
     retry = None
     if overflowed(answer):
@@ -221,9 +238,9 @@ def _steps(
         retry = how.window.shrink(history, chat, state)
         # The retry sees the compacted history; a stored pre_model view is stale now.
         shrunk = with_messages(with_messages(state, retry.messages), [], LLM_INPUT_KEY)
-        sent = yield from _input(shrunk, how, prompt)
+        sent, learned = yield from _input(shrunk, how, prompt)
         answer = retry.check((yield ("model", sent)))
-    return how.update(state, sent, (answer, retry, chat))
+    return {**learned, **how.update(state, sent, (answer, retry, chat))}
 
 
 def model_node(
@@ -252,8 +269,9 @@ def model_node(
 
         def call(request: _Request) -> Any:
             kind, value = request
-            if kind == "context" and how.context is not None:
-                return how.context.invoke(value, how.quiet(config))
+            step = how.context if kind == "context" else how.compaction
+            if kind != "model" and step is not None:
+                return step.invoke(value, how.quiet(config))
             return chat.invoke(value, config)
 
         return drive(_steps(state, how, system_prompt, chat), call)
@@ -263,8 +281,9 @@ def model_node(
 
         async def acall(request: _Request) -> Any:
             kind, value = request
-            if kind == "context" and how.context is not None:
-                return await how.context.ainvoke(value, how.quiet(config))
+            step = how.context if kind == "context" else how.compaction
+            if kind != "model" and step is not None:
+                return await step.ainvoke(value, how.quiet(config))
             return await chat.ainvoke(value, config)
 
         return await adrive(_steps(state, how, system_prompt, chat), acall)

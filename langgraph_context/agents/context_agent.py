@@ -8,7 +8,9 @@ The graph::
                   +--------------------------------------------------------------------+
 
 * `pre_model` steps are ordinary LangGraph nodes run in order before every model
-  call: this is where the compaction node (which may rewrite `messages`) plugs in.
+  call: this is where a `replace`-mode compaction node (which rewrites `messages`)
+  plugs in. A `view`-mode compaction node runs inside the model step instead, like
+  the context node, so its view is never checkpointed.
 * The `context` node is not a graph node: the model node runs it on the state for
   every call and sends its output to the model. The assembled input is computed per
   call, never written to state (so never checkpointed) and never streamed as a
@@ -69,7 +71,7 @@ from langgraph_context.agents._parts import (
 )
 from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
-from langgraph_context.compaction import CompactionStateMixin
+from langgraph_context.compaction import CompactionNode, CompactionStateMixin
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
     MemoryStateMixin,
@@ -121,6 +123,13 @@ def _pre_model_steps(pre_model: StepsLike | None, compaction: Any) -> list[tuple
     return [checked, *before]
 
 
+def _view_compaction(compaction: Any) -> CompactionNode | None:
+    """A view-mode compaction node, which the model step runs per call (never a graph node)."""
+    if isinstance(compaction, CompactionNode) and compaction.mode == "view":
+        return compaction
+    return None
+
+
 def create_context_agent(
     model: BaseChatModel | Runnable[Any, Any] | ModelFactory,
     tools: Sequence[BaseTool] = (),
@@ -165,16 +174,20 @@ def create_context_agent(
             `watch_checks` step after each tool round).
         compaction: `True` (default) for rule-based compaction of the stored
             history (`create_compaction_node(max_tokens=<history budget>)`, replace
-            mode), `False` for none, or your own compaction node. It runs first,
-            as the graph node `compaction`, before every model call.
+            mode), `False` for none, or your own compaction node, run first before
+            every model call. A `replace`-mode node is the graph node `compaction`,
+            rewriting the history; a `view`-mode node runs inside the model step,
+            once per call, and its view goes to the model (or to the context node)
+            without being written to state; only its record (the running summary) is.
         context: `True` (default) for `default_context_node(<call budget>)` (default
             builder plus pinned memory), `False` for none (the model sees the
             prompt, a `[State]` block and the history), a `ContextBuilder` (wrapped
             in `create_context_node`) or your own context node. The model node runs
             it on the state (after the `pre_model` steps, so on the compacted
-            history) and sends the `llm_input_messages` it returns; nothing of it is
-            written to state or streamed. The system prompt is put before the
-            assembled context in one system message.
+            history, or on the view of a view-mode compaction) and sends the
+            `llm_input_messages` it returns; nothing of it is written to state or
+            streamed. The system prompt is put before the assembled context in one
+            system message.
         max_tokens: The one budget of the default parts: the most tokens one model
             call is sent (`context=True`); the stored history is compacted
             (`compaction=True`) when it reaches twice that, at most three quarters
@@ -249,7 +262,9 @@ def create_context_agent(
     all_tools = agent_tools(tools, plan_tools, note_tools, memory_tools, note_prefix)
     check_sized(compaction, context, max_tokens)
     budget = Budget.of(max_tokens, window.context_window)
-    before = _pre_model_steps(pre_model, compaction_step(compaction, budget, window.context_window))
+    compactor = compaction_step(compaction, budget, window.context_window)
+    in_call = _view_compaction(compactor)
+    before = _pre_model_steps(pre_model, None if in_call else compactor)
     view = context_runnable(context, budget)
     answered = named_steps(post_model, "post_model")
     after = post_tools_steps(post_tools, checks, [t.name for t in all_tools])
@@ -265,6 +280,7 @@ def create_context_agent(
             window=window,
             name=_check_name(name),
             read_tool=f"{note_prefix}_query_note" if note_prefix else "query_note",
+            compaction=in_call,
         ),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(

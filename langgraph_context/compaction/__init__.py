@@ -1,6 +1,7 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
 from langgraph_context.compaction.node import (
+    CompactionNode,
     CompactionRecord,
     CompactionStateMixin,
     create_compaction_node,
@@ -33,10 +34,14 @@ from langgraph_context.compaction.prompts import (
 )
 from langgraph_context.compaction.provenance import (
     COMPACTION_MARKER,
+    SYSTEM_TRUST_KEY,
     compaction_kind,
     fenced_compaction_message,
+    is_trusted_system,
     is_untrusted_compaction,
+    mark_later_system,
     split_fenced,
+    trusted_system_message,
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.compaction.strategies import (
@@ -88,10 +93,12 @@ __all__ = [
     "STATUS_LABELS",
     "STRATEGIES",
     "SUMMARY_PREFIX",
+    "SYSTEM_TRUST_KEY",
     "TRIGGER_KINDS",
     "Archive",
     "CompactionKeys",
     "CompactionMode",
+    "CompactionNode",
     "CompactionRecord",
     "CompactionResult",
     "CompactionStateMixin",
@@ -113,11 +120,14 @@ __all__ = [
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",
+    "is_trusted_system",
     "is_untrusted_compaction",
+    "mark_later_system",
     "split_fenced",
     "summarize_history",
     "summary_instructions",
     "summary_message",
+    "trusted_system_message",
 ]
 
 # Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.

@@ -29,7 +29,7 @@ from langgraph_context.compaction.options import (
     SummaryOptions,
     Trigger,
 )
-from langgraph_context.compaction.provenance import fenced_compaction_message
+from langgraph_context.compaction.provenance import fenced_compaction_message, mark_later_system
 from langgraph_context.compaction.strategies import (
     CompactionResult,
     CompactionStats,
@@ -86,7 +86,8 @@ class Step:
         raw = get_state_value(state, options.messages_key, [])
         stored = as_messages(raw)
         # A compaction message an older version stored unfenced is fenced (same id).
-        messages = [fenced_compaction_message(m) for m in stored]
+        # So are later system messages marked untrusted before compaction hoists them.
+        messages = mark_later_system([fenced_compaction_message(m) for m in stored])
         self.refenced = [m for m, old in zip(messages, stored, strict=True) if m is not old]
         self.pending: list[BaseMessage] = []
         if (

@@ -52,7 +52,32 @@ from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import require_state_keys
 from langgraph_context.tokens import TokenCounter, TokenUsage, model_window, resolve_counter
 
-__all__ = ["CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
+__all__ = ["CompactionNode", "CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
+
+
+class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
+    """The runnable `create_compaction_node` returns: a graph node that knows its mode.
+
+    `create_context_agent` reads `mode` and `output_key`: a view-mode node runs inside
+    the model step, once per call, so its view is never written to state.
+
+    Attributes:
+        mode: `replace` or `view`.
+        output_key: The state key a view-mode node writes its view to.
+    """
+
+    def __init__(
+        self,
+        func: Any,
+        afunc: Any,
+        *,
+        name: str,
+        mode: CompactionMode,
+        output_key: str,
+    ) -> None:
+        super().__init__(func, afunc=afunc, name=name)
+        self.mode: CompactionMode = mode
+        self.output_key = output_key
 
 
 class CompactionRecord(TypedDict, total=False):
@@ -153,7 +178,7 @@ def create_compaction_node(
     keys: CompactionKeys | None = None,
     archive: Archive | None = None,
     name: str = "compaction",
-) -> RunnableLambda[Any, dict[str, Any]]:
+) -> CompactionNode:
     """Create a node that compacts the conversation when a trigger fires.
 
     Args:
@@ -266,4 +291,6 @@ def create_compaction_node(
             step.adopt(done)
         return await step.aupdate()
 
-    return RunnableLambda(compaction, afunc=acompaction, name=name)
+    return CompactionNode(
+        compaction, acompaction, name=name, mode=mode, output_key=config.keys.output_key
+    )

@@ -37,6 +37,7 @@ from langgraph_context.compaction.provenance import (
     compaction_kind,
     compaction_marker,
     fence,
+    mark_later_system,
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.errors import InvalidArgumentError
@@ -203,7 +204,7 @@ def _survey(
     given), and the messages that summary already covers are left out, except the
     latest request and system messages.
     """
-    repair = repair_history(as_messages(messages))
+    repair = repair_history(mark_later_system(as_messages(messages)))
     items = repair.messages
     lead = 0
     while lead < len(items) and isinstance(items[lead], SystemMessage):

@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context.compaction.provenance import is_trusted_system
 from langgraph_context.messages import content_text, safe_cut_points, tool_result_ids
 from langgraph_context.state import get_state_value, render_plan
 from langgraph_context.tokens import TokenCounter
@@ -44,10 +45,11 @@ def split_pinned(
     """Leading system messages, later system messages, and the rest in order.
 
     Providers such as Anthropic take system text only at the very start: a system
-    message further down (a summary another node inserted) joins the context instead.
+    message further down (a summary another node inserted), or one marked untrusted
+    (`compaction.mark_later_system`), joins the context instead, as data.
     """
     lead = 0
-    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
+    while lead < len(messages) and is_trusted_system(messages[lead]):
         lead += 1
     system = [m for m in messages[:lead] if isinstance(m, SystemMessage)]
     later: list[BaseMessage] = [m for m in messages[lead:] if isinstance(m, SystemMessage)]

@@ -30,17 +30,14 @@ from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
 from langgraph_context.compaction import fenced_compaction_message, is_untrusted_compaction
-from langgraph_context.context._window import (
-    lead_turn,
-    split_pinned,
-    state_tail,
-    sticky_cut,
-)
+from langgraph_context.compaction.provenance import is_trusted_system, mark_later_system
+from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.safety.detector import Detector
 from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value, require_state_keys
 from langgraph_context.tokens import TokenCounter, truncate_text
@@ -125,7 +122,7 @@ def _split_history(
     messages: list[BaseMessage], keep_last: int
 ) -> tuple[list[SystemMessage], list[BaseMessage], list[BaseMessage]]:
     head = 0
-    while head < len(messages) and isinstance(messages[head], SystemMessage):
+    while head < len(messages) and is_trusted_system(messages[head]):
         head += 1
     system = [m for m in messages[:head] if isinstance(m, SystemMessage)]
     body = messages[head:]
@@ -228,8 +225,9 @@ def create_context_node(
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
-        system, older, recent = _model_view(messages, keep_last, defuse=context_builder.sanitize)
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
+        defuse = context_builder.detector if context_builder.sanitize else False
+        system, older, recent = _model_view(messages, keep_last, defuse=defuse)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
@@ -274,14 +272,14 @@ def create_context_node(
 
 
 def _model_view(
-    messages: list[BaseMessage], keep_last: int, *, defuse: bool
+    messages: list[BaseMessage], keep_last: int, *, defuse: Detector | bool | None
 ) -> tuple[list[SystemMessage], list[BaseMessage], list[BaseMessage]]:
     """Split the history into leading system messages, older turns and recent ones.
 
     Providers such as Anthropic take system text only at the very start: a later
     system message (a summary another node inserted) joins the older turns, and so
-    the context. With nothing recent, the last user turn is passed on; with `defuse`,
-    recent tool results are sanitized.
+    the context. With nothing recent, the last user turn is passed on; unless `defuse`
+    is `False`, recent tool results are sanitized (with it, when it is a `Detector`).
     """
     system, older, recent = _split_history(messages, keep_last)
     older = older + [m for m in recent if isinstance(m, SystemMessage)]
@@ -289,8 +287,9 @@ def _model_view(
     if not recent:
         recent, older = _last_human_turn(older)
     recent = [fenced_compaction_message(m) for m in recent]
-    if defuse:
-        recent = [_defused(m) for m in recent]
+    if defuse is not False:
+        chosen = defuse if isinstance(defuse, Detector) else None
+        recent = [_defused(m, chosen) for m in recent]
     return system, older, recent
 
 
@@ -404,7 +403,7 @@ def _shorten(recent: list[BaseMessage], allowed: int, counter: TokenCounter) -> 
     return messages
 
 
-def _defused(message: BaseMessage) -> BaseMessage:
+def _defused(message: BaseMessage, detector: Detector | None = None) -> BaseMessage:
     """A recent tool result, sanitized (role markers, override phrases, forged tags).
 
     Tool results kept verbatim for the model are untrusted too; they keep their place
@@ -416,21 +415,21 @@ def _defused(message: BaseMessage) -> BaseMessage:
         return fenced_compaction_message(message)
     content = message.content
     if isinstance(content, str):
-        clean: Any = sanitize_untrusted(content)
+        clean: Any = sanitize_untrusted(content, detector=detector)
     else:
-        clean = [_defused_block(block) for block in content]
+        clean = [_defused_block(block, detector) for block in content]
     return message if clean == content else message.model_copy(update={"content": clean})
 
 
-def _defused_block(block: Any) -> Any:
+def _defused_block(block: Any, detector: Detector | None) -> Any:
     if isinstance(block, str):
-        return sanitize_untrusted(block)
+        return sanitize_untrusted(block, detector=detector)
     if (
         isinstance(block, dict)
         and block.get("type") == "text"
         and isinstance(block.get("text"), str)
     ):
-        return {**block, "text": sanitize_untrusted(block["text"])}
+        return {**block, "text": sanitize_untrusted(block["text"], detector=detector)}
     return block
 
 
@@ -459,7 +458,7 @@ def _cache_node(
 
     def plan(state: Any) -> tuple[str | None, _StateView, list[BaseMessage], int]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
@@ -477,7 +476,7 @@ def _cache_node(
         # or without the opt-in rewriting of tool results.
         window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
         if builder.sanitize:
-            window = [_defused(m) for m in window]
+            window = [_defused(m, builder.detector) for m in window]
         if window and counter(window) > room:
             window = _shorten(window, room, counter)
         view = _StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
