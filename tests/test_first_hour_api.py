@@ -26,6 +26,7 @@ from langgraph_context.agents import (
     create_memory_middleware,
 )
 from langgraph_context.cli.models import register_model_factory
+from langgraph_context.compaction import create_compaction_node
 from langgraph_context.tokens import count_tokens
 from langgraph_context.tools import create_ls_tool, create_write_note_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -400,3 +401,22 @@ def test_a_note_prefix_also_renames_the_tools_the_model_is_told_about() -> None:
     error = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert error.status == "error"
     assert "Read the note with notes_query_note" in error.content
+
+
+def test_default_context_assembles_from_a_view_mode_compaction() -> None:
+    """A view-mode compaction's view, not the raw history, is what the context node gets."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    history = _long_history(10)
+    graph = create_context_agent(
+        model,
+        compaction=create_compaction_node(max_tokens=600, mode="view"),
+        max_tokens=20_000,  # room for the whole history: only the compaction can cut it
+        plan_tools=False,
+        note_tools=False,
+        memory_tools=False,
+    ).compile()
+    out = graph.invoke({"messages": [*history, HumanMessage("and now?")]})
+    assert len(out["messages"]) == len(history) + 2  # the stored history stays whole
+    assert count_tokens(history) > 2_000
+    assert count_tokens(model.seen[0]) <= 800
+    assert model.seen[0][-1].content == "and now?"
