@@ -41,6 +41,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from benchmarks._progress import track
 from benchmarks.compaction.facts import FactIndex, view_text
 from benchmarks.compaction.methods import Method
 from langgraph_context.messages import validate_history
@@ -146,7 +147,7 @@ def replay(
         the `needed_*` figures over points where the history exceeds the budget.
     """
     rows: list[dict[str, Any]] = []
-    for factory in factories:
+    for factory in track(factories, "replaying histories, per method"):
         name = factory().name
         for fraction in BUDGETS:
             agg: dict[str, Any] = defaultdict(int)

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from benchmarks._progress import track
 from benchmarks.locomo.build import build_recall
 from benchmarks.locomo.data import Conversation, load_all
 from benchmarks.locomo.embeddings import load_embeddings
@@ -87,7 +88,7 @@ def recall_table(
     config = ContextConfig()
     table: dict[str, dict[int, list[float]]] = {m: {b: [] for b in BUDGETS} for m in methods}
     per_conv: dict[str, dict[str, float]] = {m: {} for m in methods}
-    for conv in conversations:
+    for conv in track(conversations, "conversations, every question"):
         start = {m: len(table[m][PER_CONVERSATION_BUDGET]) for m in methods}
         for q in conv.questions:
             for name, ranker in methods.items():
