@@ -6,7 +6,9 @@ through `main([...])` and read what the user would see on the terminal.
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from benchmarks import _view
 from benchmarks._progress import ENV, track
 from benchmarks.compaction.__main__ import table
 from langgraph_context.cli import main
+from langgraph_context.cli._main import build_parser
 from langgraph_context.cli.bench import REPORT_NAME, write_report
 
 
@@ -160,3 +163,15 @@ def test_compaction_benchmark_tables_are_narrow_with_dashes_for_nothing() -> Non
     assert max(len(line) for line in text.splitlines()) <= 120
     assert "None" not in text
     assert text.splitlines()[2].split()[-1] == "-"
+
+
+def test_docs_cli_covers_every_subcommand_and_flag() -> None:
+    """docs/cli.md has a section per sub-command and names each of its flags."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        assert re.search(rf"^### .*`langgraph-context {name}", doc, re.M), name
+        flags = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+        missing = [f for f in flags if f != "--help" and f not in doc]
+        assert missing == [], f"{name}: {missing}"
