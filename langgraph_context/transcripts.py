@@ -328,9 +328,14 @@ def _openhands_events(source: Any) -> list[Mapping[str, Any]]:
     return list(data)
 
 
+def _openhands_args(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    args = event.get("args")
+    return args if isinstance(args, Mapping) else {}
+
+
 def _openhands_call(event: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """The tool call an action stands for, and the id of the model response that made it."""
-    args = event.get("args") if isinstance(event.get("args"), Mapping) else {}
+    args = _openhands_args(event)
     meta = event.get("tool_call_metadata")
     if isinstance(meta, Mapping) and meta.get("tool_call_id"):
         name = str(meta.get("function_name") or event["action"])
@@ -344,7 +349,7 @@ def _openhands_call(event: Mapping[str, Any]) -> tuple[dict[str, Any], str | Non
 
 
 def _openhands_text(event: Mapping[str, Any]) -> str:
-    args = event.get("args") if isinstance(event.get("args"), Mapping) else {}
+    args = _openhands_args(event)
     for key in ("content", "final_thought", "thought"):
         if isinstance(args.get(key), str) and args[key]:
             return str(args[key])
@@ -413,8 +418,8 @@ def load_openhands_trajectory(
                     update={"tool_calls": [*previous.tool_calls, call]}
                 )
             else:
-                thought = event.get("args", {}).get("thought", "") if event.get("args") else ""
-                messages.append(AIMessage(str(thought or ""), tool_calls=[call]))
+                thought = _openhands_args(event).get("thought") or ""
+                messages.append(AIMessage(str(thought), tool_calls=[call]))
             last_response = response
             continue
         last_response = None
