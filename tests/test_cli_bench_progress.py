@@ -31,13 +31,15 @@ def test_bench_with_a_data_folder_lacking_the_datasets_prints_one_hint(
     empty.mkdir()
     code = main(["bench", "--quick", "turns", "--data", str(empty), "--out", str(tmp_path / "r")])
     out, err = capfd.readouterr()
-    assert code == 1
+    assert code == 2
     hints = [line for line in out.splitlines() if line.startswith("data:")]
     assert len(hints) == 1
     assert "claude-code-sessions/" in hints[0]
     assert "github.com/marot/spotter" in hints[0]
     assert "--data DIR or LGC_DATA_DIR" in hints[0]
     assert "cannot run turns without that data" in err
+    assert err.strip().endswith("error: no benchmark was run (see the line above)")
+    assert not (tmp_path / "r" / REPORT_NAME).exists()
 
 
 def test_bench_data_that_is_not_a_folder_is_one_error_line(

@@ -99,3 +99,13 @@ def test_docs_do_not_teach_the_deprecated_create_react_agent() -> None:
     """`create_react_agent` is deprecated in LangGraph 1.x: the docs use create_agent or a graph."""
     mentions = [str(d.relative_to(REPO)) for d in DOCS if "create_react_agent" in d.read_text()]
     assert mentions == []
+
+
+def test_readme_starts_with_the_two_command_quickstart_then_install_lines() -> None:
+    """The first block is exactly `make demo` and `make test`; the next shows pip installs."""
+    readme = [b for b in BLOCKS if b.where.startswith("README.md")]
+    assert readme[0].language == "bash"
+    assert readme[0].code.splitlines() == ["make demo", "make test"]
+    installs = [line.split("#")[0].strip() for line in readme[1].code.splitlines()]
+    assert "pip install ." in installs
+    assert any(line.startswith("pip install 'langgraph-context[") for line in installs)

@@ -22,6 +22,7 @@ from langgraph_context.cli._errors import CLIError
 __all__ = ["REPORT_NAME", "repo_root", "run_bench", "write_report"]
 
 REPORT_NAME = "report.md"
+_NOT_RUN = 2  # the runner's exit code when it refuses to start (argparse's usage error)
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
@@ -359,8 +360,9 @@ def run_bench(
 
     Raises:
         CLIError: If this is not a source checkout, matplotlib is missing, `out`
-            cannot be a folder (checked before running), or a benchmark failed (the
-            report is still written from what exists).
+            cannot be a folder (checked before running), `data` is not a folder, the
+            runner refused to start (exit 2: a named benchmark lacks its data), or a
+            benchmark failed (the report is still written from what exists).
     """
     root = repo_root()
     known = sorted(p.parent.name for p in (root / "benchmarks").glob("*/__main__.py"))
@@ -376,6 +378,8 @@ def run_bench(
     command = [sys.executable, "-m", "benchmarks", *(["--quick"] if quick else [])]
     command += [*(["--data", str(data.resolve())] if data is not None else []), *names]
     code = subprocess.call(command, cwd=root)
+    if code == _NOT_RUN:  # the runner refused (e.g. named benchmarks lack their data)
+        raise CLIError("no benchmark was run (see the line above)", exit_code=_NOT_RUN)
     report = write_report(results, folder)
     print(f"wrote {report}")
     if code:
