@@ -24,6 +24,28 @@ def _write(path: str, label: str, done: int, total: int | None) -> None:
         handle.write(json.dumps({"label": label, "done": done, "total": total}) + "\n")
 
 
+class Steps:
+    """Progress counted by hand, for work that is not one loop: `advance()` after each step.
+
+    Reports to the runner like `track`; run alone, it reports nothing.
+    """
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label, total, 0
+        self.path = os.environ.get(ENV)
+        self.last = time.monotonic()
+        if self.path:
+            _write(self.path, label, 0, total)
+
+    def advance(self, steps: int = 1) -> None:
+        """Count `steps` more done; write them out at most every 0.2 s, and at the end."""
+        self.done += steps
+        now = time.monotonic()
+        if self.path and (now - self.last >= _MIN_INTERVAL or self.done >= self.total):
+            _write(self.path, self.label, self.done, self.total)
+            self.last = now
+
+
 def track(items: Iterable[_T], label: str, *, total: int | None = None) -> Iterator[_T]:
     """Yield `items`, reporting how many are done out of `total` (default `len(items)`)."""
     if total is None and isinstance(items, Sized):

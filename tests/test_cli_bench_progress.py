@@ -16,7 +16,7 @@ import pytest
 
 import benchmarks.__main__ as runner
 from benchmarks import _view
-from benchmarks._progress import ENV, track
+from benchmarks._progress import ENV, Steps, track
 from benchmarks.compaction.__main__ import table
 from langgraph_context.cli import main
 from langgraph_context.cli._main import build_parser
@@ -177,3 +177,15 @@ def test_docs_cli_covers_every_subcommand_and_flag() -> None:
         flags = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
         missing = [f for f in flags if f != "--help" and f not in doc]
         assert missing == [], f"{name}: {missing}"
+
+
+def test_steps_report_counts_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Steps` writes its start and its last count for the runner."""
+    events = tmp_path / "events.jsonl"
+    monkeypatch.setenv(ENV, str(events))
+    steps = Steps("questions", 3)
+    for _ in range(3):
+        steps.advance()
+    lines = [json.loads(line) for line in events.read_text().splitlines()]
+    assert lines[0] == {"label": "questions", "done": 0, "total": 3}
+    assert lines[-1] == {"label": "questions", "done": 3, "total": 3}
