@@ -97,7 +97,6 @@ def local_model(local_url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("LGC_MODEL", os.environ.get("LGC_LOCAL_LLM_MODEL", MODEL_NAME))
     model = resolve_chat_model(None)
     model.max_tokens = 96  # type: ignore[attr-defined]
-    model.timeout = 120  # type: ignore[attr-defined]
     return model
 
 
