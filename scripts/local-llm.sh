@@ -15,12 +15,14 @@
 #   env    print the variables that point the demo and the smoke test at the server
 #
 # Settings (environment): LGC_LLM_CACHE (default ~/.cache/langgraph-context/llama.cpp),
-# LGC_LLM_PORT (8088), LGC_LLM_JOBS (2), PYTHON (python3), LLAMA_CPP_PYTHON_VERSION (newest).
+# LGC_LLM_PORT (8088), LGC_LLM_JOBS (2), LGC_LLM_PREDICT (256: the longest answer, since
+# the tiny model rambles), PYTHON (python3), LLAMA_CPP_PYTHON_VERSION (newest).
 set -euo pipefail
 
 CACHE="${LGC_LLM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/langgraph-context/llama.cpp}"
 PORT="${LGC_LLM_PORT:-8088}"
 JOBS="${LGC_LLM_JOBS:-2}"
+PREDICT="${LGC_LLM_PREDICT:-256}"
 PY="${PYTHON:-python3}"
 SERVER="$CACHE/bin/llama-server"
 MODEL_DIR="$CACHE/model"
@@ -90,7 +92,7 @@ serve() {
   gguf="$(model_path)"
   log "serving $gguf on http://127.0.0.1:$PORT/v1 (plumbing only, not quality)"
   exec "$SERVER" --model "$gguf" --alias "$MODEL_NAME" --host 127.0.0.1 --port "$PORT" \
-    --ctx-size 8192 --jinja
+    --ctx-size 8192 --n-predict "$PREDICT" --jinja
 }
 
 case "${1:-}" in
