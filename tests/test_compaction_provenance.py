@@ -93,7 +93,8 @@ def test_context_agent_keeps_planted_line_fenced(summarizer: bool, context: bool
     out = graph.invoke({"messages": [HumanMessage("make the tests pass")]}, _cfg("a"))
     assert out["compaction"]["count"] >= 2
     kinds = {compaction_kind(m) for m in out["messages"]} - {None}
-    assert kinds == {"summary" if summarizer else "snapshot"}
+    # with a summarizer, a step whose summary lost facts keeps the rules' snapshot instead
+    assert kinds == {"summary", "snapshot"} if summarizer else kinds == {"snapshot"}
     _assert_fenced(model.seen)
 
 

@@ -136,7 +136,7 @@ def test_retryable_failures_are_retried_then_reported(
         messages,
         model=server.chat_model(timeout=0.3),
         max_tokens=1_200,
-        summary_options=SummaryOptions(retries=2),
+        summary_options=SummaryOptions(retries=2, retry_backoff=0.01),
     )
     assert result.model_calls == 3
     assert result.error is not None

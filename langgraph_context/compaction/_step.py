@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, replace
 from typing import Any
@@ -228,10 +229,27 @@ class Step:
             shorten_request=self.tokens > self.o.max_tokens,
         )
 
+    @functools.cached_property
+    def floor(self) -> CompactionResult:
+        """What compacting by rules alone returns at this budget (the node without a model)."""
+        if self.o.model is None or self.o.strategy == "clear_tool_results":
+            return self.rule
+        return self._rules(self.o.strategy)
+
+    def _loses_floor(self, messages: list[BaseMessage]) -> list[str]:
+        """The facts rules alone would keep that `messages` lose (none if the floor is over)."""
+        floor = self.floor
+        if floor is self.rule and messages is self.rule.messages:
+            return []
+        return lost_facts(floor.messages, messages) if floor.stats.within_budget else []
+
     def needs_model(self) -> bool:
         if self.o.mode == "view" and self.record.get("summary"):
             return True  # the running summary must stand in for what it covers
-        return not self.rule.stats.within_budget
+        # Clearing tool results may fit the budget yet lose facts that rules alone keep
+        # in their snapshot (dropping units leaves it room): then the summary, with the
+        # rule-based facts beside it, must do the compaction.
+        return not self.rule.stats.within_budget or bool(self._loses_floor(self.rule.messages))
 
     def summary_input(self) -> list[BaseMessage]:
         """The rule-pass history with cleared messages restored to their originals.
@@ -284,8 +302,8 @@ class Step:
             # An over-long summary must not leave the history over budget.
             done = replace(done, error="the summary left the history over budget")
         if done.error is None:
-            floor = self._rules(self.o.strategy)
-            lost = lost_facts(floor.messages, done.messages) if floor.stats.within_budget else []
+            floor = self.floor
+            lost = self._loses_floor(done.messages)
             if lost:
                 # Never below rules alone: the summary would lose facts the rules keep.
                 self.floored = True
@@ -305,7 +323,8 @@ class Step:
         # both modes the rule-based strategies compact instead, dropping whole units
         # when clearing is not enough, so the history never stays over budget.
         logger.warning("summarizer failed (%s); compacting rule-based instead", done.error)
-        fallback = rule if rule.stats.within_budget else self._rules(_fallback(self.o.strategy))
+        fits = rule.stats.within_budget and not self._loses_floor(rule.messages)
+        fallback = rule if fits else self._rules(_fallback(self.o.strategy))
         stats = {**fallback.stats.as_dict(), "summarizer_calls": done.model_calls}
         stats.update(error=done.error, fallback=True)
         return fallback.messages, stats, list(fallback.evicted)

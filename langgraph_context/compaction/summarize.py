@@ -391,6 +391,8 @@ def _summary_steps(
         instructions=options.instructions(),
         max_summary_tokens=options.max_summary_tokens,
         retries=options.retries,
+        backoff=options.retry_backoff,
+        max_wait=options.max_retry_wait,
     )
     return _finish(
         plan, outcome, max_tokens=max_tokens, counter=counter, keep_facts=options.keep_facts
