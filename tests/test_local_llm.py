@@ -28,7 +28,7 @@ from langchain_core.tools import tool
 
 from langgraph_context.agents import create_context_agent
 from langgraph_context.cli.models import resolve_chat_model
-from langgraph_context.compaction import SummaryOptions, summarize_messages
+from langgraph_context.compaction import SummaryOptions, summarize_history
 from tests.test_wire_compaction import history
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -121,7 +121,7 @@ def test_context_agent_gets_an_answer_from_the_local_server(local_model: Any) ->
 def test_summarizer_round_trip_on_the_local_server(local_model: Any) -> None:
     """The compaction summarizer's request crosses the wire and a summary comes back."""
     messages = history(3)  # about 1,050 tokens: a short prompt keeps a loaded CPU quick
-    result = summarize_messages(
+    result = summarize_history(
         messages,
         model=local_model,
         max_tokens=600,

@@ -14,9 +14,9 @@ import pytest
 
 from langgraph_context.compaction import (
     SummaryOptions,
-    asummarize_messages,
+    asummarize_history,
     create_compaction_node,
-    summarize_messages,
+    summarize_history,
 )
 from langgraph_context.compaction._calls import retry_hint
 from langgraph_context.errors import InvalidArgumentError
@@ -49,7 +49,7 @@ def _gaps(server: WireServer) -> list[float]:
 
 
 def _summarize(server: WireServer, options: SummaryOptions) -> Any:
-    return summarize_messages(
+    return summarize_history(
         history(), model=server.chat_model(), max_tokens=BUDGET, summary_options=options
     )
 
@@ -116,9 +116,9 @@ def test_a_hint_above_the_cap_ends_the_retries_and_the_node_uses_the_rules(
 
 
 async def test_the_async_path_waits_for_the_hint_too(server: WireServer) -> None:
-    """asummarize_messages sleeps (without blocking the loop) for the 429's retry-after."""
+    """asummarize_history sleeps (without blocking the loop) for the 429's retry-after."""
     server.script(rate_limited("0.4"), reply("Summary of the work."))
-    result = await asummarize_messages(
+    result = await asummarize_history(
         history(), model=server.chat_model(), max_tokens=BUDGET, summary_options=_options()
     )
     assert result.error is None
