@@ -29,6 +29,8 @@ from langgraph_context.agents._overflow import (
     with_messages,
 )
 from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
+from langgraph_context.context import stamp_message
+from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import as_messages, content_text, repair_history
@@ -141,17 +143,23 @@ class ModelInput:
             raise InvalidArgumentError(msg)
         return list(view)
 
-    def update(self, state: Any, sent: list[BaseMessage], call: _Call) -> dict[str, Any]:
-        """The model node's state update: the answer, what it taught, the debug copy."""
+    def update(
+        self, state: Any, sent: list[BaseMessage], call: _Call, stamped: list[BaseMessage]
+    ) -> dict[str, Any]:
+        """The model node's state update: the answer, what it taught, the debug copy.
+
+        Messages that arrived undated since the last call (`stamped`) are replaced by
+        their stamped copies, and the answer is stamped with the time it came back.
+        """
         response, retry, chat = call
-        answer = _answer_invalid_calls(response)
+        answer = [stamp_message(m) for m in _answer_invalid_calls(response)]
         if self.name is not None:
             answer = [
                 m.model_copy(update={"name": self.name}) if isinstance(m, AIMessage) else m
                 for m in answer
             ]
         update: dict[str, Any] = {
-            "messages": answer if retry is None else history_rewrite(retry, answer)
+            "messages": [*stamped, *answer] if retry is None else history_rewrite(retry, answer)
         }
         usage = self.window.usage(sent, response, chat)
         if usage is not None:
@@ -174,13 +182,17 @@ def _input(
 ) -> Generator[_Request, Any, list[BaseMessage]]:
     """Assemble one call's input (asking for the context node's view when there is one)."""
     view = how.assembled((yield ("context", state))) if how.context is not None else None
-    return _model_input(state, view, prompt, how.state_in_prompt)
+    return without_stamps(_model_input(state, view, prompt, how.state_in_prompt))
 
 
 def _steps(
     state: Any, how: ModelInput, prompt: PromptLike, chat: Any
 ) -> Generator[_Request, Any, dict[str, Any]]:
     """One model step: assemble, call; on an overflow, compact the history, call again."""
+    # New arrivals are dated before the context node first renders them.
+    history, stamped = stamped_history(as_messages(get_state_value(state, "messages", [])))
+    if stamped:
+        state = with_messages(state, history)
     sent = yield from _input(state, how, prompt)
     answer = yield ("model", sent)
     retry = None
@@ -191,7 +203,7 @@ def _steps(
         shrunk = with_messages(with_messages(state, retry.messages), [], LLM_INPUT_KEY)
         sent = yield from _input(shrunk, how, prompt)
         answer = retry.check((yield ("model", sent)))
-    return how.update(state, sent, (answer, retry, chat))
+    return how.update(state, sent, (answer, retry, chat), stamped)
 
 
 def model_node(

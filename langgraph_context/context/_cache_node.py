@@ -19,11 +19,19 @@ from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
 from langgraph_context.context.builder import ContextBuilder
+from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.messages import as_messages, content_text, tool_result_ids
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import get_state_value, require_state_keys
 
 __all__ = ["cache_node"]
+
+_Stamps = list[BaseMessage]
+
+
+def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
+    """The node's update, plus the newly stamped messages (replaced by id in state)."""
+    return {**update, messages_key: stamped} if stamped else update
 
 
 def cache_node(
@@ -33,6 +41,7 @@ def cache_node(
     output_key: str,
     *,
     name: str,
+    stamp_times: bool,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """The `layout="cache"` node: stable system message, sticky window, plan last."""
     counter = builder.token_counter
@@ -49,9 +58,13 @@ def cache_node(
     if protect:
         head_builder.hardening = ""
 
-    def plan(state: Any) -> tuple[str | None, StateView, list[BaseMessage], int]:
+    def plan(state: Any) -> tuple[str | None, StateView, list[BaseMessage], int, _Stamps]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
         messages = as_messages(get_state_value(state, messages_key, []))
+        stamped: _Stamps = []
+        if stamp_times:
+            # Stamped before the first rendering: a day line never appears later.
+            messages, stamped = stamped_history(messages)
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
@@ -73,20 +86,20 @@ def cache_node(
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
         view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
-        return instructions, view, [*window, *tail], head
+        return instructions, view, without_stamps([*window, *tail]), head, stamped
 
     def run(state: Any) -> dict[str, Any]:
-        instructions, view, rest, head = plan(state)
+        instructions, view, rest, head, stamped = plan(state)
         result = head_builder.build_result(
             "", system_instructions=instructions, state=view, max_tokens=head
         )
-        return {output_key: [SystemMessage(result.text), *rest]}
+        return _update({output_key: [SystemMessage(result.text), *rest]}, messages_key, stamped)
 
     async def arun(state: Any) -> dict[str, Any]:
-        instructions, view, rest, head = plan(state)
+        instructions, view, rest, head, stamped = plan(state)
         result = await head_builder.abuild_result(
             "", system_instructions=instructions, state=view, max_tokens=head
         )
-        return {output_key: [SystemMessage(result.text), *rest]}
+        return _update({output_key: [SystemMessage(result.text), *rest]}, messages_key, stamped)
 
     return RunnableLambda(run, afunc=arun, name=name)

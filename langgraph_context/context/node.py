@@ -3,7 +3,9 @@
 The node reads the conversation and any other state, keeps the most recent messages
 verbatim, turns everything older plus plan, notes and sources into one budgeted system
 message, and writes `[SystemMessage(context), *recent]` to `llm_input_messages`. It
-never touches `messages`, so history is not destroyed; the model just sees less of it.
+never removes or rewrites a message, so history is not destroyed; the model just sees
+less of it. The only change it writes back is metadata: messages that arrived without
+a time are stamped with it (`context.stamp`), so later calls can date them.
 
 Use it as `pre_model_hook` of `langgraph.prebuilt.create_react_agent` (which reads
 `llm_input_messages`), or as a plain node in your own `StateGraph` whose model node
@@ -12,23 +14,16 @@ calls the model on `state["llm_input_messages"]`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context.compaction import is_untrusted_compaction
 from langgraph_context.context._cache_node import cache_node
-from langgraph_context.context._recent import fit_recent, model_view
-from langgraph_context.context._view import StateView
+from langgraph_context.context._focus_node import focus_node
 from langgraph_context.context.builder import ContextBuilder
-from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.messages import as_messages, content_text
-from langgraph_context.state import get_state_value, require_state_keys
-from langgraph_context.tokens import truncate_text
 
 __all__ = [
     "DEFAULT_KEEP_LAST",
@@ -53,15 +48,6 @@ class ContextStateMixin(TypedDict, total=False):
     llm_input_messages: list[AnyMessage]
 
 
-def _query(messages: Sequence[BaseMessage], state: Any, query_key: str | None) -> str:
-    if query_key is not None:
-        return str(get_state_value(state, query_key, ""))
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage) and not is_untrusted_compaction(message):
-            return content_text(message.content)
-    return ""
-
-
 def create_context_node(
     builder: ContextBuilder | None = None,
     *,
@@ -72,6 +58,7 @@ def create_context_node(
     layout: Layout = "cache",
     output_key: str = DEFAULT_OUTPUT_KEY,
     name: str = DEFAULT_NODE_NAME,
+    stamp_times: bool = True,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create a node that writes the assembled context for the next model call.
 
@@ -109,6 +96,11 @@ def create_context_node(
         layout: `"cache"` (a stable prefix and an append-only tail) or `"focus"`.
         output_key: State key written (`llm_input_messages` for `pre_model_hook`).
         name: The runnable's name.
+        stamp_times: Stamp messages that arrived without a time with the time the
+            node first saw them (`additional_kwargs["timestamp"]`, metadata never
+            sent to the model) and return those copies under `messages_key`, for the
+            `add_messages` reducer to replace by id. Turn off for a messages key
+            without that reducer.
 
     Returns:
         A runnable with sync and async paths, usable as a node or `pre_model_hook`.
@@ -134,52 +126,21 @@ def create_context_node(
             raise InvalidArgumentError(msg)
     context_builder = builder or ContextBuilder()
     if layout == "cache":
-        return cache_node(context_builder, system_instructions, messages_key, output_key, name=name)
-    counter = context_builder.token_counter
-    limit = context_builder.config.max_tokens
-
-    def plan(state: Any) -> tuple[str, str | None, StateView, list[BaseMessage], int]:
-        require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
-        system, older, recent = model_view(messages, keep_last, defuse=context_builder.sanitize)
-        parts = [content_text(m.content) for m in system]
-        if system_instructions:
-            parts.append(system_instructions)
-        instructions = "\n\n".join(p for p in parts if p)
-        # The query is rendered in [Task] and also stays in the recent turns: a huge
-        # pasted message is cut in [Task] to a quarter of the window.
-        query = truncate_text(_query(messages, state, query_key), limit // 4, token_counter=counter)
-        # The context message always has room for role, task and output; the recent
-        # messages get the rest.
-        overhead = max(0, counter([SystemMessage("")]))
-        # The context keeps at least a third of the window (pinned plan, constraints,
-        # briefings live there) and always its fixed sections, but never more than
-        # half: with instructions that large, the recent turns still get a fair share.
-        fixed = min(
-            max(context_builder.fixed_tokens(query, instructions or None), limit // 3),
-            limit // 2,
+        return cache_node(
+            context_builder,
+            system_instructions,
+            messages_key,
+            output_key,
+            name=name,
+            stamp_times=stamp_times,
         )
-        allowed = max(0, limit - overhead - fixed)
-        older, recent = fit_recent(older, recent, query, allowed, counter)
-        room = max(1, limit - overhead - (counter(recent) if recent else 0))
-        view = StateView(state, older, messages_key)
-        return query, instructions or None, view, recent, room
-
-    def output(result: ContextResult, recent: list[BaseMessage]) -> dict[str, Any]:
-        return {output_key: [SystemMessage(result.text), *recent]}
-
-    def run(state: Any) -> dict[str, Any]:
-        query, instructions, view, recent, room = plan(state)
-        result = context_builder.build_result(
-            query, system_instructions=instructions, state=view, max_tokens=room
-        )
-        return output(result, recent)
-
-    async def arun(state: Any) -> dict[str, Any]:
-        query, instructions, view, recent, room = plan(state)
-        result = await context_builder.abuild_result(
-            query, system_instructions=instructions, state=view, max_tokens=room
-        )
-        return output(result, recent)
-
-    return RunnableLambda(run, afunc=arun, name=name)
+    return focus_node(
+        context_builder,
+        system_instructions,
+        messages_key,
+        query_key,
+        keep_last,
+        output_key,
+        name=name,
+        stamp_times=stamp_times,
+    )
