@@ -41,6 +41,7 @@ __all__ = [
     "BM25_K1",
     "STOP_WORDS",
     "rank_texts",
+    "score_passages",
     "score_texts",
     "tokenize",
 ]
@@ -159,26 +160,77 @@ def score_texts(
         >>> scores[0] > scores[1] == 0.0
         True
     """
-    if not texts:
+    return score_passages(query, texts, [(i,) for i in range(len(texts))], k1=k1, b=b)
+
+
+def score_passages(
+    query: str,
+    texts: Sequence[str],
+    passages: Sequence[Sequence[int]],
+    *,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> list[float]:
+    """Score passages, each a group of `texts` read as one document, with BM25.
+
+    A chat turn's answer is often split over the turn and its neighbours (a
+    question, then its answer): scoring the turn with its neighbours as one passage
+    credits query terms found on either side. Each text is tokenized once; a
+    passage's term counts and length are the sums over its texts, and IDF and the
+    average length are taken over the passages.
+
+    Args:
+        query: What the passages should be relevant to.
+        texts: The texts.
+        passages: For each passage, the indices of its texts.
+        k1: BM25 term-frequency saturation.
+        b: BM25 length normalisation.
+
+    Returns:
+        One score per passage, in the order of `passages`.
+
+    Raises:
+        ValueError: If a passage names an index outside `texts`.
+
+    Example:
+        >>> texts = ["Where did you go?", "To Paris, by train", "Nice"]
+        >>> scores = score_passages("go to Paris", texts, [(0, 1), (1, 2), (2,)])
+        >>> scores[0] > scores[1] > scores[2] == 0.0
+        True
+    """
+    if any(i < 0 or i >= len(texts) for group in passages for i in group):
+        msg = "passages must hold indices into texts"
+        raise InvalidArgumentError(msg)
+    if not passages:
         return []
     query_terms = _tokenize_cached(query)
     if not query_terms:
-        return [0.0] * len(texts)
+        return [0.0] * len(passages)
     wanted = set(query_terms)
-    docs = [_tokenize_cached(text) for text in texts]
-    lengths = [len(doc) for doc in docs]
-    average = (sum(lengths) / len(docs)) or 1.0
-    counts: list[dict[str, int]] = []
-    document_frequency: dict[str, int] = dict.fromkeys(wanted, 0)
-    for doc in docs:
+    found_in: list[dict[str, int]] = []
+    text_lengths: list[int] = []
+    for text in texts:
+        doc = _tokenize_cached(text)
         found: dict[str, int] = {}
         for term in doc:
             if term in wanted:
                 found[term] = found.get(term, 0) + 1
-        for term in found:
+        found_in.append(found)
+        text_lengths.append(len(doc))
+    counts: list[dict[str, int]] = []
+    lengths: list[int] = []
+    document_frequency: dict[str, int] = dict.fromkeys(wanted, 0)
+    for group in passages:
+        merged: dict[str, int] = {}
+        for i in group:
+            for term, tf in found_in[i].items():
+                merged[term] = merged.get(term, 0) + tf
+        for term in merged:
             document_frequency[term] += 1
-        counts.append(found)
-    n = len(docs)
+        counts.append(merged)
+        lengths.append(sum(text_lengths[i] for i in group))
+    n = len(passages)
+    average = (sum(lengths) / n) or 1.0
     idf = {
         term: math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for term, df in document_frequency.items()
     }
