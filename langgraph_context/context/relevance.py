@@ -220,10 +220,9 @@ def _passages(packets: Sequence[ContextPacket], config: ContextConfig) -> list[l
 def _lexical(packets: Sequence[ContextPacket], query: str, config: ContextConfig) -> list[float]:
     """BM25 of each packet, plus `passage_weight` times its passage's (both scaled by the best)."""
     texts = [p.content for p in packets]
-    own = score_texts(query, texts)
     if config.passage_weight == 0.0 or config.neighbor_window == 0:
-        return own
-    passage = score_passages(query, texts, _passages(packets, config))
+        return score_texts(query, texts)
+    own, passage = score_passages(query, texts, _passages(packets, config))
     top_own, top_passage = max(own, default=0.0) or 1.0, max(passage, default=0.0) or 1.0
     return [
         o / top_own + config.passage_weight * p / top_passage
