@@ -41,6 +41,7 @@ __all__ = [
     "BM25_K1",
     "STOP_WORDS",
     "rank_texts",
+    "score_passages",
     "score_texts",
     "tokenize",
 ]
@@ -133,6 +134,47 @@ def tokenize(text: str) -> list[str]:
     return list(_tokenize_cached(text))
 
 
+def _query_counts(
+    query: str, texts: Sequence[str]
+) -> tuple[list[dict[str, int]], list[int]] | None:
+    """Each text's counts of the query's terms, and its length in terms (`None`: no terms)."""
+    wanted = set(_tokenize_cached(query))
+    if not wanted:
+        return None
+    counts: list[dict[str, int]] = []
+    lengths: list[int] = []
+    for text in texts:
+        doc = _tokenize_cached(text)
+        found: dict[str, int] = {}
+        for term in doc:
+            if term in wanted:
+                found[term] = found.get(term, 0) + 1
+        counts.append(found)
+        lengths.append(len(doc))
+    return counts, lengths
+
+
+def _bm25(counts: list[dict[str, int]], lengths: list[int], k1: float, b: float) -> list[float]:
+    """BM25 of documents given their query-term counts and lengths (Lucene IDF)."""
+    n = len(counts)
+    document_frequency: dict[str, int] = {}
+    for found in counts:
+        for term in found:
+            document_frequency[term] = document_frequency.get(term, 0) + 1
+    idf = {
+        term: math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for term, df in document_frequency.items()
+    }
+    average = (sum(lengths) / n) or 1.0
+    scores: list[float] = []
+    for found, length in zip(counts, lengths, strict=True):
+        if not found:
+            scores.append(0.0)
+            continue
+        norm = k1 * (1.0 - b + b * length / average)
+        scores.append(float(sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in found.items())))
+    return scores
+
+
 def score_texts(
     query: str,
     texts: Sequence[str],
@@ -161,32 +203,69 @@ def score_texts(
     """
     if not texts:
         return []
-    query_terms = _tokenize_cached(query)
-    if not query_terms:
+    counted = _query_counts(query, texts)
+    if counted is None:
         return [0.0] * len(texts)
-    wanted = set(query_terms)
-    docs = [_tokenize_cached(text) for text in texts]
-    lengths = [len(doc) for doc in docs]
-    average = (sum(lengths) / len(docs)) or 1.0
-    counts: list[dict[str, int]] = []
-    document_frequency: dict[str, int] = dict.fromkeys(wanted, 0)
-    for doc in docs:
-        found: dict[str, int] = {}
-        for term in doc:
-            if term in wanted:
-                found[term] = found.get(term, 0) + 1
-        for term in found:
-            document_frequency[term] += 1
-        counts.append(found)
-    n = len(docs)
-    idf = {
-        term: math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for term, df in document_frequency.items()
-    }
-    scores: list[float] = []
-    for found, length in zip(counts, lengths, strict=True):
-        norm = k1 * (1.0 - b + b * length / average)
-        scores.append(float(sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in found.items())))
-    return scores
+    return _bm25(*counted, k1, b)
+
+
+def score_passages(
+    query: str,
+    texts: Sequence[str],
+    passages: Sequence[Sequence[int]],
+    *,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> tuple[list[float], list[float]]:
+    """Score each text and each passage (a group of texts read as one document) with BM25.
+
+    A chat turn's answer is often split over the turn and its neighbours (a
+    question, then its answer): scoring the turn with its neighbours as one passage
+    credits query terms found on either side. Each text is tokenized and counted
+    once; a passage's term counts and length are the sums over its texts, and IDF and
+    the average length are taken over the passages.
+
+    Args:
+        query: What the texts should be relevant to.
+        texts: The texts.
+        passages: For each passage, the indices of its texts.
+        k1: BM25 term-frequency saturation.
+        b: BM25 length normalisation.
+
+    Returns:
+        `(text scores, passage scores)`: `score_texts` of the texts, and one score per
+        passage in the order of `passages`.
+
+    Raises:
+        ValueError: If a passage names an index outside `texts`.
+
+    Example:
+        >>> texts = ["Where did you go?", "To Paris, by train", "Nice"]
+        >>> _, scores = score_passages("go to Paris", texts, [(0, 1), (1, 2), (2,)])
+        >>> scores[0] > scores[1] > scores[2] == 0.0
+        True
+    """
+    if any(i < 0 or i >= len(texts) for group in passages for i in group):
+        msg = "passages must hold indices into texts"
+        raise InvalidArgumentError(msg)
+    counted = _query_counts(query, texts) if texts else None
+    if counted is None:
+        return [0.0] * len(texts), [0.0] * len(passages)
+    counts, lengths = counted
+    merged_counts: list[dict[str, int]] = []
+    merged_lengths: list[int] = []
+    for group in passages:
+        merged: dict[str, int] = {}
+        length = 0
+        for i in group:
+            length += lengths[i]
+            if counts[i]:  # most texts hold no query term
+                for term, tf in counts[i].items():
+                    merged[term] = merged.get(term, 0) + tf
+        merged_counts.append(merged)
+        merged_lengths.append(length)
+    passage_scores = _bm25(merged_counts, merged_lengths, k1, b) if passages else []
+    return _bm25(counts, lengths, k1, b), passage_scores
 
 
 def rank_texts(

@@ -346,16 +346,16 @@ def test_a_history_without_user_turns_still_sends_the_task_as_one() -> None:
 
 def test_shortening_never_makes_a_message_longer() -> None:
     """A text shorter than its would-be notice is left whole; results go first."""
-    from langgraph_context.context.node import _shorten
+    from langgraph_context.context._shorten import shorten_messages
 
     counter = ContextBuilder().token_counter
     ai = AIMessage(" ".join(["plan"] * 40), tool_calls=[{"name": "t", "args": {}, "id": "c1"}])
     result = ToolMessage(" ".join(["data"] * 3000), tool_call_id="c1")
-    out = _shorten([ai, result], counter([ai]) + 45, counter)
+    out = shorten_messages([ai, result], counter([ai]) + 45, counter)
     assert out[0] is ai  # 40 tokens of text: a 32-token head plus notice would be longer
     assert counter(out[1].content) < 60
     tiny = ToolMessage("ok", tool_call_id="c2")
-    assert _shorten([tiny], 0, counter) == [tiny]
+    assert shorten_messages([tiny], 0, counter) == [tiny]
 
 
 def test_a_user_turn_leads_when_the_recent_messages_have_none() -> None:

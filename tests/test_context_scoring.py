@@ -7,7 +7,7 @@ import doctest
 import pytest
 
 from langgraph_context import scoring
-from langgraph_context.scoring import rank_texts, score_texts, tokenize
+from langgraph_context.scoring import rank_texts, score_passages, score_texts, tokenize
 
 
 def test_tokenize_stems_and_drops_stop_words() -> None:
@@ -71,3 +71,16 @@ def test_rank_texts_rejects_negative_limit() -> None:
 def test_scoring_docstring_examples() -> None:
     """The module's docstring examples run as written."""
     assert doctest.testmod(scoring, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_a_passage_scores_as_its_texts_joined_into_one() -> None:
+    """Passage BM25 from per-text counts equals BM25 of the joined texts; texts score alone."""
+    texts = ["Where did you move from?", "From Sweden, last year.", "Nice!", "Sweden again"]
+    groups = [(0, 1), (1, 2), (2,), (0, 1, 2, 3)]
+    own, passages = score_passages("moved from Sweden", texts, groups)
+    joined = score_texts("moved from Sweden", [" ".join(texts[i] for i in g) for g in groups])
+    assert passages == pytest.approx(joined)
+    assert own == score_texts("moved from Sweden", texts)
+    assert passages[0] > 0.0 == passages[2]
+    with pytest.raises(ValueError, match="indices"):
+        score_passages("x", texts, [(4,)])

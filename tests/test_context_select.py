@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pytest
@@ -46,9 +47,8 @@ def test_neighbouring_turns_inherit_relevance() -> None:
         turn("Cool, see you", "Ann"),
         turn("Bye", "Bob"),
     ]
-    scores = relevance_scores(
-        packets, "What did B research?", config=ContextConfig(speaker_boost=0)
-    )
+    spread_only = ContextConfig(speaker_boost=0, passage_weight=0)
+    scores = relevance_scores(packets, "What did B research?", config=spread_only)
     assert scores[1] == 1.0
     assert scores[2] == pytest.approx(0.7)
     assert scores[3] == pytest.approx(0.35)
@@ -58,6 +58,31 @@ def test_neighbouring_turns_inherit_relevance() -> None:
         packets, "What did B research?", config=ContextConfig(neighbor_window=0, speaker_boost=0)
     )
     assert flat == [0.0, 1.0, 0.0, 0.0, 0.0]
+
+
+def test_a_turn_is_scored_with_its_passage_within_its_session() -> None:
+    """Query terms split over a question and its answer lift the answer, not a later echo."""
+    lines = [
+        ("I moved last spring, it was a big step.", "Ann", 1),
+        ("Oh, from where?", "Bob", 1),
+        ("From Sweden, my home country.", "Ann", 1),
+        ("Sweden is lovely.", "Bob", 2),
+        ("I agree.", "Ann", 2),
+    ]
+    packets = [
+        ContextPacket(f"{who}: {text}", type="message", metadata={"thread": "t", "session": n})
+        for text, who, n in lines
+    ]
+    query = "Who moved here from Sweden?"
+    alone = ContextConfig(neighbor_weight=0, speaker_boost=0, segment_weight=0, passage_weight=0)
+    with_passage = dataclasses.replace(alone, passage_weight=1.0)
+    before = relevance_scores(packets, query, config=alone)
+    after = relevance_scores(packets, query, config=with_passage)
+    assert before[3] >= before[2]  # the short echo wins on its own words
+    assert after[2] > after[3]  # "moved" two turns back is in the answer's passage only
+    assert after[4] > 0.0 == before[4]  # the echo's passage lifts its session neighbour
+    unsplit = dataclasses.replace(with_passage, neighbor_window=0)
+    assert relevance_scores(packets, query, config=unsplit) == before
 
 
 def test_named_speaker_is_boosted() -> None:
@@ -201,10 +226,11 @@ def test_segment_boost_needs_two_segments_and_respects_the_key() -> None:
     assert relevance_scores(one_session, "apples") == relevance_scores(
         one_session, "apples", config=off
     )
-    other_key = ContextConfig(segment_key="document")
+    # Passages follow the segment key too; this test is about the boost alone.
+    other_key = ContextConfig(segment_key="document", passage_weight=0.0)
     two_sessions = [session_turn("red apples", 1), session_turn("green pears", 2)]
     assert relevance_scores(two_sessions, "apples", config=other_key) == relevance_scores(
-        two_sessions, "apples", config=off
+        two_sessions, "apples", config=dataclasses.replace(off, passage_weight=0.0)
     )
 
 

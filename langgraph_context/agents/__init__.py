@@ -16,6 +16,7 @@ from langgraph_context.agents.context_agent import (
     default_context_node,
     render_state_block,
 )
+from langgraph_context.agents.context_middleware import ContextMiddleware, create_context_middleware
 from langgraph_context.agents.guard import (
     GuardAgentState,
     OutputGuardMiddleware,
@@ -35,11 +36,9 @@ from langgraph_context.agents.maintainer import (
 from langgraph_context.agents.middleware import (
     CompactionAgentState,
     CompactionMiddleware,
-    ContextMiddleware,
     PreModelNodeMiddleware,
     PreModelViewState,
     create_compaction_middleware,
-    create_context_middleware,
     create_pre_model_middleware,
 )
 from langgraph_context.agents.models import (

@@ -36,6 +36,8 @@ from langgraph_context.agents.models import (
     with_run_context,
 )
 from langgraph_context.compaction import CompactionNode
+from langgraph_context.context import stamp_message
+from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import as_messages, content_text, repair_history
@@ -175,17 +177,23 @@ class ModelInput:
         view = learned.pop(self.compaction.output_key, None)
         return (list(view) if view else None), learned
 
-    def update(self, state: Any, sent: list[BaseMessage], call: _Call) -> dict[str, Any]:
-        """The model node's state update: the answer, what it taught, the debug copy."""
+    def update(
+        self, state: Any, sent: list[BaseMessage], call: _Call, stamped: list[BaseMessage]
+    ) -> dict[str, Any]:
+        """The model node's state update: the answer, what it taught, the debug copy.
+
+        Messages that arrived undated since the last call (`stamped`) are replaced by
+        their stamped copies, and the answer is stamped with the time it came back.
+        """
         response, retry, chat = call
-        answer = _answer_invalid_calls(response)
+        answer = [stamp_message(m) for m in _answer_invalid_calls(response)]
         if self.name is not None:
             answer = [
                 m.model_copy(update={"name": self.name}) if isinstance(m, AIMessage) else m
                 for m in answer
             ]
         update: dict[str, Any] = {
-            "messages": answer if retry is None else history_rewrite(retry, answer)
+            "messages": [*stamped, *answer] if retry is None else history_rewrite(retry, answer)
         }
         usage = self.window.usage(sent, response, chat)
         if usage is not None:
@@ -223,13 +231,17 @@ def _input(
         stored = get_state_value(state, LLM_INPUT_KEY, None)
         source = with_messages(state, list(stored)) if stored else state
         view = how.assembled((yield ("context", source)))
-    return _model_input(state, view, prompt, how), learned
+    return without_stamps(_model_input(state, view, prompt, how)), learned
 
 
 def _steps(
     state: Any, how: ModelInput, prompt: PromptLike, chat: Any
 ) -> Generator[_Request, Any, dict[str, Any]]:
     """One model step: assemble, call; on an overflow, compact the history, call again."""
+    # New arrivals are dated before the context node first renders them.
+    history, stamped = stamped_history(as_messages(get_state_value(state, "messages", [])))
+    if stamped:
+        state = with_messages(state, history)
     sent, learned = yield from _input(state, how, prompt)
     answer = yield ("model", sent)
     retry = None
@@ -240,7 +252,7 @@ def _steps(
         shrunk = with_messages(with_messages(state, retry.messages), [], LLM_INPUT_KEY)
         sent, learned = yield from _input(shrunk, how, prompt)
         answer = retry.check((yield ("model", sent)))
-    return {**learned, **how.update(state, sent, (answer, retry, chat))}
+    return {**learned, **how.update(state, sent, (answer, retry, chat), stamped)}
 
 
 def model_node(

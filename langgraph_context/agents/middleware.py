@@ -14,9 +14,10 @@ one of two stages:
   compaction node's `RemoveMessage`s and summary) rewrite the agent state; it may not
   return a view.
 
-`create_compaction_middleware` and `create_context_middleware` build the package's
-real nodes. The tool-adding middleware (plan, notes, pinned memory) is in
-`agents.tool_middleware`, the output guard's in `agents.guard`.
+`create_compaction_middleware` builds the package's compaction node; the context
+node's middleware is in `agents.context_middleware`, the tool-adding middleware
+(plan, notes, pinned memory) in `agents.tool_middleware`, the output guard's in
+`agents.guard`.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from langgraph_context.agents._overflow import (
 )
 from langgraph_context.agents.context_agent import LLM_INPUT_KEY
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
-from langgraph_context.context import ContextBuilder, create_context_node
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from langgraph_context.tokens import USAGE_KEY, TokenUsage, resolve_counter
@@ -60,12 +60,10 @@ __all__ = [
     "STAGES",
     "CompactionAgentState",
     "CompactionMiddleware",
-    "ContextMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "Stage",
     "create_compaction_middleware",
-    "create_context_middleware",
     "create_pre_model_middleware",
 ]
 
@@ -414,59 +412,3 @@ def create_compaction_middleware(
     counter = resolve_counter(options.get("token_counter"))
     window = Window(options.get("context_window"), counter)
     return CompactionMiddleware(node, name=name, stage=stage, window=window)
-
-
-def create_context_middleware(
-    builder: ContextBuilder | None = None,
-    *,
-    safe: bool = True,
-    name: str = "context",
-    **options: Any,
-) -> ContextMiddleware:
-    """Assemble the model's context with `create_context_node` inside `create_agent`.
-
-    The agent's history stays whole in state; each model call gets the assembled
-    system message (after the agent's own system prompt) and the recent messages.
-
-    Args:
-        builder: The `ContextBuilder` (default: default settings; pinned memory is
-            among its default state sources). A builder you pass keeps its own
-            `protect_untrusted` setting.
-        safe: For the default builder: wrap untrusted packets in per-build boundaries
-            and add the hardening instruction (`ContextBuilder(protect_untrusted=...)`).
-        name: Middleware name, unique per agent.
-        **options: Any other `create_context_node` option (`keep_last`,
-            `system_instructions`, `query_key`, ...).
-
-    Returns:
-        The middleware.
-
-    Raises:
-        ValueError: If an option is invalid (raised by `create_context_node`).
-    """
-    return ContextMiddleware(builder, safe=safe, name=name, **options)
-
-
-class ContextMiddleware(PreModelNodeMiddleware):
-    """Assemble each model call's context with `create_context_node` in `create_agent`.
-
-    Args:
-        builder: The `ContextBuilder` (default: default settings with `safe`).
-        safe: For the default builder: protect untrusted packets and harden the prompt.
-        name: Middleware name, unique per agent.
-        **options: Any other `create_context_node` option.
-
-    Raises:
-        ValueError: If an option is invalid (raised by `create_context_node`).
-    """
-
-    def __init__(
-        self,
-        builder: ContextBuilder | None = None,
-        *,
-        safe: bool = True,
-        name: str = "context",
-        **options: Any,
-    ) -> None:
-        chosen = builder or ContextBuilder(protect_untrusted=safe)
-        super().__init__(create_context_node(chosen, **options), name=name)

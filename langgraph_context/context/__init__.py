@@ -48,6 +48,7 @@ from langgraph_context.context.select import (
     pack_packets,
     select_packets,
 )
+from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamp_message, stamp_messages
 from langgraph_context.context.structure import (
     Entry,
     Section,
@@ -64,6 +65,7 @@ __all__ = [
     "DEFAULT_SECTION_ORDER",
     "DEFAULT_STATE_SOURCES",
     "DEFAULT_SUMMARY_TOKENS",
+    "MESSAGE_TIME_KEY",
     "SECTION_NAMES",
     "SEED_SECTION_ORDER",
     "TRUSTED_PACKET_TYPES",
@@ -108,6 +110,8 @@ __all__ = [
     "rerank_selection",
     "score_texts",
     "select_packets",
+    "stamp_message",
+    "stamp_messages",
     "structure_context",
     "summarize_lines",
     "tokenize",

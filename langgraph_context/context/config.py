@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_NEIGHBOR_WEIGHT",
     "DEFAULT_NEIGHBOR_WINDOW",
     "DEFAULT_OUTPUT_INSTRUCTIONS",
+    "DEFAULT_PASSAGE_WEIGHT",
     "DEFAULT_RECENCY_WEIGHT",
     "DEFAULT_RELEVANCE_WEIGHT",
     "DEFAULT_RESERVE_RATIO",
@@ -51,6 +52,10 @@ DEFAULT_RECENCY_WEIGHT = 0.05
 # speaker is usually about that speaker's own turns.
 DEFAULT_NEIGHBOR_WEIGHT = 0.7
 DEFAULT_NEIGHBOR_WINDOW = 2
+# A turn's BM25 plus its passage's (the turn with its neighbours up to
+# `neighbor_window` away in its session), each scaled by its best, at equal weight.
+# LoCoMo dev at 1,000 tokens: 0.843 -> 0.860 evidence recall, up on every conversation.
+DEFAULT_PASSAGE_WEIGHT = 1.0
 DEFAULT_SPEAKER_BOOST = 0.5
 # A query naming a date ("What did Nate cook on 9 November, 2022?") is about what was
 # said that day: +0.01 mean recall on LoCoMo, no conversation worse.
@@ -155,6 +160,9 @@ class ContextConfig:
         recency_weight: Weight of recency in a packet's score.
         neighbor_weight: Share of a neighbouring turn's relevance a turn inherits.
         neighbor_window: How many turns away a neighbour may be (0 disables).
+        passage_weight: Weight of a turn's passage score (BM25 of the turn read with
+            its neighbours up to `neighbor_window` away in the same thread and
+            segment) beside its own, both scaled by their best; 0 disables.
         speaker_boost: Extra relevance (as a fraction) for turns by a speaker the
             query names (metadata key `speaker`).
         embedding_weight: Share of embedding similarity in relevance when the
@@ -190,6 +198,7 @@ class ContextConfig:
     recency_weight: float = DEFAULT_RECENCY_WEIGHT
     neighbor_weight: float = DEFAULT_NEIGHBOR_WEIGHT
     neighbor_window: int = DEFAULT_NEIGHBOR_WINDOW
+    passage_weight: float = DEFAULT_PASSAGE_WEIGHT
     speaker_boost: float = DEFAULT_SPEAKER_BOOST
     embedding_weight: float = DEFAULT_EMBEDDING_WEIGHT
     date_boost: float = DEFAULT_DATE_BOOST
@@ -238,7 +247,7 @@ class ContextConfig:
         if not isinstance(self.neighbor_window, int) or self.neighbor_window < 0:
             msg = f"ContextConfig.neighbor_window must be an int >= 0, got {self.neighbor_window!r}"
             raise InvalidArgumentError(msg)
-        for name in ("speaker_boost", "date_boost", "segment_weight"):
+        for name in ("speaker_boost", "date_boost", "segment_weight", "passage_weight"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0.0:
                 msg = f"ContextConfig.{name} must be >= 0, got {value!r}"

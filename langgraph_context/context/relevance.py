@@ -2,8 +2,11 @@
 
 A packet's relevance, unless the caller set `ContextPacket.relevance`, is built from:
 
-1. BM25 over `scoring.tokenize` terms (stemmed, stop words removed, CJK bigrams);
-   with an `Embeddings` model, mixed with cosine similarity (both min-max scaled,
+1. BM25 over `scoring.tokenize` terms (stemmed, stop words removed, CJK bigrams),
+   plus `passage_weight` times the BM25 of the turn's passage: the turn read with
+   its neighbours up to `neighbor_window` away in the same thread and segment, so a
+   question and its answer count together (each scaled by its best); with an
+   `Embeddings` model, mixed with cosine similarity (both min-max scaled,
    `embedding_weight` for the cosine share). The query is embedded with the names of
    known speakers masked: step 5 already favours a named speaker's turns, and a name
    in the vector pulls it towards every turn that speaker wrote, whatever its topic;
@@ -34,7 +37,7 @@ from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._dates import as_date, date_match, query_dates
 from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.packet import ContextPacket
-from langgraph_context.scoring import score_texts
+from langgraph_context.scoring import score_passages, score_texts
 
 __all__ = ["arelevance_scores", "relevance_scores", "semantic_query"]
 
@@ -197,6 +200,36 @@ def _finish_relevance(
     ]
 
 
+def _passages(packets: Sequence[ContextPacket], config: ContextConfig) -> list[list[int]]:
+    """Each packet's passage: itself and its thread neighbours within the window and segment."""
+    window = config.neighbor_window
+    passages = [[i] for i in range(len(packets))]
+    threads: dict[tuple[str, str | None], list[int]] = {}
+    for i, packet in enumerate(packets):
+        thread = _thread_key(packet)
+        if thread is not None:
+            segment = packet.metadata.get(config.segment_key)
+            key = (thread, None if segment is None else str(segment))
+            threads.setdefault(key, []).append(i)
+    for members in threads.values():
+        for pos, i in enumerate(members):
+            passages[i] = members[max(0, pos - window) : pos + window + 1]
+    return passages
+
+
+def _lexical(packets: Sequence[ContextPacket], query: str, config: ContextConfig) -> list[float]:
+    """BM25 of each packet, plus `passage_weight` times its passage's (both scaled by the best)."""
+    texts = [p.content for p in packets]
+    if config.passage_weight == 0.0 or config.neighbor_window == 0:
+        return score_texts(query, texts)
+    own, passage = score_passages(query, texts, _passages(packets, config))
+    top_own, top_passage = max(own, default=0.0) or 1.0, max(passage, default=0.0) or 1.0
+    return [
+        o / top_own + config.passage_weight * p / top_passage
+        for o, p in zip(own, passage, strict=True)
+    ]
+
+
 def _relevance_steps(
     packets: Sequence[ContextPacket],
     query: str,
@@ -204,7 +237,7 @@ def _relevance_steps(
     embeddings: Embeddings | None,
 ) -> Steps[list[float]]:
     """The relevance pipeline; yields the two embedding calls when there is a model."""
-    base = score_texts(query, [p.content for p in packets])
+    base = _lexical(packets, query, config)
     if embeddings is not None and packets:
         texts = [p.content for p in packets]
         vectors = yield Call(embeddings.embed_documents, embeddings.aembed_documents, (texts,))

@@ -1,0 +1,139 @@
+"""`ContextMiddleware`: the context node inside LangChain v1 `create_agent`.
+
+The node assembles each model call's input (never stored); the middleware also dates
+the thread, stamping new messages in state before the call and the reply after it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallResult
+from langchain_core.messages import BaseMessage
+from langgraph.runtime import Runtime
+
+from langgraph_context.agents.middleware import PreModelNodeMiddleware, PreModelViewState
+from langgraph_context.context import (
+    ContextBuilder,
+    create_context_node,
+    stamp_message,
+    stamp_messages,
+)
+
+__all__ = ["ContextMiddleware", "create_context_middleware"]
+
+
+def create_context_middleware(
+    builder: ContextBuilder | None = None,
+    *,
+    safe: bool = True,
+    name: str = "context",
+    **options: Any,
+) -> ContextMiddleware:
+    """Assemble the model's context with `create_context_node` inside `create_agent`.
+
+    The agent's history stays whole in state; each model call gets the assembled
+    system message (after the agent's own system prompt) and the recent messages.
+
+    Args:
+        builder: The `ContextBuilder` (default: default settings; pinned memory is
+            among its default state sources). A builder you pass keeps its own
+            `protect_untrusted` setting.
+        safe: For the default builder: wrap untrusted packets in per-build boundaries
+            and add the hardening instruction (`ContextBuilder(protect_untrusted=...)`).
+        name: Middleware name, unique per agent.
+        **options: Any other `create_context_node` option (`keep_last`,
+            `system_instructions`, `query_key`, ...).
+
+    Returns:
+        The middleware.
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_context_node`).
+    """
+    return ContextMiddleware(builder, safe=safe, name=name, **options)
+
+
+class ContextMiddleware(PreModelNodeMiddleware):
+    """Assemble each model call's context with `create_context_node` in `create_agent`.
+
+    It also dates the thread: before each model call, messages that arrived without
+    a time (the user's turn, tool results) are stamped in state, and the model's
+    reply is stamped when it comes back (`context.stamp`); a provider's own time wins.
+
+    Args:
+        builder: The `ContextBuilder` (default: default settings with `safe`).
+        safe: For the default builder: protect untrusted packets and harden the prompt.
+        name: Middleware name, unique per agent.
+        **options: Any other `create_context_node` option (`stamp_times=False` turns
+            the stamping off).
+
+    Raises:
+        ValueError: If an option is invalid (raised by `create_context_node`).
+    """
+
+    def __init__(
+        self,
+        builder: ContextBuilder | None = None,
+        *,
+        safe: bool = True,
+        name: str = "context",
+        **options: Any,
+    ) -> None:
+        chosen = builder or ContextBuilder(protect_untrusted=safe)
+        # The node runs per model call, where it may not write messages: stamping
+        # is done here, in state before the call and on the reply after it.
+        self._stamp_times = bool(options.pop("stamp_times", True))
+        super().__init__(create_context_node(chosen, stamp_times=False, **options), name=name)
+
+    def before_model(
+        self, state: PreModelViewState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Stamp the messages that arrived undated since the last model call."""
+        if not self._stamp_times:
+            return None
+        stamped = stamp_messages(list(state.get("messages", [])))
+        return {"messages": stamped} if stamped else None
+
+    async def abefore_model(
+        self, state: PreModelViewState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `before_model` (no I/O: the same code)."""
+        return self.before_model(state, runtime)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Call the model on the assembled view; stamp the reply with its time."""
+        return super().wrap_model_call(request, lambda r: self._stamped(handler(r)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of `wrap_model_call`."""
+
+        async def stamped(prepared: ModelRequest[Any]) -> Any:
+            return self._stamped(await handler(prepared))
+
+        return await super().awrap_model_call(request, stamped)
+
+    def _stamped(self, response: Any) -> Any:
+        """The model's answer with its messages stamped (when stamping is on)."""
+        if not self._stamp_times:
+            return response
+        if isinstance(response, BaseMessage):
+            return stamp_message(response)
+        if isinstance(response, ExtendedModelResponse):
+            return dataclasses.replace(
+                response, model_response=self._stamped(response.model_response)
+            )
+        if isinstance(response, ModelResponse):
+            return dataclasses.replace(response, result=[stamp_message(m) for m in response.result])
+        return response

@@ -1,0 +1,106 @@
+"""The context node's `layout="cache"` runnable (private to `context`).
+
+See `_window` for the layout: a stable system message, the history verbatim from a
+sticky cut, the plan in a closing message.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+
+from langgraph_context.compaction import fenced_compaction_message
+from langgraph_context.compaction.provenance import mark_later_system
+from langgraph_context.context._defuse import defused
+from langgraph_context.context._shorten import shorten_messages
+from langgraph_context.context._view import StateView
+from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
+from langgraph_context.context.builder import ContextBuilder
+from langgraph_context.context.stamp import stamped_history, without_stamps
+from langgraph_context.messages import as_messages, content_text, tool_result_ids
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.state import get_state_value, require_state_keys
+
+__all__ = ["cache_node"]
+
+_Stamps = list[BaseMessage]
+
+
+def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
+    """The node's update, plus the newly stamped messages (replaced by id in state)."""
+    return {**update, messages_key: stamped} if stamped else update
+
+
+def cache_node(
+    builder: ContextBuilder,
+    system_instructions: str | None,
+    messages_key: str,
+    output_key: str,
+    *,
+    name: str,
+    stamp_times: bool,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The `layout="cache"` node: stable system message, sticky window, plan last."""
+    counter = builder.token_counter
+    limit = builder.config.max_tokens
+    # The system message renders no task and no output section (they would change
+    # with every request); its share of the window is fixed, so its selection only
+    # changes when the turns before the window or the pinned state do.
+    head_builder = copy.copy(builder)
+    head_builder.config = dataclasses.replace(builder.config, output_instructions="")
+    protect = builder.protect_untrusted and builder.wrap_untrusted is None
+    # Tool output sits verbatim in the window, so the hardening text is due as soon as
+    # the history holds any (once there, it stays: the prefix does not flip).
+    hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
+    if protect:
+        head_builder.hardening = ""
+
+    def plan(state: Any) -> tuple[str | None, StateView, list[BaseMessage], int, _Stamps]:
+        require_state_keys({output_key: "ContextStateMixin"}, node=name)
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
+        stamped: _Stamps = []
+        if stamp_times:
+            # Stamped before the first rendering: a day line never appears later.
+            messages, stamped = stamped_history(messages)
+        system, later, body = split_pinned(messages)
+        parts = [content_text(m.content) for m in system]
+        if system_instructions:
+            parts.append(system_instructions)
+        if protect and any(isinstance(m, ToolMessage) or tool_result_ids(m) for m in body):
+            parts.append(hardening)
+        instructions = "\n\n".join(p for p in parts if p) or None
+        overhead = max(0, counter([SystemMessage("")]))
+        head = min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
+        tail = state_tail(state)
+        room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
+        cut = sticky_cut(body, room, counter)
+        older, window = body[:cut], body[cut:]
+        # A compaction message an older version stored unfenced is fenced whole, with
+        # or without the opt-in rewriting of tool results.
+        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
+        if builder.sanitize:
+            window = [defused(m, builder.detector) for m in window]
+        if window and counter(window) > room:
+            window = shorten_messages(window, room, counter)
+        view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
+        return instructions, view, without_stamps([*window, *tail]), head, stamped
+
+    def run(state: Any) -> dict[str, Any]:
+        instructions, view, rest, head, stamped = plan(state)
+        result = head_builder.build_result(
+            "", system_instructions=instructions, state=view, max_tokens=head
+        )
+        return _update({output_key: [SystemMessage(result.text), *rest]}, messages_key, stamped)
+
+    async def arun(state: Any) -> dict[str, Any]:
+        instructions, view, rest, head, stamped = plan(state)
+        result = await head_builder.abuild_result(
+            "", system_instructions=instructions, state=view, max_tokens=head
+        )
+        return _update({output_key: [SystemMessage(result.text), *rest]}, messages_key, stamped)
+
+    return RunnableLambda(run, afunc=arun, name=name)

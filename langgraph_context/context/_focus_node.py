@@ -1,0 +1,106 @@
+"""The context node's `layout="focus"` runnable (private to `context`).
+
+Every call rebuilds one system message around the current query (task, pinned state,
+the most relevant older turns) and passes the last `keep_last` messages verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableLambda
+
+from langgraph_context.compaction import is_untrusted_compaction
+from langgraph_context.compaction.provenance import mark_later_system
+from langgraph_context.context._recent import fit_recent, model_view
+from langgraph_context.context._view import StateView
+from langgraph_context.context.builder import ContextBuilder
+from langgraph_context.context.result import ContextResult
+from langgraph_context.context.stamp import stamped_history, without_stamps
+from langgraph_context.messages import as_messages, content_text
+from langgraph_context.state import get_state_value, require_state_keys
+from langgraph_context.tokens import truncate_text
+
+__all__ = ["focus_node"]
+
+_Stamps = list[BaseMessage]
+
+
+def _query(messages: Sequence[BaseMessage], state: Any, query_key: str | None) -> str:
+    if query_key is not None:
+        return str(get_state_value(state, query_key, ""))
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and not is_untrusted_compaction(message):
+            return content_text(message.content)
+    return ""
+
+
+def focus_node(
+    builder: ContextBuilder,
+    system_instructions: str | None,
+    messages_key: str,
+    query_key: str | None,
+    keep_last: int,
+    output_key: str,
+    *,
+    name: str,
+    stamp_times: bool,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The `layout="focus"` node: context around the query, the last messages verbatim."""
+    counter = builder.token_counter
+    limit = builder.config.max_tokens
+
+    def plan(state: Any) -> tuple[str, str | None, StateView, list[BaseMessage], int, _Stamps]:
+        require_state_keys({output_key: "ContextStateMixin"}, node=name)
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
+        stamped: _Stamps = []
+        if stamp_times:
+            messages, stamped = stamped_history(messages)
+        defuse = builder.detector if builder.sanitize else False
+        system, older, recent = model_view(messages, keep_last, defuse=defuse)
+        parts = [content_text(m.content) for m in system]
+        if system_instructions:
+            parts.append(system_instructions)
+        instructions = "\n\n".join(p for p in parts if p)
+        # The query is rendered in [Task] and also stays in the recent turns: a huge
+        # pasted message is cut in [Task] to a quarter of the window.
+        query = truncate_text(_query(messages, state, query_key), limit // 4, token_counter=counter)
+        # The context message always has room for role, task and output; the recent
+        # messages get the rest.
+        overhead = max(0, counter([SystemMessage("")]))
+        # The context keeps at least a third of the window (pinned plan, constraints,
+        # briefings live there) and always its fixed sections, but never more than
+        # half: with instructions that large, the recent turns still get a fair share.
+        fixed = min(
+            max(builder.fixed_tokens(query, instructions or None), limit // 3),
+            limit // 2,
+        )
+        allowed = max(0, limit - overhead - fixed)
+        older, recent = fit_recent(older, recent, query, allowed, counter)
+        room = max(1, limit - overhead - (counter(recent) if recent else 0))
+        view = StateView(state, older, messages_key)
+        return query, instructions or None, view, recent, room, stamped
+
+    def output(
+        result: ContextResult, recent: list[BaseMessage], stamped: _Stamps
+    ) -> dict[str, Any]:
+        update: dict[str, Any] = {output_key: [SystemMessage(result.text), *without_stamps(recent)]}
+        return {**update, messages_key: stamped} if stamped else update
+
+    def run(state: Any) -> dict[str, Any]:
+        query, instructions, view, recent, room, stamped = plan(state)
+        result = builder.build_result(
+            query, system_instructions=instructions, state=view, max_tokens=room
+        )
+        return output(result, recent, stamped)
+
+    async def arun(state: Any) -> dict[str, Any]:
+        query, instructions, view, recent, room, stamped = plan(state)
+        result = await builder.abuild_result(
+            query, system_instructions=instructions, state=view, max_tokens=room
+        )
+        return output(result, recent, stamped)
+
+    return RunnableLambda(run, afunc=arun, name=name)

@@ -1,0 +1,148 @@
+"""Record when each message entered the thread, so selection and `[Context]` can date it.
+
+Users do not timestamp their messages. The context node, `create_context_agent` and
+`ContextMiddleware` stamp the messages they see arrive with the time they first saw
+them, as an ISO 8601 UTC string in `additional_kwargs["timestamp"]` (the key
+`message_time` reads first). The stamp is metadata: providers' request builders do
+not send that key, so the bytes a model was sent stay the same, and it is stored
+with the message, so it survives checkpoints. The messages handed to the model are
+copies without it (`without_stamps`): the same turns give the same input whenever
+they were sent.
+
+Only messages that arrived since the last dated one are stamped (a thread with no
+dated message yet: its last user turn and what follows). An older history nobody
+dated keeps no time rather than a wrong one, and a message that already carries a
+time, ours or its provider's (`response_metadata`), is left as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from langgraph_context.context.gather import message_time
+from langgraph_context.messages import tool_result_ids
+
+__all__ = [
+    "MESSAGE_TIME_KEY",
+    "stamp_message",
+    "stamp_messages",
+    "stamped_history",
+    "without_stamps",
+]
+
+MESSAGE_TIME_KEY = "timestamp"
+
+
+def _is_turn(message: BaseMessage) -> bool:
+    """A message that can carry a time of entry (not instructions, not a removal)."""
+    return not isinstance(message, SystemMessage) and message.type != "remove"
+
+
+def _arrived(messages: Sequence[BaseMessage]) -> int:
+    """Index of the first message that arrived since the last dated one."""
+    for i in range(len(messages) - 1, -1, -1):
+        if _is_turn(messages[i]) and message_time(messages[i]) is not None:
+            return i + 1
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage) and not tool_result_ids(messages[i]):
+            return i
+    return 0
+
+
+def stamp_messages(
+    messages: Sequence[BaseMessage], *, now: float | None = None
+) -> list[BaseMessage]:
+    """Stamped copies of the messages that arrived undated (the input is not changed).
+
+    Args:
+        messages: The thread, oldest first.
+        now: The time to record, POSIX seconds (default: the current time).
+
+    Returns:
+        A copy of each newly arrived message without a time and with an id (ids are
+        how a state update replaces it), `additional_kwargs["timestamp"]` set; in
+        thread order. Empty when there is nothing to stamp.
+
+    Example:
+        >>> out = stamp_messages([HumanMessage("hi", id="1")], now=0.0)
+        >>> out[0].additional_kwargs
+        {'timestamp': '1970-01-01T00:00:00+00:00'}
+    """
+    start = _arrived(messages)
+    pending = [m for m in messages[start:] if _is_turn(m) and m.id and message_time(m) is None]
+    stamp = _stamp(now)
+    return [_with_stamp(m, stamp) for m in pending]
+
+
+def _stamp(now: float | None) -> str:
+    when = datetime.fromtimestamp(time.time() if now is None else now, tz=UTC)
+    return when.isoformat(timespec="milliseconds" if when.microsecond else "seconds")
+
+
+def _with_stamp(message: BaseMessage, stamp: str) -> BaseMessage:
+    kwargs = {**message.additional_kwargs, MESSAGE_TIME_KEY: stamp}
+    return message.model_copy(update={"additional_kwargs": kwargs})
+
+
+def stamp_message(message: BaseMessage, *, now: float | None = None) -> BaseMessage:
+    """The message stamped with `now` unless it already carries a time (e.g. a reply).
+
+    Args:
+        message: A message entering the thread now (a model's reply, a tool result).
+        now: The time to record, POSIX seconds (default: the current time).
+
+    Returns:
+        A stamped copy, or the message itself when it has a time or is a system
+        message.
+    """
+    if not _is_turn(message) or message_time(message) is not None:
+        return message
+    return _with_stamp(message, _stamp(now))
+
+
+def stamped_history(
+    messages: Sequence[BaseMessage], *, now: float | None = None
+) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """The thread with new arrivals stamped, and the stamped messages alone.
+
+    Args:
+        messages: The thread, oldest first.
+        now: The time to record (default: the current time).
+
+    Returns:
+        `(history, stamped)`: the whole thread with each stamped copy in its place,
+        and the copies (what a node returns under its messages key, where the
+        `add_messages` reducer replaces each by id).
+    """
+    stamped = stamp_messages(messages, now=now)
+    if not stamped:
+        return list(messages), []
+    by_id = {m.id: m for m in stamped}
+    return [by_id.get(m.id, m) if m.id else m for m in messages], stamped
+
+
+def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages as the model is sent them: copies without the time stamp key.
+
+    Args:
+        messages: Messages, stamped or not.
+
+    Returns:
+        The same messages, each stamped one replaced by a copy without the key.
+    """
+    return [
+        m.model_copy(
+            update={
+                "additional_kwargs": {
+                    k: v for k, v in m.additional_kwargs.items() if k != MESSAGE_TIME_KEY
+                }
+            }
+        )
+        if MESSAGE_TIME_KEY in m.additional_kwargs
+        else m
+        for m in messages
+    ]
