@@ -13,9 +13,9 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallResult
 from langchain_core.messages import BaseMessage
-from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-from langgraph_context.agents.middleware import PreModelNodeMiddleware, PreModelViewState
+from langgraph_context.agents.middleware import PreModelNodeMiddleware
 from langgraph_context.context import (
     ContextBuilder,
     create_context_node,
@@ -89,28 +89,33 @@ class ContextMiddleware(PreModelNodeMiddleware):
         self._stamp_times = bool(options.pop("stamp_times", True))
         super().__init__(create_context_node(chosen, stamp_times=False, **options), name=name)
 
-    def before_model(
-        self, state: PreModelViewState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Stamp the messages that arrived undated since the last model call."""
-        if not self._stamp_times:
-            return None
-        stamped = stamp_messages(list(state.get("messages", [])))
-        return {"messages": stamped} if stamped else None
+    def _arrivals(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], list[Any]]:
+        """The request with undated arrivals stamped, and those stamped copies.
 
-    async def abefore_model(
-        self, state: PreModelViewState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        """Async twin of `before_model` (no I/O: the same code)."""
-        return self.before_model(state, runtime)
+        Stamping happens here, inside the model call, so it adds no graph step: the
+        copies keep their ids and reach state with the answer (the `add_messages`
+        reducer replaces each in place).
+        """
+        if not self._stamp_times:
+            return request, []
+        state: dict[str, Any] = dict(request.state)
+        history: list[BaseMessage] = list(state.get("messages", []))
+        stamped = stamp_messages(history)
+        if not stamped:
+            return request, []
+        by_id = {m.id: m for m in stamped}
+        state["messages"] = [by_id.get(m.id, m) for m in history]
+        return request.override(state=state), stamped  # type: ignore[arg-type]
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult[Any]:
-        """Call the model on the assembled view; stamp the reply with its time."""
-        return super().wrap_model_call(request, lambda r: self._stamped(handler(r)))
+        """Call the model on the assembled view; stamp arrivals and the reply."""
+        request, arrived = self._arrivals(request)
+        answer = super().wrap_model_call(request, lambda r: self._stamped(handler(r)))
+        return self._with_arrivals(answer, arrived)
 
     async def awrap_model_call(
         self,
@@ -122,7 +127,16 @@ class ContextMiddleware(PreModelNodeMiddleware):
         async def stamped(prepared: ModelRequest[Any]) -> Any:
             return self._stamped(await handler(prepared))
 
-        return await super().awrap_model_call(request, stamped)
+        request, arrived = self._arrivals(request)
+        return self._with_arrivals(await super().awrap_model_call(request, stamped), arrived)
+
+    def _with_arrivals(
+        self, answer: ModelCallResult[Any], arrived: list[Any]
+    ) -> ModelCallResult[Any]:
+        """`answer` carrying the stamped arrivals as a state update."""
+        if not arrived:
+            return answer
+        return self._answer(answer, Command(update={"messages": arrived}))
 
     def _stamped(self, response: Any) -> Any:
         """The model's answer with its messages stamped (when stamping is on)."""
