@@ -19,6 +19,7 @@ from langgraph_context.context import (
 )
 from langgraph_context.context._window import STATE_NOTICE, sticky_cut
 from langgraph_context.messages import validate_history
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tokens import count_tokens
 
@@ -142,3 +143,40 @@ def test_sticky_cut_only_moves_forward_and_in_steps(sizes: list[int], room: int)
         cuts.append(cut)
     assert cuts == sorted(cuts)
     assert len(set(cuts)) <= 2 + 2 * count_tokens(history) // max(1, room)
+
+
+def _grow(app: Any, config: dict[str, Any], rounds: int, lines: int) -> None:
+    """Answer the model's pending tool call `rounds` times with `lines`-line outputs."""
+    for turn in range(rounds):
+        n = len(app.get_state(config).values["messages"])
+        output = "\n".join(f"row {i}: {turn * i}" for i in range(lines))
+        app.invoke({"messages": [ToolMessage(output, tool_call_id=f"c{n - 1}")]}, config)
+
+
+def test_the_whole_history_is_sent_until_it_fills_the_budget() -> None:
+    """No share is set aside for older turns while there are none: nothing moves early."""
+    seen: list[list[BaseMessage]] = []
+    budget = 2_000
+    app = _graph(seen, budget=budget)
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"messages": [HumanMessage("Read the data files.")]}, config)
+    _grow(app, config, rounds=16, lines=12)
+    history = app.get_state(config).values["messages"][:-1]  # the model's last input
+    assert count_tokens(history) > budget * 3 // 4  # past the old quarter set aside
+    last = seen[-1]
+    assert count_tokens(last) <= budget
+    assert [m.content for m in last[1:]] == [m.content for m in history]
+    assert "[Context]" not in last[0].content
+    for previous, current in itertools.pairwise(seen):
+        assert [m.content for m in current[: len(previous)]] == [m.content for m in previous]
+
+
+def test_the_system_message_is_the_same_before_and_after_the_first_tool_output() -> None:
+    """The hardening line is there from the first call: tool output never rewrites it."""
+    seen: list[list[BaseMessage]] = []
+    app = _graph(seen)
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"messages": [HumanMessage("Read one file.")]}, config)
+    _grow(app, config, rounds=2, lines=5)
+    assert HARDENING_INSTRUCTION in seen[0][0].content
+    assert len({view[0].content for view in seen}) == 1

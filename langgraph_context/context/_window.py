@@ -19,15 +19,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langgraph_context.compaction import fenced_compaction_message
 from langgraph_context.messages import content_text, safe_cut_points, tool_result_ids
+from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value, render_plan
 from langgraph_context.tokens import TokenCounter
 
 __all__ = [
     "CONTINUE_NOTICE",
     "STATE_NOTICE",
+    "defused",
     "lead_turn",
     "split_pinned",
     "state_tail",
@@ -130,3 +133,33 @@ def _is_user_turn(message: BaseMessage) -> bool:
         and not tool_result_ids(message)
         and bool(content_text(message.content).strip())
     )
+
+
+def defused(message: BaseMessage) -> BaseMessage:
+    """A recent tool result, sanitized (role markers, override phrases, forged tags).
+
+    Tool results kept verbatim for the model are untrusted too; they keep their place
+    and id (the state is not touched), only injected instructions are defused. Text
+    blocks of list content (MCP, Anthropic style) are sanitized one by one. A
+    compaction message an older version stored unfenced is fenced whole.
+    """
+    if not isinstance(message, ToolMessage):
+        return fenced_compaction_message(message)
+    content = message.content
+    if isinstance(content, str):
+        clean: Any = sanitize_untrusted(content)
+    else:
+        clean = [defused_block(block) for block in content]
+    return message if clean == content else message.model_copy(update={"content": clean})
+
+
+def defused_block(block: Any) -> Any:
+    if isinstance(block, str):
+        return sanitize_untrusted(block)
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
+        return {**block, "text": sanitize_untrusted(block["text"])}
+    return block

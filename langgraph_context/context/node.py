@@ -30,7 +30,9 @@ from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
 from langgraph_context.compaction import fenced_compaction_message, is_untrusted_compaction
+from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._window import (
+    defused,
     lead_turn,
     split_pinned,
     state_tail,
@@ -41,7 +43,6 @@ from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
-from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value, require_state_keys
 from langgraph_context.tokens import TokenCounter, truncate_text
 
@@ -290,7 +291,7 @@ def _model_view(
         recent, older = _last_human_turn(older)
     recent = [fenced_compaction_message(m) for m in recent]
     if defuse:
-        recent = [_defused(m) for m in recent]
+        recent = [defused(m) for m in recent]
     return system, older, recent
 
 
@@ -404,36 +405,6 @@ def _shorten(recent: list[BaseMessage], allowed: int, counter: TokenCounter) -> 
     return messages
 
 
-def _defused(message: BaseMessage) -> BaseMessage:
-    """A recent tool result, sanitized (role markers, override phrases, forged tags).
-
-    Tool results kept verbatim for the model are untrusted too; they keep their place
-    and id (the state is not touched), only injected instructions are defused. Text
-    blocks of list content (MCP, Anthropic style) are sanitized one by one. A
-    compaction message an older version stored unfenced is fenced whole.
-    """
-    if not isinstance(message, ToolMessage):
-        return fenced_compaction_message(message)
-    content = message.content
-    if isinstance(content, str):
-        clean: Any = sanitize_untrusted(content)
-    else:
-        clean = [_defused_block(block) for block in content]
-    return message if clean == content else message.model_copy(update={"content": clean})
-
-
-def _defused_block(block: Any) -> Any:
-    if isinstance(block, str):
-        return sanitize_untrusted(block)
-    if (
-        isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    ):
-        return {**block, "text": sanitize_untrusted(block["text"])}
-    return block
-
-
 def _cache_node(
     builder: ContextBuilder,
     system_instructions: str | None,
@@ -451,50 +422,53 @@ def _cache_node(
     head_builder = copy.copy(builder)
     head_builder.config = dataclasses.replace(builder.config, output_instructions="")
     protect = builder.protect_untrusted and builder.wrap_untrusted is None
-    # Tool output sits verbatim in the window, so the hardening text is due as soon as
-    # the history holds any (once there, it stays: the prefix does not flip).
+    # Tool output sits verbatim in the window: the hardening text is part of the
+    # system message from the first call, so its arrival never rewrites the prefix.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     if protect:
         head_builder.hardening = ""
 
-    def plan(state: Any) -> tuple[str | None, _StateView, list[BaseMessage], int]:
+    def verbatim(older: list[BaseMessage], window: list[BaseMessage]) -> list[BaseMessage]:
+        # A compaction message an older version stored unfenced is fenced whole, with
+        # or without the opt-in rewriting of tool results.
+        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
+        return [defused(m) for m in window] if builder.sanitize else window
+
+    def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
         messages = as_messages(get_state_value(state, messages_key, []))
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
-        if system_instructions:
-            parts.append(system_instructions)
-        if protect and any(isinstance(m, ToolMessage) or tool_result_ids(m) for m in body):
-            parts.append(hardening)
+        parts += [system_instructions or "", hardening if protect else ""]
         instructions = "\n\n".join(p for p in parts if p) or None
-        overhead = max(0, counter([SystemMessage("")]))
         head = min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
         tail = state_tail(state)
+
+        def build(older: list[BaseMessage]) -> Call:
+            view = _StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
+            kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
+            return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
+
+        # While the whole history fits beside the system message as it is, it is sent
+        # whole: the share set aside for turns before the window waits until there are
+        # some, so nothing moves before the budget is really reached.
+        whole: ContextResult = yield build([])
+        window = verbatim([], body)
+        if counter([SystemMessage(whole.text), *window, *tail]) <= limit:
+            return {output_key: [SystemMessage(whole.text), *window, *tail]}
+        overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
-        older, window = body[:cut], body[cut:]
-        # A compaction message an older version stored unfenced is fenced whole, with
-        # or without the opt-in rewriting of tool results.
-        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
-        if builder.sanitize:
-            window = [_defused(m) for m in window]
+        window = verbatim(body[:cut], body[cut:])
         if window and counter(window) > room:
             window = _shorten(window, room, counter)
-        view = _StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
-        return instructions, view, [*window, *tail], head
+        result: ContextResult = (yield build(body[:cut])) if cut else whole
+        return {output_key: [SystemMessage(result.text), *window, *tail]}
 
     def run(state: Any) -> dict[str, Any]:
-        instructions, view, rest, head = plan(state)
-        result = head_builder.build_result(
-            "", system_instructions=instructions, state=view, max_tokens=head
-        )
-        return {output_key: [SystemMessage(result.text), *rest]}
+        return drive(steps(state))
 
     async def arun(state: Any) -> dict[str, Any]:
-        instructions, view, rest, head = plan(state)
-        result = await head_builder.abuild_result(
-            "", system_instructions=instructions, state=view, max_tokens=head
-        )
-        return {output_key: [SystemMessage(result.text), *rest]}
+        return await adrive(steps(state))
 
     return RunnableLambda(run, afunc=arun, name=name)
