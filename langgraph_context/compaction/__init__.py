@@ -1,5 +1,9 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
+from langgraph_context.compaction.entry import (
+    CUT_MARKER,
+    create_tool_output_limit_node,
+)
 from langgraph_context.compaction.node import (
     CompactionRecord,
     CompactionStateMixin,
@@ -70,6 +74,7 @@ __all__ = [
     "CLEARED_TOOL_RESULT",
     "COMPACTION_MARKER",
     "COMPACTION_MODES",
+    "CUT_MARKER",
     "DEFAULT_ARCHIVE_PREFIX",
     "DEFAULT_HEAD_FRACTION",
     "DEFAULT_KEEP_TOOL_ROUNDS",
@@ -109,6 +114,7 @@ __all__ = [
     "compaction_kind",
     "create_compaction_node",
     "create_request_compaction_tool",
+    "create_tool_output_limit_node",
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",
