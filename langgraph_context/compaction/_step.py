@@ -152,7 +152,10 @@ class Step:
         """
         o = self.o
         if self.tokens > o.max_tokens:
-            return max(o.target_tokens, min(self._must_keep_tokens(), o.max_tokens))
+            # What must stay, plus room for the record of what leaves: a low mark below
+            # that would evict messages with no snapshot or summary left of them.
+            floor = self._must_keep_tokens()
+            return max(o.target_tokens, min(floor + self._record_room(floor), o.max_tokens))
         keep = o.keep
         if keep is None:
             goal = self.tokens // 2
@@ -162,16 +165,18 @@ class Step:
             tail = self.messages[len(self.messages) - count :] if count else []
             kept = int(o.token_counter([*lead, *tail])) if lead or tail else 0
             goal = kept + (keep[1] if keep[0] == "tokens" else 0)
-        goal += (
-            o.summary_options.max_summary_tokens + _SUMMARY_WRAPPER
-            if o.model is not None
-            else goal // 4
-        )
+        goal += self._record_room(goal)
         budget = max(1, min(o.max_tokens, goal, self.tokens - 1))
         # Never below what must stay (system messages, the latest user request and all
         # after it): under max_tokens, nothing justifies dropping the request. When only
         # that is left, the budget is the history itself and nothing is compacted.
         return min(max(budget, self._must_keep_tokens()), self.tokens)
+
+    def _record_room(self, kept: int) -> int:
+        """Room on top of `kept` tokens for the summary, or for the snapshot (a quarter)."""
+        if self.o.model is not None:
+            return self.o.summary_options.max_summary_tokens + _SUMMARY_WRAPPER
+        return kept // 4
 
     def _must_keep_tokens(self) -> int:
         """Tokens of what compaction never drops.
