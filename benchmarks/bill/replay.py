@@ -196,8 +196,9 @@ def run_session(
 
     Args:
         session: The session.
-        build: `build(model=, tools=, system_prompt=, window=, summarizer=)` -> a
-            compiled graph with a `messages` state key.
+        build: `build(model=, tools=, system_prompt=, window=, summarizer=, native=)`
+            -> a compiled graph with a `messages` state key (`native`: the names in
+            `skip` the session calls, which the configuration provides itself).
         skip: Recorded tool names the configuration provides itself.
         unbound_summarizes: Calls on the unbound model are summary requests.
 
@@ -219,6 +220,7 @@ def run_session(
         system_prompt=session.system_prompt,
         window=session.window,
         summarizer=summarizer,
+        native=skip & frozenset(session.tool_args),
     )
     state: dict[str, Any] = {}
     for texts in session.turns:
