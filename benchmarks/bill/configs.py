@@ -13,10 +13,10 @@ those calls to the stand-in summarizer.
 Our configurations get the state tools the session calls (plan tools, constraint tools;
 the generated threads call them, the recorded sessions do not) and no note tools, as a
 user turns on what the work needs: every other configuration gets exactly the session's
-tools. Our configurations compact by rules, with no summarizer (`ours_compaction`). Our
-agent also cuts a tool result over a tenth of the window (at most 1,000 tokens) to its
-two ends as it arrives (`create_tool_output_limit_node`); the middleware configuration
-does not (`create_agent` middleware has no such step yet).
+tools. Our configurations compact by rules, with no summarizer (`ours_compaction`), and
+cut a tool result over a tenth of the window (at most 1,000 tokens) to its two ends as
+it arrives (`create_tool_output_limit_node` after the agent's tools,
+`create_tool_output_limit_middleware` around them).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from langgraph_context.agents import (
     create_context_middleware,
     create_memory_middleware,
     create_state_tools_middleware,
+    create_tool_output_limit_middleware,
 )
 from langgraph_context.compaction import (
     create_compaction_node,
@@ -188,6 +189,7 @@ def _ours_middleware(
     if wanted["memory_tools"]:
         middleware.append(create_memory_middleware())
     middleware += [
+        create_tool_output_limit_middleware(entry_limit(window)),
         create_compaction_middleware(**ours_compaction(window, system_prompt)),
         create_context_middleware(ContextBuilder(config=ContextConfig(max_tokens=window))),
     ]

@@ -47,6 +47,10 @@ from langgraph_context.agents.models import (
     bind_model_tools,
     is_chat_model,
 )
+from langgraph_context.agents.output_limit import (
+    ToolOutputLimitMiddleware,
+    create_tool_output_limit_middleware,
+)
 from langgraph_context.agents.session import (
     SessionCounts,
     SessionStateMixin,
@@ -109,6 +113,7 @@ __all__ = [
     "StateToolsMiddleware",
     "StateToolsState",
     "StepsLike",
+    "ToolOutputLimitMiddleware",
     "acondense_result",
     "bind_model_tools",
     "briefing_packets",
@@ -124,6 +129,7 @@ __all__ = [
     "create_session_stats_node",
     "create_state_tools_middleware",
     "create_subagent_tool",
+    "create_tool_output_limit_middleware",
     "default_context_node",
     "is_chat_model",
     "merge_session_counts",

@@ -3,6 +3,7 @@
 from langgraph_context.compaction.entry import (
     CUT_MARKER,
     create_tool_output_limit_node,
+    cut_tool_result,
 )
 from langgraph_context.compaction.node import (
     CompactionRecord,
@@ -115,6 +116,7 @@ __all__ = [
     "create_compaction_node",
     "create_request_compaction_tool",
     "create_tool_output_limit_node",
+    "cut_tool_result",
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",

@@ -24,7 +24,12 @@ from langgraph_context.messages import as_messages
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
-__all__ = ["CUT_MARKER", "DEFAULT_NOTE_PREFIX", "create_tool_output_limit_node"]
+__all__ = [
+    "CUT_MARKER",
+    "DEFAULT_NOTE_PREFIX",
+    "create_tool_output_limit_node",
+    "cut_tool_result",
+]
 
 CUT_MARKER = "lgc_cut_on_entry"
 """`additional_kwargs` key of a result cut on entry (its full size in tokens)."""
@@ -43,6 +48,41 @@ def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
             break
         results.append(message)
     return results[::-1]
+
+
+def cut_tool_result(
+    result: ToolMessage,
+    max_tokens: int,
+    *,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+    noted: bool = False,
+) -> ToolMessage | None:
+    """The result cut to its two ends around a notice, or `None` when it stays as it is.
+
+    A result stays when its content is not text, it was cut before (`CUT_MARKER`) or it
+    fits `max_tokens`. The cut copy keeps the id and is marked with its full size.
+
+    Args:
+        result: The tool result.
+        max_tokens: Most tokens it keeps (notice included).
+        token_counter: Counter for the limit (default: offline tiktoken).
+        noted: The notice says the full text is note `tool-output/<tool_call_id>`.
+
+    Returns:
+        The cut copy, or `None`.
+    """
+    text = result.content
+    if not isinstance(text, str) or CUT_MARKER in result.additional_kwargs:
+        return None
+    counter = resolve_counter(token_counter)
+    total = int(counter(text))
+    if total <= max_tokens:
+        return None
+    where = f" (the full text is note {DEFAULT_NOTE_PREFIX}{result.tool_call_id})" if noted else ""
+    notice = _NOTICE.format(total=total, where=where)
+    short = truncate_text(text, max_tokens, token_counter=counter, marker=notice, keep="ends")
+    kwargs = {**result.additional_kwargs, CUT_MARKER: total}
+    return result.model_copy(update={"content": short, "additional_kwargs": kwargs})
 
 
 def create_tool_output_limit_node(
@@ -100,24 +140,15 @@ def create_tool_output_limit_node(
         cut: list[ToolMessage] = []
         notes: dict[str, str] = {}
         for result in _trailing_results(messages):
-            text = result.content
-            if not isinstance(text, str) or result.id is None:
+            if result.id is None:
                 continue
-            if CUT_MARKER in result.additional_kwargs:
-                continue
-            total = int(counter(text))
-            if total <= max_tokens:
-                continue
-            note = f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"
-            where = f" (the full text is note {note})" if note_key else ""
-            notice = _NOTICE.format(total=total, where=where)
-            short = truncate_text(
-                text, max_tokens, token_counter=counter, marker=notice, keep="ends"
+            short = cut_tool_result(
+                result, max_tokens, token_counter=counter, noted=note_key is not None
             )
-            kwargs = {**result.additional_kwargs, CUT_MARKER: total}
-            cut.append(result.model_copy(update={"content": short, "additional_kwargs": kwargs}))
-            if note_key:
-                notes[note] = text
+            if short is not None:
+                cut.append(short)
+                if note_key:
+                    notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(result.content)
         update: dict[str, Any] = {messages_key: cut} if cut else {}
         if notes and note_key:
             update[note_key] = notes
