@@ -811,7 +811,7 @@ def test_a_large_latest_round_still_leaves_room_for_the_snapshot() -> None:
     history += [HumanMessage("Now read the fare log."), AIMessage("", tool_calls=[_log_call()])]
     history.append(ToolMessage("fare row: economy 120 USD\n" * 90, tool_call_id="log"))
     assert count_tokens(history) > 1_500
-    node = create_compaction_node(max_tokens=1_500, target_tokens=100)
+    node = create_compaction_node(max_tokens=1_500, target_tokens=600)
     graph = StateGraph(State)
     graph.add_node("compact", node)
     graph.add_edge(START, "compact")

@@ -152,10 +152,14 @@ class Step:
         """
         o = self.o
         if self.tokens > o.max_tokens:
-            # What must stay, plus room for the record of what leaves: a low mark below
-            # that would evict messages with no snapshot or summary left of them.
-            floor = self._must_keep_tokens()
-            return max(o.target_tokens, min(floor + self._record_room(floor), o.max_tokens))
+            floor = min(self._must_keep_tokens(), o.max_tokens)
+            if o.model is None:
+                # Rules only: room on top of what must stay for the snapshot of what
+                # leaves (a low mark below that evicts messages with no record of
+                # them), up to halfway to the high mark, so the next turn fits.
+                halfway = (o.target_tokens + o.max_tokens) // 2
+                floor = max(floor, min(floor + floor // 8, halfway))
+            return max(o.target_tokens, floor)
         keep = o.keep
         if keep is None:
             goal = self.tokens // 2
