@@ -1,19 +1,21 @@
 """The context agent, ready for `langgraph dev`.
 
-The model comes from each run's configuration (`configurable.model_factory`, default
+Run settings are the run's `context` (`ContextSettings`: `model_factory`, `model`,
+`temperature`, `user_id`; Studio and the SDK read them from the graph's context
+schema), else its `configurable` values. The model comes from `model_factory` (default
 `openai`: any OpenAI-compatible endpoint from `LGC_BASE_URL`/`OPENAI_BASE_URL` with the
-key from `LGC_API_KEY`/`OPENAI_API_KEY`, model from `configurable.model` or `LGC_MODEL`).
-Notes are kept in the server's store, per `configurable.user_id` (a run without one is
-refused before the model is called; no user reads another's notes), so every thread of a
-user sees them. The model's context window is `LGC_CONTEXT_WINDOW` tokens (default
-32,000, at least 8,192): the stored history is compacted at three quarters of it and
-each model call is sent at most the window minus room for the reply and the system
-prompt.
+key from `LGC_API_KEY`/`OPENAI_API_KEY`, model from `model` or `LGC_MODEL`). Notes are
+kept in the server's store, per `user_id` (a run without one is refused before the
+model is called; no user reads another's notes), so every thread of a user sees them.
+The input schema offers `messages`, `plan`, `note` and pinned memory only. The model's
+context window is `LGC_CONTEXT_WINDOW` tokens (default 32,000, at least 8,192): the
+stored history is compacted at three quarters of it and each model call is sent at
+most the window minus room for the reply and the system prompt.
 """
 
 import os
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import ContextSettings, create_context_agent
 from langgraph_context.cli.models import resolve_chat_model
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.notes import create_load_notes_node, create_save_notes_node
@@ -57,4 +59,5 @@ graph = create_context_agent(
     max_tokens=WINDOW - REPLY_TOKENS - count_tokens(SYSTEM_PROMPT),
     pre_model={"load_notes": create_load_notes_node()},
     post_tools={"save_notes": create_save_notes_node()},
+    context_schema=ContextSettings,
 ).compile(name="context_agent")

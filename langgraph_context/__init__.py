@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from langgraph_context.errors import renamed_attribute
+
 if TYPE_CHECKING:
     from langgraph_context.agents import (
         create_codebase_maintainer_graph,
@@ -23,10 +25,10 @@ if TYPE_CHECKING:
     )
     from langgraph_context.compaction import (
         CompactionStateMixin,
-        asummarize_messages,
+        asummarize_history,
         compact_messages,
         create_compaction_node,
-        summarize_messages,
+        summarize_history,
     )
     from langgraph_context.context import ContextBuilder, ContextStateMixin, create_context_node
     from langgraph_context.errors import LangGraphContextError
@@ -59,7 +61,7 @@ _HOMES: dict[str, str] = {
     "MemoryStateMixin": "state",
     "NoteStateMixin": "state",
     "PlanStateMixin": "state",
-    "asummarize_messages": "compaction",
+    "asummarize_history": "compaction",
     "compact_messages": "compaction",
     "count_tokens": "tokens",
     "create_codebase_maintainer_graph": "agents",
@@ -78,16 +80,19 @@ _HOMES: dict[str, str] = {
     "create_update_plan_tool": "tools",
     "create_write_note_tool": "tools",
     "create_write_plan_tool": "tools",
-    "summarize_messages": "compaction",
+    "summarize_history": "compaction",
 }
+
+
+# Renamed in 0.1.1 (langmem has these names with other signatures); kept one release.
+_RENAMED = {"asummarize_messages": "asummarize_history", "summarize_messages": "summarize_history"}
 
 
 def __getattr__(name: str) -> Any:
     """Load a public name from its home module on first use (PEP 562)."""
     home = _HOMES.get(name)
     if home is None:
-        msg = f"module 'langgraph_context' has no attribute {name!r}"
-        raise AttributeError(msg)
+        return renamed_attribute(__name__, name, _RENAMED)
     value = getattr(importlib.import_module(f"langgraph_context.{home}"), name)
     globals()[name] = value
     return value
@@ -106,7 +111,7 @@ __all__ = [
     "MemoryStateMixin",
     "NoteStateMixin",
     "PlanStateMixin",
-    "asummarize_messages",
+    "asummarize_history",
     "compact_messages",
     "count_tokens",
     "create_codebase_maintainer_graph",
@@ -125,5 +130,5 @@ __all__ = [
     "create_update_plan_tool",
     "create_write_note_tool",
     "create_write_plan_tool",
-    "summarize_messages",
+    "summarize_history",
 ]

@@ -3,16 +3,20 @@
 A pipeline yields each request it needs answered (a model call, a retry) and receives
 the answer, or `Failed(error)` when answering raised: the pipeline decides what a
 failure means. `drive` answers with a sync callable, `adrive` awaits an async one, and
-everything between two requests is plain code both share.
+everything between two requests is plain code both share. A pipeline that must pause
+(a backoff before a retry) yields `Wait(seconds)`: `drive` sleeps, `adrive` awaits
+`asyncio.sleep`, and the pipeline is sent `None`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Failed", "Steps", "adrive", "drive"]
+__all__ = ["Failed", "Steps", "Wait", "adrive", "drive"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -27,29 +31,59 @@ class Failed:
     error: Exception
 
 
-def drive(steps: Steps[R, T], call: Callable[[R], Any]) -> T:
+@dataclass(frozen=True)
+class Wait:
+    """A pause the pipeline asks for (seconds >= 0); the driver sleeps, then sends `None`."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Done:
+    """The pipeline returned `value`."""
+
+    value: Any
+
+
+def _next(steps: Steps[Any, Any], answer: Any) -> Any:
+    """Send `answer` into `steps`; return its next request, or `_Done` with its result."""
+    try:
+        return steps.send(answer)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
+def _answer(call: Callable[[Any], Any], request: Any) -> Any:
+    if isinstance(request, Wait):
+        time.sleep(request.seconds)
+        return None
+    try:
+        return call(request)
+    except Exception as exc:  # the steps decide what a failure means
+        return Failed(exc)
+
+
+async def _aanswer(call: Callable[[Any], Awaitable[Any]], request: Any) -> Any:
+    if isinstance(request, Wait):
+        await asyncio.sleep(request.seconds)
+        return None
+    try:
+        return await call(request)
+    except Exception as exc:  # the steps decide what a failure means
+        return Failed(exc)
+
+
+def drive(steps: Steps[R | Wait, T], call: Callable[[R], Any]) -> T:
     """Run `steps`, answering each request with `call` (a raised error is sent back in)."""
     answer: Any = None
-    while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        try:
-            answer = call(request)
-        except Exception as exc:  # the steps decide what a failure means
-            answer = Failed(exc)
+    while not isinstance(step := _next(steps, answer), _Done):
+        answer = _answer(call, step)
+    return step.value  # type: ignore[no-any-return]
 
 
-async def adrive(steps: Steps[R, T], call: Callable[[R], Awaitable[Any]]) -> T:
-    """Async `drive`: each request is answered by awaiting `call`."""
+async def adrive(steps: Steps[R | Wait, T], call: Callable[[R], Awaitable[Any]]) -> T:
+    """Async `drive`: each request is answered by awaiting `call`, each `Wait` by a sleep."""
     answer: Any = None
-    while True:
-        try:
-            request = steps.send(answer)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        try:
-            answer = await call(request)
-        except Exception as exc:  # the steps decide what a failure means
-            answer = Failed(exc)
+    while not isinstance(step := _next(steps, answer), _Done):
+        answer = await _aanswer(call, step)
+    return step.value  # type: ignore[no-any-return]

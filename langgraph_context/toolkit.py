@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,82 @@ def _check_tool_name(name: str | None, default: str) -> str:
         msg = f"name must be 1-64 characters of [A-Za-z0-9_-], got {name!r}"
         raise InvalidArgumentError(msg)
     return name
+
+
+def _prefixed(name: str | None, prefix: str | None, default: str) -> str | None:
+    """The tool name `name` or `<prefix>_<default>` asks for (`None` for the default).
+
+    Raises:
+        ValueError: If both are given, or `prefix` is not a non-empty string.
+    """
+    if prefix is None:
+        return name
+    if name is not None:
+        msg = f"pass name or prefix, not both (got name={name!r}, prefix={prefix!r})"
+        raise InvalidArgumentError(msg)
+    if not isinstance(prefix, str) or not prefix:
+        msg = f"prefix must be a non-empty string, got {prefix!r}"
+        raise InvalidArgumentError(msg)
+    return f"{prefix}_{default}"
+
+
+def _describe_tool(origin: str, tool: Any) -> str:
+    """`origin 'name' (first line of its description)` for an error message."""
+    described = str(getattr(tool, "description", "") or "").strip().splitlines()
+    summary = described[0][:60] if described else type(tool).__name__
+    return f"{origin} {tool_name(tool)!r} ({summary})"
+
+
+def tool_name(tool: Any) -> str | None:
+    """The name of a tool: a `BaseTool`, a function, or a provider's tool dict."""
+    if isinstance(tool, dict):
+        function = tool.get("function")
+        found = function.get("name") if isinstance(function, dict) else tool.get("name")
+        return str(found) if found is not None else None
+    name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
+    return str(name) if name is not None else None
+
+
+def check_distinct_tools(tools: Sequence[tuple[str, Any]]) -> None:
+    """Refuse two tools with one name: the tool node would keep one and drop the other.
+
+    LangGraph's `ToolNode` (and `create_agent`) index tools by name, so a second tool
+    of the same name silently replaces the first (the note tool `ls` would replace
+    deepagents' filesystem `ls`).
+
+    Args:
+        tools: `(origin, tool)` pairs; the origin says where a tool came from
+            (`"tools[0]"`, `"note tool"`, ...).
+
+    Raises:
+        ValueError: Naming both tools of the first name used twice.
+
+    Example:
+        >>> from langchain_core.tools import tool
+        >>> @tool
+        ... def ls() -> str:
+        ...     "List files."
+        ...     return ""
+        >>> check_distinct_tools([("tools[0]", ls), ("tools[1]", ls)])
+        Traceback (most recent call last):
+        ...
+        langgraph_context.errors.InvalidArgumentError: two tools are named 'ls': ...
+    """
+    seen: dict[str, tuple[str, Any]] = {}
+    for origin, tool in tools:
+        name = tool_name(tool)
+        if name is None:
+            continue
+        if name in seen:
+            first = _describe_tool(*seen[name])
+            msg = (
+                f"two tools are named {name!r}: {first} and {_describe_tool(origin, tool)}; "
+                "one would silently replace the other. Rename one (the note tools take "
+                "prefix=..., e.g. note_prefix='notes' on the agent; any tool factory "
+                "takes name=...)."
+            )
+            raise InvalidArgumentError(msg)
+        seen[name] = (origin, tool)
 
 
 def _check_description(description: str | None, default: str) -> str:
@@ -108,11 +184,13 @@ class ToolSpec:
         name: str | None = None,
         description: str | None = None,
         messages_key: str | None = None,
+        prefix: str | None = None,
     ) -> ToolSpec:
         """Return this spec with the user's options; None keeps this spec's value.
 
         Args:
             name: Tool name: 1-64 letters, digits, `_` or `-`.
+            prefix: Instead of `name`: the tool is named `<prefix>_<default name>`.
             description: Tool description: non-empty text.
             messages_key: State key of the messages list: a non-empty string.
 
@@ -120,10 +198,11 @@ class ToolSpec:
             The checked spec.
 
         Raises:
-            ValueError: If a given name, description or messages key is invalid.
+            ValueError: If a given name, prefix, description or messages key is
+                invalid, or both `name` and `prefix` are given.
         """
         return ToolSpec(
-            name=_check_tool_name(name, self.name),
+            name=_check_tool_name(_prefixed(name, prefix, self.name), self.name),
             description=_check_description(description, self.description),
             messages_key=_check_messages_key(messages_key, self.messages_key),
         )

@@ -1,6 +1,6 @@
 """Load exported agent transcripts into LangChain messages.
 
-Two formats are read:
+Three formats are read:
 
 * OpenAI chat format (a JSON list of `{"role": ..., "content": ...}` dicts with
   `tool_calls` / `tool_call_id`), also wrapped as in tau-bench trajectories
@@ -8,7 +8,11 @@ Two formats are read:
 * Claude Code session logs (JSONL, one event per line): `user` and `assistant`
   events carry Anthropic-format messages; an assistant turn streamed over several
   lines (same `message.id`) becomes one `AIMessage`, each `tool_result` block becomes
-  a `ToolMessage`, and bookkeeping events are skipped.
+  a `ToolMessage`, and bookkeeping events are skipped;
+* OpenHands trajectories (a JSON list of events, or an object holding one under
+  `history`, `trajectory` or `events`): each action the agent took through a tool
+  becomes a tool call (actions of one model response share one `AIMessage`), each
+  observation answering it a `ToolMessage`, and state-change events are skipped.
 
 Tool results are paired with the call that precedes them, never through a global id
 map (ids can repeat). The loaders do not repair anything; run `validate_history` or
@@ -26,13 +30,19 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
+    SystemMessage,
     ToolMessage,
     convert_to_messages,
 )
 
 from langgraph_context.errors import InvalidArgumentError
 
-__all__ = ["load_claude_code_session", "load_openai_transcript"]
+__all__ = [
+    "is_openhands_events",
+    "load_claude_code_session",
+    "load_openai_transcript",
+    "load_openhands_trajectory",
+]
 
 _REGROUP_WINDOW = 64
 
@@ -282,3 +292,135 @@ def _user_messages(content: Any, names: Mapping[str, str]) -> list[BaseMessage]:
     if texts:
         out.append(HumanMessage("\n".join(texts)))
     return out
+
+
+_OPENHANDS_KEYS = ("history", "trajectory", "events")
+# OpenHands events that carry no conversation: agent state, memory recall, condensation
+_OPENHANDS_SKIP = {"change_agent_state", "agent_state_changed", "null", "recall", "condensation"}
+
+
+def is_openhands_events(data: Any) -> bool:
+    """Whether `data` is an OpenHands event list (dicts with an `action` or `observation`).
+
+    Example:
+        >>> is_openhands_events([{"source": "user", "action": "message", "args": {}}])
+        True
+        >>> is_openhands_events([{"role": "user", "content": "hi"}])
+        False
+    """
+    if not isinstance(data, list) or not data or not all(isinstance(e, Mapping) for e in data):
+        return False
+    return any("action" in e or "observation" in e for e in data)
+
+
+def _openhands_events(source: Any) -> list[Mapping[str, Any]]:
+    data: Any = source
+    if isinstance(source, (str, Path)):
+        data = json.loads(Path(source).read_text(encoding="utf-8"))
+    if isinstance(data, Mapping):
+        data = next((data[k] for k in _OPENHANDS_KEYS if is_openhands_events(data.get(k))), None)
+    if not is_openhands_events(data):
+        msg = (
+            "source must be a list of OpenHands events (dicts with 'action' or "
+            "'observation'), or a mapping holding one under 'history', 'trajectory' or 'events'"
+        )
+        raise InvalidArgumentError(msg)
+    return list(data)
+
+
+def _openhands_args(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    args = event.get("args")
+    return args if isinstance(args, Mapping) else {}
+
+
+def _openhands_call(event: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The tool call an action stands for, and the id of the model response that made it."""
+    args = _openhands_args(event)
+    meta = event.get("tool_call_metadata")
+    if isinstance(meta, Mapping) and meta.get("tool_call_id"):
+        name = str(meta.get("function_name") or event["action"])
+        response = meta.get("model_response")
+        response_id = response.get("id") if isinstance(response, Mapping) else None
+        call_id = str(meta["tool_call_id"])
+    else:  # an older export without function-calling metadata: one call per action
+        name, response_id, call_id = str(event["action"]), None, f"openhands-{event.get('id')}"
+    call_args = {k: v for k, v in args.items() if k != "thought"}
+    return {"name": name, "args": call_args, "id": call_id, "type": "tool_call"}, response_id
+
+
+def _openhands_text(event: Mapping[str, Any]) -> str:
+    args = _openhands_args(event)
+    for key in ("content", "final_thought", "thought"):
+        if isinstance(args.get(key), str) and args[key]:
+            return str(args[key])
+    return str(event.get("message") or "")
+
+
+def load_openhands_trajectory(
+    source: str | Path | Sequence[Any] | Mapping[str, Any],
+) -> list[BaseMessage]:
+    """Load an OpenHands trajectory (its event history) into LangChain messages.
+
+    Args:
+        source: A path to a JSON file, a list of events, or a mapping holding one
+            under `history`, `trajectory` or `events`.
+
+    Returns:
+        The messages: user and agent `message` actions as human and AI messages, the
+        `system` action as the system message, every other agent action as a tool call
+        (with its `thought` as the AI message's text) and each observation that
+        answers one as a `ToolMessage`; `finish` is the closing AI message.
+
+    Raises:
+        ValueError: If `source` holds no OpenHands event list.
+
+    Example:
+        >>> events = [
+        ...     {"id": 1, "source": "user", "action": "message", "args": {"content": "ls"}},
+        ...     {"id": 2, "source": "agent", "action": "run", "args": {"command": "ls"}},
+        ...     {"id": 3, "source": "agent", "observation": "run", "cause": 2, "content": "a.py"},
+        ... ]
+        >>> [(m.type, m.content) for m in load_openhands_trajectory(events)]
+        [('human', 'ls'), ('ai', ''), ('tool', 'a.py')]
+    """
+    messages: list[BaseMessage] = []
+    calls: dict[str, tuple[str, str]] = {}  # action event id -> (call id, tool name)
+    last_response: str | None = None
+    for event in _openhands_events(source):
+        kind = event.get("action") or event.get("observation")
+        if kind in _OPENHANDS_SKIP or kind is None:
+            continue
+        if "observation" in event:
+            meta = event.get("tool_call_metadata")
+            if isinstance(meta, Mapping) and meta.get("tool_call_id"):
+                call_id, name = str(meta["tool_call_id"]), str(meta.get("function_name") or kind)
+            elif str(event.get("cause")) in calls:
+                call_id, name = calls[str(event.get("cause"))]
+            else:
+                continue  # an observation that answers no tool call (e.g. a user message)
+            content = str(event.get("content") or event.get("message") or "")
+            messages.append(ToolMessage(content, tool_call_id=call_id, name=name))
+            last_response = None
+            continue
+        text = _openhands_text(event)
+        if kind == "system":
+            messages.append(SystemMessage(text))
+        elif kind == "message" and event.get("source") == "user":
+            messages.append(HumanMessage(text))
+        elif kind in ("message", "finish"):
+            messages.append(AIMessage(text))
+        else:
+            call, response = _openhands_call(event)
+            calls[str(event.get("id"))] = (call["id"], call["name"])
+            previous = messages[-1] if messages else None
+            if response and response == last_response and isinstance(previous, AIMessage):
+                messages[-1] = previous.model_copy(
+                    update={"tool_calls": [*previous.tool_calls, call]}
+                )
+            else:
+                thought = _openhands_args(event).get("thought") or ""
+                messages.append(AIMessage(str(thought), tool_calls=[call]))
+            last_response = response
+            continue
+        last_response = None
+    return messages

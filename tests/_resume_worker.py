@@ -52,9 +52,9 @@ def run_context(db: str, turn: int) -> dict[str, Any]:
     question, responses = CONTEXT_TURNS[turn]
     model = ScriptedChatModel(responses=responses)
     with SqliteSaver.from_conn_string(db) as saver:
-        graph = create_context_agent(model, system_prompt="You maintain a repo.").compile(
-            checkpointer=saver
-        )
+        graph = create_context_agent(
+            model, system_prompt="You maintain a repo.", context=False
+        ).compile(checkpointer=saver)
         out = graph.invoke(
             {"messages": [HumanMessage(question)]}, {"configurable": {"thread_id": "resume"}}
         )

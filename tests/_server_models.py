@@ -4,7 +4,8 @@ The server process registers it through
 `LGC_MODEL_FACTORIES=scripted=tests._server_models:scripted`. A run names it with
 `configurable.model_factory = "scripted"` and passes its replies as
 `configurable.script` (a list of `{"content": ..., "tool_calls": [...]}`); each model
-call of a run takes the next reply.
+call of a run takes the next reply. `named` (registered as `named`) answers with the
+run's `model` and `temperature` settings, so a test sees which settings reached it.
 """
 
 from __future__ import annotations
@@ -43,3 +44,10 @@ def scripted(config: Any) -> _ServerScriptedModel:
         index = _position.get(run, 0)
         _position[run] = index + 1
     return _ServerScriptedModel(responses=[script[min(index, len(script) - 1)]])
+
+
+def named(config: Any) -> _ServerScriptedModel:
+    """Return a model answering with the run's `model` and `temperature` settings."""
+    configurable = config.get("configurable", {})
+    reply = f"{configurable.get('model')} at {configurable.get('temperature')}"
+    return _ServerScriptedModel(responses=[AIMessage(reply)])

@@ -73,12 +73,20 @@ def context_length_exceeded() -> Reply:
     )
 
 
-def rate_limited(retry_after: str = "0") -> Reply:
-    """A 429 with a `retry-after` header (seconds)."""
+def rate_limited(
+    retry_after: str | None = "0",
+    *,
+    retry_after_ms: str | None = None,
+    message: str = "Rate limit reached",
+) -> Reply:
+    """A 429 with a `retry-after` header (seconds), `retry-after-ms`, or neither."""
+    headers = {"retry-after": retry_after} if retry_after is not None else {}
+    if retry_after_ms is not None:
+        headers["retry-after-ms"] = retry_after_ms
     return Reply(
         status=429,
-        error={"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"},
-        headers={"retry-after": retry_after},
+        error={"message": message, "type": "requests", "code": "rate_limit_exceeded"},
+        headers=headers,
     )
 
 
@@ -199,11 +207,13 @@ class WireServer:
     Attributes:
         requests: Every request body received, parsed, in order (errors included).
         headers: The headers of each request, in the same order.
+        times: When each request arrived (`time.monotonic()`), in the same order.
     """
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.times: list[float] = []
         self._replies: list[Reply] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -237,6 +247,7 @@ class WireServer:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.times.append(time.monotonic())
             n = len(self.requests)
             if not self._replies:
                 return Reply(status=500, error={"message": "no scripted reply left"}), n

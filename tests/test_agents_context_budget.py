@@ -45,5 +45,5 @@ def test_max_tokens_is_checked() -> None:
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     with pytest.raises(ValueError, match="max_tokens must be a positive int"):
         create_context_agent(model, context=True, max_tokens=0)
-    with pytest.raises(ValueError, match="only applies with context=True"):
-        create_context_agent(model, max_tokens=2_000)
+    with pytest.raises(ValueError, match="max_tokens sizes compaction=True and context=True"):
+        create_context_agent(model, compaction=False, context=False, max_tokens=2_000)

@@ -53,7 +53,7 @@ def test_notes_cross_threads_through_the_store() -> None:
     assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "u")) == {"k": "v1"}
     out = graph.invoke({"messages": [HumanMessage("edit")]}, _cfg("b"))
     assert out["note"] == {"k": "v2"}
-    assert "Notes (read with query_note): k" in model.seen[2][0].content
+    assert "[note:k, 2 lines] Note k:\nv1" in model.seen[2][0].content  # the default context
     assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "u")) == {"k": "v2"}
     assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "other")) == {}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -16,6 +16,7 @@ from langgraph_context.agents import (
     create_context_middleware,
     create_state_tools_middleware,
 )
+from langgraph_context.compaction import create_compaction_node
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 SYSTEM = "You are terse."
@@ -126,3 +127,67 @@ def test_middleware_neither_stores_nor_streams_the_prompt() -> None:
     assert model.seen[0][0].content.startswith(SYSTEM)
     assert len(model.seen) == 3
     _assert_private(agent, streamed, cfg)
+
+
+def _long_history(rounds: int) -> list[Any]:
+    """A history of `rounds` lookups with bulky results, then a question."""
+    history: list[Any] = [HumanMessage("Look things up.")]
+    for i in range(rounds):
+        history.append(ai_calls(call("lookup", {"topic": f"t{i}"}, f"h{i}")))
+        history.append(ToolMessage(f"t{i}: " + "detail " * 60, tool_call_id=f"h{i}"))
+    return history
+
+
+def _view_agent(model: ScriptedChatModel, **kwargs: Any) -> Any:
+    compaction = create_compaction_node(max_tokens=400, mode="view")
+    return create_context_agent(
+        model, [lookup], system_prompt=SYSTEM, compaction=compaction, **kwargs
+    ).compile(checkpointer=InMemorySaver())
+
+
+def test_view_mode_compaction_in_the_agent_is_never_checkpointed() -> None:
+    """create_context_agent(compaction=view node): the model gets the compacted view per
+    call, no checkpoint (between any two nodes) holds it, only the record is kept."""
+    model = ScriptedChatModel(responses=_script())
+    graph = _view_agent(model)
+    cfg = _cfg("view-compaction")
+    graph.invoke({"messages": [*_long_history(8), HumanMessage("what is the answer?")]}, cfg)
+    stored = graph.get_state(cfg).values
+    assert len(model.seen[0]) < len(stored["messages"]) - 4  # the model saw the view
+    assert model.seen[0][0].content.startswith(SYSTEM)
+    assert stored["compaction"]["count"] >= 1
+    assert stored["compaction"]["last"]["mode"] == "view"
+    history = list(graph.get_state_history(cfg))
+    assert len(history) >= 4
+    for snapshot in history:
+        assert not snapshot.values.get(LLM_INPUT_KEY)
+    assert "compaction" not in graph.get_graph().nodes  # not a graph node any more
+
+
+async def test_view_mode_compaction_async_stream_is_private() -> None:
+    """The async path compacts per call as well; the stream shows answers only."""
+    model = ScriptedChatModel(responses=_script())
+    graph = _view_agent(model)
+    cfg = _cfg("view-compaction-async")
+    streamed = [
+        m
+        async for m, _ in graph.astream(
+            {"messages": [*_long_history(8), HumanMessage("what is the answer?")]},
+            cfg,
+            stream_mode="messages",
+        )
+    ]
+    assert not [m for m in streamed if isinstance(m, SystemMessage)]
+    assert not [m for m in streamed if isinstance(m, HumanMessage)]
+    for snapshot in [s async for s in graph.aget_state_history(cfg)]:
+        assert not snapshot.values.get(LLM_INPUT_KEY)
+
+
+def test_view_mode_compaction_store_view_keeps_the_debug_copy() -> None:
+    """With store_view=True the compacted input, as sent, is the one thing stored."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = _view_agent(model, store_view=True)
+    cfg = _cfg("view-compaction-debug")
+    out = graph.invoke({"messages": [*_long_history(8), HumanMessage("q?")]}, cfg)
+    assert out[LLM_INPUT_KEY] == model.seen[0]
+    assert len(out[LLM_INPUT_KEY]) < len(out["messages"])

@@ -49,3 +49,62 @@ def test_lost_facts_names_what_a_history_forgets() -> None:
     floor = [HumanMessage("open src/app.py for order W123")]
     candidate = [HumanMessage("open src/app.py")]
     assert lost_facts(floor, candidate) == ["W123"]
+
+
+def _wallet_history() -> list[BaseMessage]:
+    """Six lookups whose outputs alone name the user's payment ids, then a new request."""
+    messages: list[BaseMessage] = [
+        SystemMessage("Follow the airline policy. " * 60),
+        HumanMessage("What do I have on file? My user id is mia_li_3668."),
+    ]
+    for n in range(6):
+        call = {"name": "get_user_details", "args": {"user_id": "mia_li_3668"}, "id": f"c{n}"}
+        messages.append(AIMessage("", tool_calls=[call]))
+        output = f'{{"payment": "credit_card_{4421486 + n}", "note": "' + "ok " * 40 + '"}'
+        messages.append(ToolMessage(output, tool_call_id=f"c{n}"))
+    messages.append(AIMessage("You have several cards on file."))
+    messages.append(HumanMessage("Fine, change the flight to business."))
+    return messages
+
+
+class _Failing(FakeListChatModel):
+    """A summarizer whose every call fails."""
+
+    def _call(self, *args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("provider unavailable")
+
+
+def _wallet_view(model: Any) -> tuple[list[BaseMessage], dict[str, Any]]:
+    node = create_compaction_node(
+        max_tokens=850,
+        target_tokens=700,
+        mode="view",
+        model=model,
+        summary_options=SummaryOptions(max_summary_tokens=40),
+    )
+    out = node.invoke({"messages": _wallet_history()})
+    return list(out["llm_input_messages"]), out["compaction"]["last"]
+
+
+def test_clearing_that_fits_but_forgets_does_not_replace_the_rules() -> None:
+    """Clearing tool results alone fits the budget but drops ids the rules' snapshot keeps.
+
+    Before the fix the node with a model stopped at that clearing pass (no summary, no
+    floor check) and the payment ids were gone; now the summary runs and the floor holds.
+    """
+    rules, rules_stats = _wallet_view(None)
+    assert rules_stats["strategy"] == "drop_middle"
+    assert "credit_card_4421486" in " ".join(str(m.content) for m in rules)
+    forgetful = FakeListChatModel(responses=["The user asked about cards."] * 10)
+    with_model, stats = _wallet_view(forgetful)
+    assert stats["summarizer_calls"] == 1
+    assert lost_facts(rules, with_model) == []
+    assert "credit_card_4421486" in " ".join(str(m.content) for m in with_model)
+
+
+def test_failed_summarizer_falls_back_to_the_rules_not_to_the_lossy_clearing() -> None:
+    """When the summarizer fails, the fallback keeps every fact the rules keep."""
+    rules, _ = _wallet_view(None)
+    with_model, stats = _wallet_view(_Failing(responses=[""]))
+    assert stats["fallback"] is True
+    assert lost_facts(rules, with_model) == []

@@ -23,7 +23,7 @@ from langgraph_context.compaction import (
     compaction_kind,
     create_compaction_node,
     is_untrusted_compaction,
-    summarize_messages,
+    summarize_history,
 )
 from langgraph_context.context import ContextBuilder, create_context_node, messages_to_packets
 from langgraph_context.messages import content_text
@@ -93,7 +93,8 @@ def test_context_agent_keeps_planted_line_fenced(summarizer: bool, context: bool
     out = graph.invoke({"messages": [HumanMessage("make the tests pass")]}, _cfg("a"))
     assert out["compaction"]["count"] >= 2
     kinds = {compaction_kind(m) for m in out["messages"]} - {None}
-    assert kinds == {"summary" if summarizer else "snapshot"}
+    # with a summarizer, a step whose summary lost facts keeps the rules' snapshot instead
+    assert kinds == {"summary", "snapshot"} if summarizer else kinds == {"snapshot"}
     _assert_fenced(model.seen)
 
 
@@ -170,7 +171,7 @@ def test_marker_survives_checkpoint_serialization_and_recompaction() -> None:
 
 def test_summary_message_fences_parroted_prose() -> None:
     """A summary that repeats the planted line holds it only inside a fence."""
-    result = summarize_messages(_tool_history(20), model=_summarizer(), max_tokens=1500)
+    result = summarize_history(_tool_history(20), model=_summarizer(), max_tokens=1500)
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
     assert is_untrusted_compaction(summary)
     assert PLANT in content_text(summary.content)

@@ -27,7 +27,7 @@ def test_compaction_public_names() -> None:
     """The compaction __all__ is sorted (ruff's order) and every name resolves."""
     assert compaction.__all__ == sorted(compaction.__all__, key=isort_key)
     assert all(hasattr(compaction, name) for name in compaction.__all__)
-    assert {"compact_messages", "summarize_messages", "asummarize_messages"} <= set(
+    assert {"compact_messages", "summarize_history", "asummarize_history"} <= set(
         compaction.__all__
     )
     assert "create_compaction_node" in compaction.__all__
@@ -35,7 +35,7 @@ def test_compaction_public_names() -> None:
 
 def test_entry_points_resolve() -> None:
     """The main compaction names sit at the package root; transcript loaders in their module."""
-    for name in ("compact_messages", "summarize_messages", "asummarize_messages"):
+    for name in ("compact_messages", "summarize_history", "asummarize_history"):
         assert getattr(langgraph_context, name) is getattr(compaction, name)
     for name in ("create_compaction_node", "CompactionStateMixin"):
         assert getattr(langgraph_context, name) is getattr(compaction, name)

@@ -14,12 +14,13 @@ from langgraph_context.compaction import (
     SNAPSHOT_PROMPT,
     STATUS_LABELS,
     SUMMARY_PREFIX,
-    RunningSummary,
+    HistorySummary,
     SummaryOptions,
-    asummarize_messages,
+    asummarize_history,
     compaction_kind,
     extract_snapshot,
-    summarize_messages,
+    is_trusted_system,
+    summarize_history,
     summary_instructions,
 )
 from langgraph_context.compaction.provenance import fence
@@ -49,7 +50,7 @@ def test_no_model_call_when_history_fits(scripted: Any) -> None:
     """A history within budget is returned as is and the model is not called."""
     model = scripted(responses=[AIMessage("never")])
     history = chat(2)
-    result = summarize_messages(history, model=model, max_tokens=10_000)
+    result = summarize_history(history, model=model, max_tokens=10_000)
     assert result.messages == history
     assert result.model_calls == 0
     assert model.seen == []
@@ -60,7 +61,7 @@ def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
     """Old messages become one summary message after the system prompt; the tail is verbatim."""
     model = scripted(responses=[AIMessage("User asked 6 questions; all answered.")])
     history = chat(8)
-    result = summarize_messages(
+    result = summarize_history(
         history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
     )
     assert result.error is None
@@ -78,7 +79,7 @@ def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
     assert [m.id for m in result.summarized] == [
         m.id for m in history[1 : 1 + len(result.summarized)]
     ]
-    assert running == RunningSummary(
+    assert running == HistorySummary(
         "User asked 6 questions; all answered.",
         last_message_id=result.summarized[-1].id,
         message_count=len(result.summarized),
@@ -93,11 +94,11 @@ def test_running_summary_is_extended_not_redone(scripted: Any) -> None:
     """A second round sends the earlier summary and only the new messages."""
     model = scripted(responses=[AIMessage("first summary"), AIMessage("second summary")])
     history = chat(8)
-    first = summarize_messages(
+    first = summarize_history(
         history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
     )
     grown = [*first.messages, *chat(6, tag="new-")[1:]]
-    second = summarize_messages(
+    second = summarize_history(
         grown, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
     )
     request = model.seen[1][-1].content
@@ -115,11 +116,11 @@ def test_view_history_is_not_summarized_twice(scripted: Any) -> None:
     """Given a running summary, messages it covers (by id) are skipped in the full history."""
     model = scripted(responses=[AIMessage("s1"), AIMessage("s2")])
     history = chat(8)
-    first = summarize_messages(
+    first = summarize_history(
         history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
     )
     full = [*history, *chat(8, tag="later-")[1:]]
-    second = summarize_messages(
+    second = summarize_history(
         full,
         model=model,
         max_tokens=800,
@@ -135,7 +136,7 @@ def test_summarizer_input_is_budgeted_in_chunks(scripted: Any) -> None:
     """A long eviction is summarized in chunks whose inputs stay under max_input_tokens."""
     model = scripted(responses=[AIMessage(f"s{i}") for i in range(1, 30)])
     history = chat(30, size=80)
-    result = summarize_messages(
+    result = summarize_history(
         history,
         model=model,
         max_tokens=1000,
@@ -153,7 +154,7 @@ def test_single_huge_message_is_clipped_for_the_summarizer(scripted: Any) -> Non
     """One message bigger than the summarizer input budget is clipped in the middle."""
     model = scripted(responses=[AIMessage("s")])
     huge = [HumanMessage("start " + "x " * 5000 + " end"), AIMessage("ok"), HumanMessage("next")]
-    result = summarize_messages(
+    result = summarize_history(
         huge,
         model=model,
         max_tokens=200,
@@ -175,7 +176,7 @@ def test_retries_then_succeeds() -> None:
             raise outcome
         return outcome
 
-    result = summarize_messages(
+    result = summarize_history(
         chat(8),
         model=RunnableLambda(flaky),
         max_tokens=800,
@@ -194,8 +195,8 @@ def test_failure_leaves_history_intact_and_surfaces_error() -> None:
         raise ConnectionError("provider unreachable")
 
     history = chat(8)
-    earlier = RunningSummary("kept", last_message_id="nope", message_count=3, rounds=1)
-    result = summarize_messages(
+    earlier = HistorySummary("kept", last_message_id="nope", message_count=3, rounds=1)
+    result = summarize_history(
         history,
         model=RunnableLambda(down),
         max_tokens=800,
@@ -214,7 +215,7 @@ def test_failure_leaves_history_intact_and_surfaces_error() -> None:
 
 def test_empty_summary_is_a_failure() -> None:
     """An empty answer is never used as a summary."""
-    result = summarize_messages(
+    result = summarize_history(
         chat(8),
         model=FakeListChatModel(responses=["   "]),
         max_tokens=800,
@@ -228,7 +229,7 @@ def test_empty_summary_is_a_failure() -> None:
 
 def test_unexpected_answer_type_is_a_failure() -> None:
     """A summarizer returning neither a message nor a string is reported as a failure."""
-    result = summarize_messages(
+    result = summarize_history(
         chat(8),
         model=RunnableLambda(lambda _: 42),
         max_tokens=800,
@@ -240,7 +241,7 @@ def test_unexpected_answer_type_is_a_failure() -> None:
 
 def test_string_answers_are_accepted() -> None:
     """A runnable returning a plain string works as a summarizer."""
-    result = summarize_messages(
+    result = summarize_history(
         chat(8),
         model=RunnableLambda(lambda _: " plain text "),
         max_tokens=800,
@@ -261,7 +262,7 @@ def test_latest_user_request_is_never_summarized_away(scripted: Any) -> None:
         call = {"name": "Read", "args": {"file_path": f"f{i}"}, "id": f"c{i}"}
         history += [AIMessage("", tool_calls=[call], id=f"a{i}"),
                     ToolMessage("text " * 100, tool_call_id=f"c{i}", id=f"t{i}")]  # fmt: skip
-    result = summarize_messages(
+    result = summarize_history(
         history, model=model, max_tokens=700, summary_options=SummaryOptions(max_summary_tokens=60)
     )
     ids = [m.id for m in result.messages]
@@ -274,7 +275,7 @@ def test_latest_user_request_is_never_summarized_away(scripted: Any) -> None:
 def test_keep_messages_bounds_the_verbatim_tail(scripted: Any) -> None:
     """keep_messages keeps at most that many recent messages (whole units)."""
     model = scripted(responses=[AIMessage("s")])
-    result = summarize_messages(
+    result = summarize_history(
         chat(8),
         model=model,
         max_tokens=800,
@@ -287,7 +288,7 @@ def test_keep_messages_bounds_the_verbatim_tail(scripted: Any) -> None:
 def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
     """keep_tokens keeps recent units up to that many tokens (at least the latest)."""
     model = scripted(responses=[AIMessage("s")])
-    result = summarize_messages(
+    result = summarize_history(
         chat(8),
         model=model,
         max_tokens=800,
@@ -301,7 +302,7 @@ def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
 def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
     """The chosen style's instructions are the summarizer's system message."""
     model = scripted(responses=[AIMessage("s")])
-    summarize_messages(
+    summarize_history(
         chat(8),
         model=model,
         max_tokens=800,
@@ -316,7 +317,7 @@ def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
 def test_custom_prompt_is_sent(scripted: Any) -> None:
     """A custom prompt replaces the built-in instructions."""
     model = scripted(responses=[AIMessage("s")])
-    summarize_messages(
+    summarize_history(
         chat(8),
         model=model,
         max_tokens=800,
@@ -329,7 +330,7 @@ def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:
     """An invalid history is repaired before summarizing and the repair is reported."""
     model = scripted(responses=[AIMessage("s")])
     history = [*chat(8), ToolMessage("orphan", tool_call_id="zz")]
-    result = summarize_messages(
+    result = summarize_history(
         history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
     )
     assert any("orphan_tool_result" in r for r in result.repairs)
@@ -337,9 +338,9 @@ def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:
 
 
 async def test_async_twin(scripted: Any) -> None:
-    """asummarize_messages behaves as the sync version, using ainvoke."""
+    """asummarize_history behaves as the sync version, using ainvoke."""
     model = scripted(responses=[AIMessage("async summary")])
-    result = await asummarize_messages(
+    result = await asummarize_history(
         chat(8), model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
     )
     assert result.running_summary is not None
@@ -354,7 +355,7 @@ async def test_async_failure_leaves_history_intact() -> None:
         raise TimeoutError("slow")
 
     history = chat(8)
-    result = await asummarize_messages(
+    result = await asummarize_history(
         history,
         model=RunnableLambda(lambda _: None, afunc=down),
         max_tokens=800,
@@ -367,14 +368,14 @@ async def test_async_failure_leaves_history_intact() -> None:
 async def test_async_no_call_when_fits(scripted: Any) -> None:
     """The async twin does not call the model when the history fits."""
     model = scripted(responses=[AIMessage("x")])
-    result = await asummarize_messages(chat(1), model=model, max_tokens=10_000)
+    result = await asummarize_history(chat(1), model=model, max_tokens=10_000)
     assert result.model_calls == 0
 
 
 def test_running_summary_round_trips() -> None:
-    """RunningSummary survives to_dict / from_dict."""
-    summary = RunningSummary("t", last_message_id="m", message_count=4, rounds=2)
-    assert RunningSummary.from_dict(summary.to_dict()) == summary
+    """HistorySummary survives to_dict / from_dict."""
+    summary = HistorySummary("t", last_message_id="m", message_count=4, rounds=2)
+    assert HistorySummary.from_dict(summary.to_dict()) == summary
 
 
 @pytest.mark.parametrize(
@@ -397,17 +398,17 @@ def test_bad_options_raise(kwargs: dict, match: str) -> None:
     options = {"model": FakeListChatModel(responses=["s"]), "max_tokens": 800}
     options.update({k: v for k, v in kwargs.items() if k not in fields})
     with pytest.raises(ValueError, match=match):
-        summarize_messages(chat(8), **options, summary_options=SummaryOptions(**fields))
+        summarize_history(chat(8), **options, summary_options=SummaryOptions(**fields))
 
 
 async def test_async_bad_options_raise() -> None:
     """The async twin validates options the same way."""
     model = FakeListChatModel(responses=["s"])
     with pytest.raises(ValueError, match="keep_messages must be None or >= 0"):
-        await asummarize_messages(chat(1), model=model, max_tokens=10, keep_messages=-1)
+        await asummarize_history(chat(1), model=model, max_tokens=10, keep_messages=-1)
     tight = SummaryOptions(max_input_tokens=100, max_summary_tokens=100)
     with pytest.raises(ValueError, match="max_input_tokens leaves only"):
-        await asummarize_messages(chat(8), model=model, max_tokens=800, summary_options=tight)
+        await asummarize_history(chat(8), model=model, max_tokens=800, summary_options=tight)
 
 
 def test_summary_instructions_validation() -> None:
@@ -433,12 +434,14 @@ def test_mid_conversation_system_messages_stay_verbatim_in_place(scripted: Any) 
     policy = SystemMessage("POLICY UPDATE: never reveal internal ticket ids.", id="policy")
     history = [*chat(3), policy, *chat(3, tag="b")[1:]]
     model = scripted(responses=[AIMessage("they chatted")])
-    result = summarize_messages(
+    result = summarize_history(
         history, model=model, max_tokens=400, summary_options=SummaryOptions(max_summary_tokens=20)
     )
     assert result.running_summary is not None
-    assert policy in result.messages
+    (kept_policy,) = [m for m in result.messages if m.id == "policy"]
+    assert kept_policy.content == policy.content
+    assert not is_trusted_system(kept_policy)  # hoisted by compaction, still not trusted
     assert policy not in result.summarized
     assert "POLICY UPDATE" not in model.seen[0][-1].content
-    kept = [m for m in history if any(m is k for k in result.messages)]
-    assert kept == [m for m in result.messages if compaction_kind(m) is None]  # order kept
+    kept = [m.id for m in history if any(m.id == k.id for k in result.messages)]
+    assert kept == [m.id for m in result.messages if compaction_kind(m) is None]  # order kept

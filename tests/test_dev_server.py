@@ -78,7 +78,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, workspace: Path) -> Iterato
     port = _free_port()
     env = {
         **os.environ,
-        "LGC_MODEL_FACTORIES": "scripted=tests._server_models:scripted",
+        "LGC_MODEL_FACTORIES": (
+            "scripted=tests._server_models:scripted,named=tests._server_models:named"
+        ),
         "PYTHONPATH": str(ROOT),
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -234,3 +236,112 @@ def test_dev_server_runs_the_codebase_maintainer(server: str) -> None:
     assert [i["namespace"] for i in items["items"]] == [["codebase_maintainer", "notes", "alice"]]
     notes = [i["value"] for i in items["items"]]
     assert [(n["title"], n["type"]) for n in notes] == [("run() is a stub", "action")]
+
+
+async def _context_round_trip(url: str) -> tuple[Any, Any, Any]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    assistants = await client.assistants.search(graph_id="context_agent")
+    schemas = await client.assistants.get_schemas(assistants[0]["assistant_id"])
+    thread = await client.threads.create()
+    settings = {"model_factory": "named", "model": "m-ctx", "temperature": 0.3, "user_id": "c"}
+    await client.runs.wait(
+        thread["thread_id"],
+        "context_agent",
+        input={"messages": [{"role": "user", "content": "hi"}]},
+        context=settings,
+    )
+    state = await client.threads.get_state(thread["thread_id"])
+    return schemas["input_schema"], schemas["context_schema"], state
+
+
+def test_dev_server_publishes_schemas_and_takes_settings_as_context(server: str) -> None:
+    """The SDK sees public input keys and the run settings; a run's `context` reaches the model."""
+    inputs, context, state = asyncio.run(_context_round_trip(server))
+    assert set(inputs["properties"]) == {"messages", "plan", "note", "constraints", "hot_issues"}
+    assert set(context["properties"]) == {"model_factory", "model", "temperature", "user_id"}
+    assert state["values"]["messages"][-1]["content"] == "m-ctx at 0.3"
+
+
+# (user, thread label, whether the thread runs `cd pkg` first)
+CONCURRENT = [
+    ("carol", "c1", True),
+    ("carol", "c2", False),
+    ("dave", "d1", False),
+    ("dave", "d2", True),
+]
+
+
+def _concurrent_script(user: str, label: str, cd: bool) -> list[dict[str, Any]]:
+    first = [{"name": "terminal", "args": {"command": "cd pkg"}, "id": f"{label}-cd"}] if cd else []
+    first.append(
+        {
+            "name": "note_create",
+            "args": {"title": f"{user} {label}", "content": f"from {label}", "note_type": "action"},
+            "id": f"{label}-n",
+        }
+    )
+    return [
+        {"tool_calls": first},
+        {"tool_calls": [{"name": "terminal", "args": {"command": "pwd"}, "id": f"{label}-pwd"}]},
+        {"content": f"{label} done"},
+    ]
+
+
+async def _concurrent_round(url: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    threads = {label: (await client.threads.create())["thread_id"] for _, label, _ in CONCURRENT}
+
+    async def run(user: str, label: str, script: list[dict[str, Any]], text: str) -> None:
+        await client.runs.wait(
+            threads[label],
+            "codebase_maintainer",
+            input={"messages": [{"role": "user", "content": text}]},
+            config=_config(script, user),
+        )
+
+    # Two users, two threads each, all four runs at once; then a second turn, at once too.
+    await asyncio.gather(
+        *(run(u, t, _concurrent_script(u, t, cd), "note and pwd") for u, t, cd in CONCURRENT)
+    )
+    again = [
+        {"tool_calls": [{"name": "terminal", "args": {"command": "pwd"}, "id": "again"}]},
+        {"content": "again done"},
+    ]
+    await asyncio.gather(*(run(u, t, again, "where are we?") for u, t, _ in CONCURRENT))
+    states = {t: await client.threads.get_state(threads[t]) for _, t, _ in CONCURRENT}
+    notes = {
+        user: await client.store.search_items(("codebase_maintainer", "notes", user))
+        for user in ("carol", "dave")
+    }
+    return states, notes, threads
+
+
+def test_dev_server_two_users_two_threads_concurrently(server: str, workspace: Path) -> None:
+    """Four runs at once through one served graph: each thread keeps its own `cd`, each
+    user sees only their own notes, and no thread holds another's messages."""
+    states, notes, _threads = asyncio.run(_concurrent_round(server))
+    root = workspace.resolve()
+    for _user, label, cd in CONCURRENT:
+        messages = states[label]["values"]["messages"]
+        pwds = [
+            m["content"]
+            for m in messages
+            if m["type"] == "tool" and m["tool_call_id"].endswith(("-pwd", "again"))
+        ]
+        where = f"{root / 'pkg'}\n" if cd else f"{root}\n"
+        assert pwds == [where, where], (label, pwds)
+        texts = " ".join(str(m["content"]) for m in messages)
+        others = [t for _, t, _ in CONCURRENT if t != label]
+        assert f"{label} done" in texts
+        assert not [t for t in others if f"{t} done" in texts or f"from {t}" in texts]
+    for user in ("carol", "dave"):
+        titles = sorted(i["value"]["title"] for i in notes[user]["items"])
+        mine = sorted(f"{user} {t}" for u, t, _ in CONCURRENT if u == user)
+        assert titles == mine
+        assert {tuple(i["namespace"]) for i in notes[user]["items"]} == {
+            ("codebase_maintainer", "notes", user)
+        }

@@ -19,6 +19,7 @@ MODULES = [
     "langgraph_context.safety.sanitize",
     "langgraph_context.safety.boundary",
     "langgraph_context.safety.guard",
+    "langgraph_context.safety.detector",
 ]
 TOP_LEVEL = {
     "Constraint",
@@ -35,6 +36,7 @@ TOP_LEVEL = {
     "memory_packets",
     "render_memory",
     "HARDENING_INSTRUCTION",
+    "Detector",
     "InjectionFinding",
     "OutputVerdict",
     "PromptInjectionError",

@@ -19,7 +19,7 @@ EXPECTED_TOP_LEVEL = {
     "MemoryStateMixin",
     "NoteStateMixin",
     "PlanStateMixin",
-    "asummarize_messages",
+    "asummarize_history",
     "compact_messages",
     "count_tokens",
     "create_codebase_maintainer_graph",
@@ -38,7 +38,7 @@ EXPECTED_TOP_LEVEL = {
     "create_update_plan_tool",
     "create_write_note_tool",
     "create_write_plan_tool",
-    "summarize_messages",
+    "summarize_history",
 }
 
 

@@ -14,7 +14,7 @@ from langgraph_context.compaction import (
     compaction_kind,
     create_compaction_node,
     split_fenced,
-    summarize_messages,
+    summarize_history,
 )
 from langgraph_context.memory import create_constraint_extractor_node
 from langgraph_context.tokens import count_tokens
@@ -58,7 +58,7 @@ def history(turns: int = 12) -> list[BaseMessage]:
 def test_summarizer_requests_fit_their_input_budget(server: WireServer, streaming: bool) -> None:
     """Each summarizer request is a system + user pair within `max_input_tokens` as sent."""
     server.script(*[reply(f"Summary {n}.") for n in range(10)])
-    result = summarize_messages(
+    result = summarize_history(
         history(),
         model=server.chat_model(streaming=streaming),
         max_tokens=1_200,
@@ -77,7 +77,7 @@ def test_facts_stay_beside_a_forgetful_summary(server: WireServer) -> None:
     """Regression: a summary that says nothing still keeps the rules' facts of what it covers."""
     server.script(*[reply("Work happened.") for _ in range(10)])
     messages = history()
-    result = summarize_messages(
+    result = summarize_history(
         messages, model=server.chat_model(), max_tokens=1_200, summary_options=OPTIONS
     )
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
@@ -96,7 +96,7 @@ def test_facts_can_be_switched_off(server: WireServer) -> None:
     """`keep_facts=False` sends back the model's prose alone."""
     server.script(*[reply("Work happened.") for _ in range(10)])
     options = SummaryOptions(max_input_tokens=1_500, max_summary_tokens=100, keep_facts=False)
-    result = summarize_messages(
+    result = summarize_history(
         history(), model=server.chat_model(), max_tokens=1_200, summary_options=options
     )
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
@@ -107,7 +107,7 @@ def test_context_length_exceeded_is_not_retried(server: WireServer) -> None:
     """Regression: a 400 refusal fails at once (the same request would fail again)."""
     server.script(context_length_exceeded(), reply("never sent"))
     messages = history()
-    result = summarize_messages(messages, model=server.chat_model(), max_tokens=1_200)
+    result = summarize_history(messages, model=server.chat_model(), max_tokens=1_200)
     assert result.model_calls == 1
     assert len(server.requests) == 1
     assert result.error is not None
@@ -132,11 +132,11 @@ def test_retryable_failures_are_retried_then_reported(
     """Documented: 5xx, 429, empty replies and timeouts are retried, then the history stays."""
     server.script(failure, failure, failure)
     messages = history()
-    result = summarize_messages(
+    result = summarize_history(
         messages,
         model=server.chat_model(timeout=0.3),
         max_tokens=1_200,
-        summary_options=SummaryOptions(retries=2),
+        summary_options=SummaryOptions(retries=2, retry_backoff=0.01),
     )
     assert result.model_calls == 3
     assert result.error is not None
@@ -147,7 +147,7 @@ def test_retryable_failures_are_retried_then_reported(
 def test_retry_then_success(server: WireServer) -> None:
     """A 500 then a good answer: the summary is written, two calls counted."""
     server.script(server_error(), *[reply("Summary.") for _ in range(10)])
-    result = summarize_messages(
+    result = summarize_history(
         history(), model=server.chat_model(), max_tokens=1_200, summary_options=OPTIONS
     )
     assert result.error is None

@@ -116,7 +116,9 @@ def delegation(files: int) -> dict[str, Any]:
 
     inline_model = Scripted(responses=[AIMessage("", tool_calls=reads), answer])
     terminal = create_terminal_tool(REPO)
-    inline = create_context_agent(inline_model, [terminal], memory_tools=False).compile()
+    inline = create_context_agent(
+        inline_model, [terminal], memory_tools=False, compaction=False, context=False
+    ).compile()
     inline_out = inline.invoke({"messages": [HumanMessage("What do these files do?")]})
 
     sub_model = Scripted(responses=[AIMessage("", tool_calls=reads), answer])
@@ -128,7 +130,9 @@ def delegation(files: int) -> dict[str, Any]:
             answer,
         ]
     )
-    parent = create_context_agent(parent_model, [delegate], memory_tools=False).compile()
+    parent = create_context_agent(
+        parent_model, [delegate], memory_tools=False, compaction=False, context=False
+    ).compile()
     parent_out = parent.invoke({"messages": [HumanMessage("What do these files do?")]})
     return {
         "files": files,

@@ -27,6 +27,7 @@ from collections import defaultdict
 from typing import Any
 
 from benchmarks._common import RESULTS, data_dir, write_result
+from benchmarks._progress import track
 from benchmarks.bill.configs import Config, configurations
 from benchmarks.bill.generated import generated_session
 from benchmarks.bill.meter import load_prices, price
@@ -254,7 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     sessions = load_sessions(quick=args.quick, tau=args.tau)
     configs = configurations()
     started = time.perf_counter()
-    rows = [measure(s, c, tables) for s in sessions for c in configs]
+    pairs = [(s, c) for s in sessions for c in configs]
+    rows = [measure(s, c, tables) for s, c in track(pairs, "sessions x configurations")]
     elapsed = time.perf_counter() - started
     print(
         f"Bill: {len(sessions)} sessions x {len(configs)} configurations in {elapsed:.0f} s; "

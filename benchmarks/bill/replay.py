@@ -24,6 +24,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ConfigDict
 
 from benchmarks.bill.meter import Meter, request_chunks
@@ -222,11 +223,11 @@ def run_session(
         summarizer=summarizer,
         native=skip & frozenset(session.tool_args),
     )
-    state: dict[str, Any] = {}
+    # A thread, as an application runs one: each turn sends only the new user messages
+    # and the checkpointer keeps the whole state (internal keys such as our compaction
+    # record are not accepted as input).
+    graph.checkpointer = InMemorySaver()
+    config: RunnableConfig = {"recursion_limit": 100_000, "configurable": {"thread_id": "t"}}
     for texts in session.turns:
-        humans = [HumanMessage(t) for t in texts]
-        state = graph.invoke(
-            {**state, "messages": [*state.get("messages", []), *humans]},
-            {"recursion_limit": 100_000},
-        )
-    return log, summarizer, state
+        graph.invoke({"messages": [HumanMessage(t) for t in texts]}, config)
+    return log, summarizer, dict(graph.get_state(config).values)

@@ -24,6 +24,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 
+from benchmarks._progress import track
 from benchmarks.compaction.facts import (
     FactIndex,
     claude_facts_per_message,
@@ -148,7 +149,7 @@ def generated(count: int, factories: list[Callable[[], Method]]) -> list[dict[st
     for factory in factories:
         name = factory().name
         invalid = errors = silent_over = missed = 0
-        for seed, history in enumerate(histories):
+        for seed, history in enumerate(track(histories, f"generated histories ({factory().name})")):
             tokens = count_tokens(history)
             budget = max(1, int(tokens * (0.2 + 0.6 * ((seed * 7919) % 100) / 100)))
             method = factory()
@@ -200,11 +201,32 @@ def floor_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+# column -> printed header: the tables stay under ~110 characters
+SHORT = {
+    "errors": "err", "invalid": "inv", "over_budget": "over", "over_reported": "over rep",
+    "tokens_after_pct_budget_median": "size %", "latency_ms_median": "ms p50",
+    "latency_ms_p95": "ms p95", "early_key_facts": "facts", "retention_pct": "kept %",
+    "needed_points": "needed", "needed_points_with_facts": "w/ facts",
+    "needed_tokens_after_pct_budget_median": "size %", "needed_early_key_facts": "facts",
+    "needed_retention_pct": "needed %", "inputs_invalid": "bad in", "invalid_outputs": "inv out",
+    "silent_overflows": "silent over", "over_budget_though_feasible": "over feasible",
+}  # fmt: skip
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and 0 < value < 1:
+        return f"{value:.0%}"  # a budget fraction
+    return str(value)
+
+
 def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """A plain-text table."""
-    cells = [[str(r.get(c, "")) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    """A plain-text table with short headers; nothing measured is `-`."""
+    cells = [[_text(r.get(c)) for c in columns] for r in rows]
+    heads = [SHORT.get(c, c) for c in columns]
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(lines)
@@ -284,7 +306,9 @@ def main() -> None:
                         "method": r["method"],
                         "budget": r["budget"],
                         **{
-                            label: f"{cell['retention_pct']} ({cell['early_key_facts']})"
+                            label: "-"
+                            if cell["retention_pct"] is None
+                            else f"{cell['retention_pct']} ({cell['early_key_facts']})"
                             for label, cell in r["needed_by_overflow"].items()
                         },
                     }

@@ -41,6 +41,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from benchmarks._progress import Steps
 from benchmarks.compaction.facts import FactIndex, view_text
 from benchmarks.compaction.methods import Method
 from langgraph_context.messages import validate_history
@@ -146,6 +147,8 @@ def replay(
         the `needed_*` figures over points where the history exceeds the budget.
     """
     rows: list[dict[str, Any]] = []
+    total = len(factories) * len(BUDGETS) * len(sessions)
+    steps = Steps("histories replayed (method x budget x session)", total)
     for factory in factories:
         name = factory().name
         for fraction in BUDGETS:
@@ -156,6 +159,7 @@ def replay(
                 method = factory()
                 method.reset(budget)
                 _replay_one(session, method, budget, points, agg)
+                steps.advance()
             latencies = sorted(agg["latencies"])
             rows.append(
                 {

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from benchmarks._progress import Steps
 from benchmarks.locomo.build import build_recall
 from benchmarks.locomo.data import Conversation, load_all
 from benchmarks.locomo.embeddings import load_embeddings
@@ -87,6 +88,7 @@ def recall_table(
     config = ContextConfig()
     table: dict[str, dict[int, list[float]]] = {m: {b: [] for b in BUDGETS} for m in methods}
     per_conv: dict[str, dict[str, float]] = {m: {} for m in methods}
+    steps = Steps("questions, every method", sum(len(c.questions) for c in conversations))
     for conv in conversations:
         start = {m: len(table[m][PER_CONVERSATION_BUDGET]) for m in methods}
         for q in conv.questions:
@@ -110,6 +112,7 @@ def recall_table(
                 for budget in BUDGETS:
                     kept = _pack(order, conv.turns, budget)
                     table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
+            steps.advance()
         for m in methods:
             scores = table[m][PER_CONVERSATION_BUDGET][start[m] :]
             per_conv[m][conv.name] = statistics.fmean(scores) if scores else 0.0

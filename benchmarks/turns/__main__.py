@@ -25,6 +25,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from benchmarks._common import data_dir, write_result
+from benchmarks._progress import track
 from langgraph_context import compact_messages
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import default_counter
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'session':10} {'calls':>6} {'compactions':>11} {'peak full':>10} "
         f"{'peak ours':>10} {'total full':>12} {'total ours':>12} {'saved':>6} {'invalid':>7}"
     )
-    for path in sessions:
+    for path in track(sessions, "sessions replayed"):
         messages = load_claude_code_session(Path(path))
         r = replay(messages, window=args.window, trigger=args.trigger, target=args.target)
         total_full, total_ours = sum(r["full"]), sum(r["compacted"])

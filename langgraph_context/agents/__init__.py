@@ -43,9 +43,11 @@ from langgraph_context.agents.middleware import (
     create_pre_model_middleware,
 )
 from langgraph_context.agents.models import (
+    ContextSettings,
     ModelFactory,
     bind_model_tools,
     is_chat_model,
+    with_run_context,
 )
 from langgraph_context.agents.output_limit import (
     ToolOutputLimitMiddleware,
@@ -71,12 +73,13 @@ from langgraph_context.agents.subagent import (
 )
 from langgraph_context.agents.tool_middleware import (
     MemoryAgentState,
-    MemoryMiddleware,
+    PinnedMemoryMiddleware,
     StateToolsMiddleware,
     StateToolsState,
     create_memory_middleware,
     create_state_tools_middleware,
 )
+from langgraph_context.errors import renamed_attribute
 
 __all__ = [
     "BRIEFING_PACKET_TYPE",
@@ -97,14 +100,15 @@ __all__ = [
     "CompactionMiddleware",
     "ContextAgentState",
     "ContextMiddleware",
+    "ContextSettings",
     "GuardAgentState",
     "MaintainerMode",
     "MaintainerOptions",
     "MaintainerState",
     "MemoryAgentState",
-    "MemoryMiddleware",
     "ModelFactory",
     "OutputGuardMiddleware",
+    "PinnedMemoryMiddleware",
     "PreModelNodeMiddleware",
     "PreModelViewState",
     "PromptLike",
@@ -136,4 +140,15 @@ __all__ = [
     "render_state_block",
     "session_report",
     "session_stats",
+    "with_run_context",
 ]
+
+# Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.
+_RENAMED = {
+    "MemoryMiddleware": "PinnedMemoryMiddleware",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Resolve a deprecated name to its new one, with a `DeprecationWarning`."""
+    return renamed_attribute(__name__, name, _RENAMED)

@@ -1,8 +1,9 @@
 """The model node of `create_context_agent` (private to `agents`).
 
-The model's input is assembled here, once per call: the context node runs on the
-state, the agent's instructions go first in the system message, and the result goes
-to the model. Nothing of it is written to state unless `store_view` asks for it.
+The model's input is assembled here, once per call: a view-mode compaction node and
+the context node run on the state, the agent's instructions go first in the system
+message, and the result goes to the model. Nothing of it is written to state unless
+`store_view` asks for it (the compaction record is: it carries the running summary).
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from langgraph_context.agents._overflow import (
     overflowed,
     with_messages,
 )
-from langgraph_context.agents.models import ModelFactory, bind_model_tools, is_chat_model
+from langgraph_context.agents.models import (
+    ModelFactory,
+    bind_model_tools,
+    is_chat_model,
+    with_run_context,
+)
+from langgraph_context.compaction import CompactionNode
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import as_messages, content_text, repair_history
@@ -51,13 +58,17 @@ PromptLike = str | Callable[[Any], str] | None
 """A system prompt, or a function of the state returning one (e.g. per mode)."""
 
 
-def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES) -> str:
+def render_state_block(
+    state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAMES, read_tool: str = "query_note"
+) -> str:
     """Render pinned memory, the plan and the note names as a short `[State]` block.
 
     Args:
         state: Graph state (dict or object) with optional `constraints`,
             `hot_issues`, `plan` and `note`.
         max_note_names: At most this many note names are listed (the rest counted).
+        read_tool: The note-reading tool the block names (`notes_query_note` with a
+            note prefix).
 
     Returns:
         The block, or `""` when all of them are empty.
@@ -80,13 +91,15 @@ def render_state_block(state: Any, *, max_note_names: int = DEFAULT_MAX_NOTE_NAM
         names = sorted(notes)
         shown = ", ".join(names[:max_note_names])
         more = f" (+{len(names) - max_note_names} more)" if len(names) > max_note_names else ""
-        lines.append(f"Notes (read with query_note): {shown}{more}")
+        lines.append(f"Notes (read with {read_tool}): {shown}{more}")
     return "\n".join(["[State]", *lines]) if lines else ""
 
 
 def _with_prompt(view: list[BaseMessage], text: str) -> list[BaseMessage]:
     """The view with the agent's instructions first in its (single) system message."""
     messages = list(view)
+    if messages and isinstance(messages[0], SystemMessage) and not messages[0].content:
+        messages.pop(0)  # an empty system message: some providers refuse it
     if not text:
         return messages
     if messages and isinstance(messages[0], SystemMessage):
@@ -100,7 +113,7 @@ def _with_prompt(view: list[BaseMessage], text: str) -> list[BaseMessage]:
 
 
 def _model_input(
-    state: Any, view: list[BaseMessage] | None, prompt: PromptLike, state_in_prompt: bool
+    state: Any, view: list[BaseMessage] | None, prompt: PromptLike, how: ModelInput
 ) -> list[BaseMessage]:
     """What the model is sent: the assembled view, else prompt, [State] and history."""
     view = view or get_state_value(state, LLM_INPUT_KEY, None)
@@ -110,8 +123,8 @@ def _model_input(
     parts: list[str] = []
     if prompt is not None:
         parts.append(prompt if isinstance(prompt, str) else prompt(state))
-    if state_in_prompt:
-        parts.append(render_state_block(state))
+    if how.state_in_prompt:
+        parts.append(render_state_block(state, read_tool=how.read_tool))
     system = "\n\n".join(p for p in parts if p)
     history = list(get_state_value(state, "messages", []))
     return [SystemMessage(system), *history] if system else history
@@ -126,10 +139,20 @@ class ModelInput:
     store_view: bool
     window: Window
     name: str | None = None
+    read_tool: str = "query_note"
+    compaction: CompactionNode | None = None
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
-        """The config the context node runs with: nothing of it is streamed."""
-        return merge_configs(config, {"tags": [TAG_NOSTREAM]})
+        """The config the context node runs with: nothing of it is streamed.
+
+        Its view goes to the model, never to state, so the node's check that the
+        graph has a channel for its output key (`state.require_state_keys`, which
+        reads the task's channel reader) does not apply: the reader is left out.
+        """
+        quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
+        configurable = dict(quiet.get("configurable") or {})
+        configurable.pop("__pregel_read", None)
+        return {**quiet, "configurable": configurable}
 
     def assembled(self, out: Any) -> list[BaseMessage]:
         """The view a context node returned (`llm_input_messages`)."""
@@ -140,6 +163,17 @@ class ModelInput:
             msg = f"the context node must return a non-empty {LLM_INPUT_KEY!r}, got {out!r}"
             raise InvalidArgumentError(msg)
         return list(view)
+
+    def compacted(self, out: Any) -> tuple[list[BaseMessage] | None, dict[str, Any]]:
+        """The view a view-mode compaction node returned, and its other keys (its record)."""
+        if isinstance(out, Failed):
+            raise out.error
+        if not isinstance(out, Mapping) or self.compaction is None:
+            msg = f"the compaction node must return a mapping, got {out!r}"
+            raise InvalidArgumentError(msg)
+        learned = dict(out)
+        view = learned.pop(self.compaction.output_key, None)
+        return (list(view) if view else None), learned
 
     def update(self, state: Any, sent: list[BaseMessage], call: _Call) -> dict[str, Any]:
         """The model node's state update: the answer, what it taught, the debug copy."""
@@ -166,22 +200,37 @@ class ModelInput:
 _Call = tuple[Any, Retry | None, Any]
 """A model call's answer, its overflow retry (or `None`) and the chat model called."""
 _Request = tuple[str, Any]
-"""`("context", state)` for the context node, `("model", messages)` for the model."""
+"""`("compaction" | "context", state)` for those nodes, `("model", messages)` for the model."""
 
 
 def _input(
     state: Any, how: ModelInput, prompt: PromptLike
-) -> Generator[_Request, Any, list[BaseMessage]]:
-    """Assemble one call's input (asking for the context node's view when there is one)."""
-    view = how.assembled((yield ("context", state))) if how.context is not None else None
-    return _model_input(state, view, prompt, how.state_in_prompt)
+) -> Generator[_Request, Any, tuple[list[BaseMessage], dict[str, Any]]]:
+    """Assemble one call's input and the compaction record to keep.
+
+    A view-mode compaction node runs first; its view is laid over the state as the
+    `llm_input_messages` a pre-model step would have written (in memory only). The
+    context node, when there is one, assembles from that view (the compaction's, or
+    one a `pre_model` step wrote) in place of the stored history.
+    """
+    learned: dict[str, Any] = {}
+    if how.compaction is not None:
+        compacted, learned = how.compacted((yield ("compaction", state)))
+        if compacted:
+            state = with_messages(state, compacted, LLM_INPUT_KEY)
+    view = None
+    if how.context is not None:
+        stored = get_state_value(state, LLM_INPUT_KEY, None)
+        source = with_messages(state, list(stored)) if stored else state
+        view = how.assembled((yield ("context", source)))
+    return _model_input(state, view, prompt, how), learned
 
 
 def _steps(
     state: Any, how: ModelInput, prompt: PromptLike, chat: Any
 ) -> Generator[_Request, Any, dict[str, Any]]:
     """One model step: assemble, call; on an overflow, compact the history, call again."""
-    sent = yield from _input(state, how, prompt)
+    sent, learned = yield from _input(state, how, prompt)
     answer = yield ("model", sent)
     retry = None
     if overflowed(answer):
@@ -189,9 +238,9 @@ def _steps(
         retry = how.window.shrink(history, chat, state)
         # The retry sees the compacted history; a stored pre_model view is stale now.
         shrunk = with_messages(with_messages(state, retry.messages), [], LLM_INPUT_KEY)
-        sent = yield from _input(shrunk, how, prompt)
+        sent, learned = yield from _input(shrunk, how, prompt)
         answer = retry.check((yield ("model", sent)))
-    return how.update(state, sent, (answer, retry, chat))
+    return {**learned, **how.update(state, sent, (answer, retry, chat))}
 
 
 def model_node(
@@ -213,15 +262,16 @@ def model_node(
     def _chat(config: RunnableConfig) -> Any:
         if fixed is not None:
             return fixed
-        return bind_model_tools(model(config), tools)  # type: ignore[operator]
+        return bind_model_tools(model(with_run_context(config)), tools)  # type: ignore[operator]
 
     def call_model(state: Any, config: RunnableConfig) -> dict[str, Any]:
         chat = _chat(config)
 
         def call(request: _Request) -> Any:
             kind, value = request
-            if kind == "context" and how.context is not None:
-                return how.context.invoke(value, how.quiet(config))
+            step = how.context if kind == "context" else how.compaction
+            if kind != "model" and step is not None:
+                return step.invoke(value, how.quiet(config))
             return chat.invoke(value, config)
 
         return drive(_steps(state, how, system_prompt, chat), call)
@@ -231,8 +281,9 @@ def model_node(
 
         async def acall(request: _Request) -> Any:
             kind, value = request
-            if kind == "context" and how.context is not None:
-                return await how.context.ainvoke(value, how.quiet(config))
+            step = how.context if kind == "context" else how.compaction
+            if kind != "model" and step is not None:
+                return await step.ainvoke(value, how.quiet(config))
             return await chat.ainvoke(value, config)
 
         return await adrive(_steps(state, how, system_prompt, chat), acall)

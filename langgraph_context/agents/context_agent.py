@@ -8,7 +8,9 @@ The graph::
                   +--------------------------------------------------------------------+
 
 * `pre_model` steps are ordinary LangGraph nodes run in order before every model
-  call: this is where the compaction node (which may rewrite `messages`) plugs in.
+  call: this is where a `replace`-mode compaction node (which rewrites `messages`)
+  plugs in. A `view`-mode compaction node runs inside the model step instead, like
+  the context node, so its view is never checkpointed.
 * The `context` node is not a graph node: the model node runs it on the state for
   every call and sends its output to the model. The assembled input is computed per
   call, never written to state (so never checkpointed) and never streamed as a
@@ -33,17 +35,24 @@ The graph::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NotRequired
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel.protocol import PregelProtocol
 
+from langgraph_context.agents._budget import (
+    Budget,
+    check_sized,
+    compaction_step,
+    context_runnable,
+    default_context_node,
+)
 from langgraph_context.agents._model_call import (
     DEFAULT_MAX_NOTE_NAMES,
     LLM_INPUT_KEY,
@@ -53,28 +62,23 @@ from langgraph_context.agents._model_call import (
 )
 from langgraph_context.agents._model_call import model_node as _model_node
 from langgraph_context.agents._overflow import Window
+from langgraph_context.agents._parts import (
+    StepsLike,
+    agent_tools,
+    distinct_steps,
+    named_steps,
+    post_tools_steps,
+)
+from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
-from langgraph_context.compaction import CompactionStateMixin
-from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
-from langgraph_context.context.config import DEFAULT_MAX_TOKENS
+from langgraph_context.compaction import CompactionNode, CompactionStateMixin
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
     MemoryStateMixin,
-    create_hot_issue_node,
-    create_record_constraint_tool,
-    create_resolve_constraint_tool,
 )
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value
 from langgraph_context.tokens import model_window, resolve_counter
-from langgraph_context.tools import (
-    create_ls_tool,
-    create_query_note_tool,
-    create_update_note_tool,
-    create_update_plan_tool,
-    create_write_note_tool,
-    create_write_plan_tool,
-)
 
 __all__ = [
     "DEFAULT_MAX_NOTE_NAMES",
@@ -86,11 +90,6 @@ __all__ = [
     "default_context_node",
     "render_state_block",
 ]
-
-_RESERVED_NODES = frozenset({"model", "tools"})
-
-StepsLike = Mapping[str, Any] | Sequence[Any]
-"""Graph nodes to run in order: a name -> node mapping, or a sequence (auto-named)."""
 
 
 class ContextAgentState(
@@ -106,149 +105,29 @@ class ContextAgentState(
     llm_input_messages: NotRequired[list[AnyMessage]]
 
 
-def _named_steps(steps: StepsLike | None, prefix: str) -> list[tuple[str, Any]]:
-    if not steps:
-        return []
-    if isinstance(steps, Mapping):
-        named = [(str(k), v) for k, v in steps.items()]
-    elif isinstance(steps, Sequence) and not isinstance(steps, str):
-        named = [(f"{prefix}_{i}", step) for i, step in enumerate(steps, 1)]
-    else:
-        msg = f"{prefix} must be a mapping of name -> node or a sequence of nodes, got {steps!r}"
-        raise InvalidTypeError(msg)
-    for step_name, step in named:
-        if step_name in _RESERVED_NODES:
-            msg = f"{prefix} step name {step_name!r} is reserved; avoid {sorted(_RESERVED_NODES)}"
-            raise InvalidArgumentError(msg)
-        if not callable(step) and not hasattr(step, "invoke"):
-            msg = f"{prefix} step {step_name!r} must be a node (callable or runnable), got {step!r}"
-            raise InvalidTypeError(msg)
-    return named
-
-
-def default_context_node(max_tokens: int | None = None) -> Any:
-    """Return the context node `context=True` uses.
-
-    A default `ContextBuilder`: messages, plan, notes and pinned memory (constraints,
-    hot issues) are its sources, and untrusted packets are fenced in a fresh random
-    boundary on every build.
-
-    Args:
-        max_tokens: Budget of the assembled model input (context plus recent
-            messages); `None` for the builder's default (`ContextConfig().max_tokens`).
-
-    Returns:
-        The node, writing `llm_input_messages`.
-
-    Raises:
-        ValueError: If `max_tokens` is not a positive int.
-    """
-    if max_tokens is None:
-        return create_context_node(ContextBuilder())
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        msg = f"max_tokens must be a positive int, got {max_tokens!r}"
-        raise InvalidArgumentError(msg)
-    return create_context_node(ContextBuilder(config=ContextConfig(max_tokens=max_tokens)))
-
-
-def _context_step(context: Any, max_tokens: int | None) -> Any:
-    """The context node for the `context`/`max_tokens` arguments (or `None`)."""
-    if context is True:
-        return default_context_node(max_tokens)
-    if max_tokens is not None:
-        msg = "max_tokens only applies with context=True (size your own node's builder)"
-        raise InvalidArgumentError(msg)
-    if context is False or context is None:
-        return None
-    if isinstance(context, ContextBuilder):
-        return create_context_node(context)
-    return context
-
-
 def _check_model(model: Any) -> None:
     if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
         msg = f"model must be a chat model or a factory taking a config, got {model!r}"
         raise InvalidTypeError(msg)
 
 
-def _agent_tools(
-    tools: Sequence[BaseTool], plan_tools: bool, note_tools: bool, memory_tools: bool
-) -> list[BaseTool]:
-    """The agent's tools followed by the state tools switched on; names must differ."""
-    all_tools = [*tools, *_state_tools(plan_tools, note_tools, memory_tools)]
-    names = [t.name for t in all_tools]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        msg = f"tools must have distinct names; repeated: {repeated}"
-        raise InvalidArgumentError(msg)
-    return all_tools
-
-
 def _pre_model_steps(pre_model: StepsLike | None, compaction: Any) -> list[tuple[str, Any]]:
     """Named steps before the model: compaction first, then `pre_model`."""
-    before = _named_steps(pre_model, "pre_model")
+    before = named_steps(pre_model, "pre_model")
     if compaction is None:
         return before
     if "compaction" in {n for n, _ in before}:
         msg = "pre_model step name 'compaction' is taken by the compaction argument"
         raise InvalidArgumentError(msg)
-    (checked,) = _named_steps({"compaction": compaction}, "compaction")
+    (checked,) = named_steps({"compaction": compaction}, "compaction")  # a node name
     return [checked, *before]
 
 
-def _context_runnable(context: Any, max_tokens: int | None) -> Runnable[Any, Any] | None:
-    """The context node for the `context`/`max_tokens` arguments, as a runnable (or `None`)."""
-    step = _context_step(context, max_tokens)
-    if step is None:
-        return None
-    if isinstance(step, Runnable):
-        return step
-    if not callable(step):
-        msg = f"context must be a node, a ContextBuilder or True, got {step!r}"
-        raise InvalidTypeError(msg)
-    return RunnableLambda(step, name="context")
-
-
-def _post_tools_steps(
-    post_tools: StepsLike | None, checks: CheckSelector | None, tool_names: list[str]
-) -> list[tuple[str, Any]]:
-    """Named steps after each tool round: the check watcher first, then `post_tools`."""
-    after = _named_steps(post_tools, "post_tools")
-    if checks is None:
-        return after
-    if "watch_checks" in {n for n, _ in after}:
-        msg = "post_tools step name 'watch_checks' is taken by the checks argument"
-        raise InvalidArgumentError(msg)
-    after = [("watch_checks", create_hot_issue_node(checks)), *after]
-    _check_selector(checks, tool_names)
-    return after
-
-
-def _check_selector(checks: CheckSelector, names: list[str]) -> None:
-    """Refuse check names that are not among the agent's tools (a typo would be silent)."""
-    if callable(checks):
-        return
-    wanted = [checks] if isinstance(checks, str) else list(checks)
-    unknown = sorted({str(n) for n in wanted} - set(names))
-    if unknown:
-        msg = f"checks must name the agent's tools; unknown: {unknown}; tools: {sorted(names)}"
-        raise InvalidArgumentError(msg)
-
-
-def _state_tools(plan_tools: bool, note_tools: bool, memory_tools: bool) -> list[BaseTool]:
-    tools: list[BaseTool] = []
-    if memory_tools:
-        tools += [create_record_constraint_tool(), create_resolve_constraint_tool()]
-    if plan_tools:
-        tools += [create_write_plan_tool(), create_update_plan_tool()]
-    if note_tools:
-        tools += [
-            create_write_note_tool(),
-            create_ls_tool(),
-            create_query_note_tool(),
-            create_update_note_tool(),
-        ]
-    return tools
+def _view_compaction(compaction: Any) -> CompactionNode | None:
+    """A view-mode compaction node, which the model step runs per call (never a graph node)."""
+    if isinstance(compaction, CompactionNode) and compaction.mode == "view":
+        return compaction
+    return None
 
 
 def create_context_agent(
@@ -258,15 +137,18 @@ def create_context_agent(
     system_prompt: PromptLike = None,
     plan_tools: bool = True,
     note_tools: bool = True,
+    note_prefix: str | None = None,
     memory_tools: bool = True,
     checks: CheckSelector | None = None,
-    compaction: Any | None = None,
-    context: Any = None,
+    compaction: Any = True,
+    context: Any = True,
     max_tokens: int | None = None,
     pre_model: StepsLike | None = None,
     post_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
     state_schema: type[Any] = ContextAgentState,
+    context_schema: type[Any] | None = None,
+    input_schema: type[Any] | None = None,
     state_in_prompt: bool = True,
     store_view: bool = False,
     context_window: int | None = None,
@@ -283,23 +165,35 @@ def create_context_agent(
         system_prompt: Instructions, or a function of the state returning them.
         plan_tools: Include `write_plan` and `update_plan`.
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
+        note_prefix: Name the note tools `<note_prefix>_write_note`, ... (e.g.
+            `"notes"` gives `notes_ls`), to compose with a toolset of its own `ls`.
         memory_tools: Include `record_constraint` and `resolve_constraint` (pinned
             user rules, shown on every call until resolved).
         checks: Tools whose results are checks (a name, names, or a predicate): a
             failing check opens a hot issue, a passing one resolves it (a
             `watch_checks` step after each tool round).
-        compaction: A compaction node (`create_compaction_node(...)`), run first
-            before every model call; `None` for none.
-        context: A context node (`create_context_node(...)`), a `ContextBuilder`
-            (wrapped in `create_context_node`), or `True` for
-            `default_context_node(max_tokens)` (default builder plus pinned
-            memory). The model node runs it on the state (after the `pre_model`
-            steps, so on the compacted history) and sends the `llm_input_messages`
-            it returns; nothing of it is written to state or streamed. The system
-            prompt is put before the assembled context in one system message.
-        max_tokens: With `context=True`, the most tokens one model call is sent (the
-            budget of the assembled view; keep it below the model's window minus the
-            system prompt and the reply); `None` for the builder's default.
+        compaction: `True` (default) for rule-based compaction of the stored
+            history (`create_compaction_node(max_tokens=<history budget>)`, replace
+            mode), `False` for none, or your own compaction node, run first before
+            every model call. A `replace`-mode node is the graph node `compaction`,
+            rewriting the history; a `view`-mode node runs inside the model step,
+            once per call, and its view goes to the model (or to the context node)
+            without being written to state; only its record (the running summary) is.
+        context: `True` (default) for `default_context_node(<call budget>)` (default
+            builder plus pinned memory), `False` for none (the model sees the
+            prompt, a `[State]` block and the history), a `ContextBuilder` (wrapped
+            in `create_context_node`) or your own context node. The model node runs
+            it on the state (after the `pre_model` steps, so on the compacted
+            history, or on the view of a view-mode compaction) and sends the
+            `llm_input_messages` it returns; nothing of it is written to state or
+            streamed. The system prompt is put before the assembled context in one
+            system message.
+        max_tokens: The one budget of the default parts: the most tokens one model
+            call is sent (`context=True`); the stored history is compacted
+            (`compaction=True`) when it reaches twice that, at most three quarters
+            of the window. `None`: half the model's window when known
+            (`context_window` or the model's profile), else 3,000
+            (`ContextConfig().max_tokens`).
         pre_model: Further nodes, run in order after `compaction`.
         post_model: Nodes run in order after every model answer, before its tool
             calls run (e.g. `safety.create_output_guard_node(action="replace")`,
@@ -307,13 +201,23 @@ def create_context_agent(
         post_tools: Nodes run in order after every tool round.
         state_schema: The graph state; must hold `messages`, plus `plan`/`note` when
             those tools are on and `llm_input_messages` when a step writes a view.
+        context_schema: The run context's schema (LangGraph's `Runtime.context`), e.g.
+            `ContextSettings`: runs pass `context={...}`, Studio and the SDK list its
+            keys (`get_context_jsonschema()`), and a model factory is handed its
+            values laid over `config["configurable"]` (the context wins).
+        input_schema: What a client may send; `None` for the state's keys minus the
+            agents' internal ones (`llm_input_messages`, `compaction`,
+            `compaction_requested`, `token_usage`, `briefing`, `session`,
+            `injection_flags`), so `get_input_jsonschema()` lists only the public
+            keys. Internal keys in an input are ignored; set them with
+            `graph.update_state`.
         state_in_prompt: Without a prepared view, add pinned memory, the plan and the
             note names to the system message (`render_state_block`).
         store_view: Debugging only: also write every model input, as sent, to
             `llm_input_messages` (checkpointed, and visible to API clients).
         context_window: The model's context window in tokens; `None` reads it from
             the model's profile (`profile["max_input_tokens"]`) when it has one. It
-            sizes `context=True` without `max_tokens` (at most half the window), is
+            sizes the default compaction and context without `max_tokens`, is
             recorded with the provider-reported usage in `token_usage` (where a
             compaction node's fraction trigger finds it), and sets the target of
             the overflow retry.
@@ -338,9 +242,11 @@ def create_context_agent(
         ValueError: If a step uses a reserved node name (`model`, `tools`, and
             `compaction`/`context`/`watch_checks` when those are given), two tools
             share a name, `checks` names a tool the agent does not have (or none),
-            a step name is used twice,
-            or `max_tokens` is not a positive int or is given without
-            `context=True`, `context_window` is not a positive int, or `name` is blank.
+            a step name is used twice (two tools sharing a name are both named in
+            the error),
+            or `max_tokens` is not a positive int or is given while neither
+            `compaction` nor `context` is `True`, `context_window` is not a positive
+            int, or `name` is blank.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -353,14 +259,16 @@ def create_context_agent(
     """
     _check_model(model)
     window = _window(model, context_window)
-    all_tools = _agent_tools(tools, plan_tools, note_tools, memory_tools)
-    before = _pre_model_steps(pre_model, compaction)
-    if context is True and max_tokens is None and window.context_window is not None:
-        max_tokens = min(DEFAULT_MAX_TOKENS, window.context_window // 2)
-    view = _context_runnable(context, max_tokens)
-    answered = _named_steps(post_model, "post_model")
-    after = _post_tools_steps(post_tools, checks, [t.name for t in all_tools])
-    _distinct_steps(before, answered, after)
+    all_tools = agent_tools(tools, plan_tools, note_tools, memory_tools, note_prefix)
+    check_sized(compaction, context, max_tokens)
+    budget = Budget.of(max_tokens, window.context_window)
+    compactor = compaction_step(compaction, budget, window.context_window)
+    in_call = _view_compaction(compactor)
+    before = _pre_model_steps(pre_model, None if in_call else compactor)
+    view = context_runnable(context, budget)
+    answered = named_steps(post_model, "post_model")
+    after = post_tools_steps(post_tools, checks, [t.name for t in all_tools])
+    distinct_steps(before, answered, after)
     model_node = _model_node(
         model,
         all_tools,
@@ -371,9 +279,15 @@ def create_context_agent(
             store_view=store_view,
             window=window,
             name=_check_name(name),
+            read_tool=f"{note_prefix}_query_note" if note_prefix else "query_note",
+            compaction=in_call,
         ),
     )
-    graph: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(
+        state_schema,
+        context_schema=context_schema,
+        input_schema=input_schema or public_input_schema(state_schema, "ContextAgentInput"),
+    )
     graph.add_node("model", model_node)
     entry = _chain(graph, START, before, "model")
     last = "model"
@@ -413,15 +327,6 @@ def _window(model: Any, context_window: int | None) -> Window:
         raise InvalidArgumentError(msg)
     known = context_window if context_window is not None else model_window(model)
     return Window(known, resolve_counter(None))
-
-
-def _distinct_steps(*groups: list[tuple[str, Any]]) -> None:
-    """Refuse a step name used in two of the step groups."""
-    names = [n for group in groups for n, _ in group]
-    clash = sorted({n for n in names if names.count(n) > 1})
-    if clash:
-        msg = f"pre_model, post_model and post_tools step names must differ; repeated: {clash}"
-        raise InvalidArgumentError(msg)
 
 
 def _chain(

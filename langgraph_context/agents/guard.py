@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from langgraph_context.safety import (
     DEFAULT_GUARD_REPLACEMENT,
+    DetectorLike,
     GuardAction,
     SafetyStateMixin,
     create_output_guard_node,
@@ -38,6 +39,7 @@ class OutputGuardMiddleware(AgentMiddleware[GuardAgentState, Any]):
         action: `flag`, `replace` or `raise`.
         canaries: Strings that must never appear in an answer.
         replacement: The safe reply used by `replace`.
+        detector: A `safety.Detector` or scorer whose rating also flags an answer.
 
     Raises:
         ValueError: If an option is invalid (raised by `create_output_guard_node`).
@@ -51,10 +53,11 @@ class OutputGuardMiddleware(AgentMiddleware[GuardAgentState, Any]):
         action: GuardAction = "flag",
         canaries: Sequence[str] = (),
         replacement: str = DEFAULT_GUARD_REPLACEMENT,
+        detector: DetectorLike | None = None,
     ) -> None:
         super().__init__()
         self._guard = create_output_guard_node(
-            action=action, canaries=canaries, replacement=replacement
+            action=action, canaries=canaries, replacement=replacement, detector=detector
         )
         self.tools = []
 
@@ -74,6 +77,7 @@ def create_output_guard_middleware(
     action: GuardAction = "flag",
     canaries: Sequence[str] = (),
     replacement: str = DEFAULT_GUARD_REPLACEMENT,
+    detector: DetectorLike | None = None,
 ) -> OutputGuardMiddleware:
     """Create middleware running the output guard on every model answer.
 
@@ -82,6 +86,7 @@ def create_output_guard_middleware(
             calls dropped) or `raise` (`PromptInjectionError`).
         canaries: Strings that must never appear in an answer.
         replacement: The safe reply used by `replace`.
+        detector: A `safety.Detector` or scorer whose rating also flags an answer.
 
     Returns:
         The middleware.
@@ -89,4 +94,6 @@ def create_output_guard_middleware(
     Raises:
         ValueError: If an option is invalid.
     """
-    return OutputGuardMiddleware(action=action, canaries=canaries, replacement=replacement)
+    return OutputGuardMiddleware(
+        action=action, canaries=canaries, replacement=replacement, detector=detector
+    )

@@ -335,6 +335,7 @@ def create_codebase_maintainer_graph(
     post_tools: StepsLike | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     state_schema: type[Any] = MaintainerState,
+    context_schema: type[Any] | None = None,
     options: MaintainerOptions | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Build (uncompiled) the long-horizon codebase maintainer.
@@ -373,6 +374,8 @@ def create_codebase_maintainer_graph(
         token_counter: Counter for the briefing cap and the default compaction and
             context nodes (`None` = offline tiktoken).
         state_schema: The graph state (extend `MaintainerState` to add keys).
+        context_schema: The run context's schema (e.g. `ContextSettings`), as in
+            `create_context_agent`.
         options: The rarely changed knobs (`MaintainerOptions`: recent messages kept,
             briefing cap, explorer report cap, terminal timeout and output cap).
 
@@ -414,4 +417,5 @@ def create_codebase_maintainer_graph(
         post_model={"session_stats": create_session_stats_node()},
         post_tools=post_tools,
         state_schema=state_schema,
+        context_schema=context_schema,
     )

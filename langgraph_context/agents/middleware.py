@@ -39,6 +39,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from langgraph_context.agents._hooks import drop_before_model
 from langgraph_context.agents._overflow import (
     Retry,
     Window,
@@ -184,6 +185,9 @@ class PreModelNodeMiddleware(AgentMiddleware[PreModelViewState, Any]):
         self._name = name
         self._stage = stage
         self.tools = []
+        own_hook = type(self).before_model is PreModelNodeMiddleware.before_model
+        if stage == "model_call" and own_hook:
+            drop_before_model(self)  # the node runs in wrap_model_call only
 
     @property
     def name(self) -> str:

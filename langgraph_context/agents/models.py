@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -10,10 +11,18 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableWithFallb
 from langchain_core.runnables.base import RunnableBindingBase
 from langchain_core.tools import BaseTool
 from langgraph.pregel.protocol import PregelProtocol
+from langgraph.runtime import get_runtime
+from typing_extensions import TypedDict
 
 from langgraph_context.errors import InvalidTypeError
 
-__all__ = ["ModelFactory", "bind_model_tools", "is_chat_model"]
+__all__ = [
+    "ContextSettings",
+    "ModelFactory",
+    "bind_model_tools",
+    "is_chat_model",
+    "with_run_context",
+]
 
 ModelFactory = Callable[[RunnableConfig], BaseChatModel]
 """Builds a chat model for one run from the run's config."""
@@ -77,3 +86,62 @@ def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnab
         return cast("Runnable[Any, Any]", bind(tools))
     msg = f"model {type(model).__name__} cannot bind tools (it has no bind_tools)"
     raise InvalidTypeError(msg)
+
+
+class ContextSettings(TypedDict, total=False):
+    """Run settings of the prebuilt agents, passed as LangGraph's run `context`.
+
+    Give it as `context_schema` to `create_context_agent` (the served graphs do), then
+    run with `graph.invoke(inputs, context={"model": "gpt-4o-mini", "user_id": "u1"})`:
+    Studio and the SDK discover the keys from `graph.get_context_jsonschema()`. The
+    model node reads `runtime.context` first, then `config["configurable"]` (the
+    LangGraph server's assistants still pass `configurable`), and hands a model
+    factory both, the context winning.
+
+    Attributes:
+        model_factory: The registered model factory (`cli.models`), e.g. `"openai"`.
+        model: The model name the factory builds.
+        temperature: The sampling temperature.
+        user_id: Whose notes a store-backed agent reads and writes.
+    """
+
+    model_factory: str
+    model: str
+    temperature: float
+    user_id: str
+
+
+def _context_values(context: Any) -> dict[str, Any]:
+    """A run context as a dict: a mapping, a dataclass or a pydantic model."""
+    if context is None:
+        return {}
+    if isinstance(context, Mapping):
+        values = dict(context)
+    elif dataclasses.is_dataclass(context) and not isinstance(context, type):
+        values = dataclasses.asdict(context)
+    elif callable(getattr(context, "model_dump", None)):
+        values = context.model_dump()
+    else:
+        return {}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def with_run_context(config: RunnableConfig) -> RunnableConfig:
+    """`config` with the run's `runtime.context` laid over its `configurable` values.
+
+    A model factory reads one place, `configurable`, whether a run was given
+    `context=` (LangGraph 1.x) or `config={"configurable": ...}`; a key in both takes
+    the context's value. Outside a graph run, `config` is returned as it is.
+
+    Example:
+        >>> with_run_context({"configurable": {"model": "a"}})
+        {'configurable': {'model': 'a'}}
+    """
+    try:
+        runtime = get_runtime()
+    except (RuntimeError, KeyError):
+        return config
+    values = _context_values(getattr(runtime, "context", None))
+    if not values:
+        return config
+    return {**config, "configurable": {**(config.get("configurable") or {}), **values}}

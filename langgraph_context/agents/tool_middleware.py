@@ -17,15 +17,17 @@ from langchain.agents.middleware import (
 )
 from langgraph.runtime import Runtime
 
-from langgraph_context.agents.context_agent import _state_tools
+from langgraph_context.agents._hooks import drop_before_model
+from langgraph_context.agents._parts import state_tools
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import MemoryStateMixin, create_hot_issue_node
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
+from langgraph_context.toolkit import check_distinct_tools, tool_name
 
 __all__ = [
     "MemoryAgentState",
-    "MemoryMiddleware",
+    "PinnedMemoryMiddleware",
     "StateToolsMiddleware",
     "StateToolsState",
     "create_memory_middleware",
@@ -37,41 +39,71 @@ class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
     """Agent state plus `plan` and `note`."""
 
 
-def _tool_name(tool: Any) -> str | None:
-    """The name of a bound tool: a `BaseTool` or a provider's dict."""
-    if isinstance(tool, dict):
-        function = tool.get("function")
-        return str(function.get("name")) if isinstance(function, dict) else tool.get("name")
-    return getattr(tool, "name", None)
+def require_own_tools(middleware: AgentMiddleware[Any, Any], request: ModelRequest) -> None:
+    """Raise if a tool `middleware` adds is shadowed by, or shadows, another tool.
+
+    `create_agent` keys its tools by name: of two tools sharing one, the model is
+    bound to one and the other is silently dropped. This sees the shadowing when the
+    other tool took the name (the middleware's own tool is missing from the request)
+    or when both reach the model; when the middleware's tool took the name from a
+    tool listed before it, the dropped tool is not visible here (use a prefix).
+
+    Raises:
+        ValueError: Naming both tools.
+    """
+    origin = f"{middleware.name} tool"
+    check_distinct_tools([("agent tool", t) for t in request.tools])
+    for own in middleware.tools:
+        for bound in request.tools:
+            if tool_name(bound) == own.name and bound is not own:
+                check_distinct_tools([(origin, own), ("agent tool", bound)])
 
 
 class MemoryAgentState(AgentState[Any], MemoryStateMixin):
     """Agent state plus pinned memory: `constraints` and `hot_issues`."""
 
 
-class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
+class PinnedMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
 
     Args:
         checks: Tools whose results are checks (a name, names, or a predicate); the
             results of each tool round are watched before the next model call.
         memory_tools: Add `record_constraint` and `resolve_constraint`.
+        name: Middleware name in the agent graph (`memory.before_model`).
 
     Raises:
-        ValueError: If there would be nothing to add, or `checks` names no tool.
+        ValueError: If there would be nothing to add, `checks` names no tool, or (at
+            the first model call) one of its tools shares a name with another.
     """
 
     state_schema = MemoryAgentState
 
-    def __init__(self, *, checks: CheckSelector | None = None, memory_tools: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        checks: CheckSelector | None = None,
+        memory_tools: bool = True,
+        name: str = "memory",
+    ) -> None:
         super().__init__()
         if checks is None and not memory_tools:
             msg = "checks is None and memory_tools is False: the middleware would add nothing"
             raise InvalidArgumentError(msg)
-        self.tools = _state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
+        self._name = _check_name(name)
+        made = state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
+        self.tools = [t for _, t in made]
         self._watch = create_hot_issue_node(checks) if checks is not None else None
         named = {checks} if isinstance(checks, str) else checks
         self._check_names = frozenset() if callable(named) or named is None else frozenset(named)
+        self._checked = False
+        if self._watch is None:
+            drop_before_model(self)  # no checks: the hook would do nothing per call
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph (`memory.before_model`)."""
+        return self._name
 
     def _require_check_tools(self, request: ModelRequest) -> None:
         """Raise if `checks` names a tool the agent does not have (known at the first call).
@@ -79,9 +111,13 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         Raises:
             ValueError: Naming the missing checks and the agent's tools.
         """
+        if self._checked:
+            return
+        require_own_tools(self, request)
+        self._checked = True  # the tools are fixed per agent
         if not self._check_names:
             return
-        names = {_tool_name(tool) for tool in request.tools}
+        names = {tool_name(tool) for tool in request.tools}
         missing = sorted(self._check_names - names)
         if missing:
             msg = (
@@ -89,7 +125,6 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
                 f"its tools: {sorted(n for n in names if n)}"
             )
             raise InvalidArgumentError(msg)
-        self._check_names = frozenset()  # checked once: the tools are fixed per agent
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -121,8 +156,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
 
 
 def create_memory_middleware(
-    *, checks: CheckSelector | None = None, memory_tools: bool = True
-) -> MemoryMiddleware:
+    *, checks: CheckSelector | None = None, memory_tools: bool = True, name: str = "memory"
+) -> PinnedMemoryMiddleware:
     """Create pinned-memory middleware (constraint tools, hot issues from checks).
 
     Show the memory to the model with `create_context_middleware` (its default builder
@@ -131,14 +166,16 @@ def create_memory_middleware(
     Args:
         checks: Tools whose results are checks (a name, names, or a predicate).
         memory_tools: Add `record_constraint` and `resolve_constraint`.
+        name: Middleware name, unique per agent.
 
     Returns:
         The middleware.
 
     Raises:
-        ValueError: If there would be nothing to add, or `checks` names no tool.
+        ValueError: If there would be nothing to add, `checks` names no tool, or
+            (at the first model call) one of its tools shares a name with another.
     """
-    return MemoryMiddleware(checks=checks, memory_tools=memory_tools)
+    return PinnedMemoryMiddleware(checks=checks, memory_tools=memory_tools, name=name)
 
 
 class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
@@ -147,29 +184,69 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
     Args:
         plan_tools: Add `write_plan` and `update_plan`.
         note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
+        note_prefix: Name the note tools `<note_prefix>_<name>` (e.g. `notes_ls`
+            beside deepagents' filesystem `ls`).
+        name: Middleware name, unique per agent.
 
     Raises:
-        ValueError: If both kinds of tools are switched off.
+        ValueError: If both kinds of tools are switched off, or (at the first model
+            call) one of its tools shares a name with another tool of the agent.
     """
 
     state_schema = StateToolsState
 
-    def __init__(self, *, plan_tools: bool = True, note_tools: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        plan_tools: bool = True,
+        note_tools: bool = True,
+        note_prefix: str | None = None,
+        name: str = "state_tools",
+    ) -> None:
         super().__init__()
         if not plan_tools and not note_tools:
             msg = "plan_tools and note_tools are both False: the middleware would add nothing"
             raise InvalidArgumentError(msg)
-        self.tools = _state_tools(plan_tools, note_tools, memory_tools=False)
+        self._name = _check_name(name)
+        made = state_tools(plan_tools, note_tools, memory_tools=False, note_prefix=note_prefix)
+        self.tools = [t for _, t in made]
+        self._checked = False
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return self._name
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Check once that its tools reach the model unshadowed, then call the model."""
+        if not self._checked:
+            require_own_tools(self, request)
+            self._checked = True
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """Async twin of `wrap_model_call`."""
+        if not self._checked:
+            require_own_tools(self, request)
+            self._checked = True
+        return await handler(request)
 
 
 def create_state_tools_middleware(
-    *, plan_tools: bool = True, note_tools: bool = True
+    *, plan_tools: bool = True, note_tools: bool = True, note_prefix: str | None = None
 ) -> StateToolsMiddleware:
     """Create middleware adding the plan and note tools (and `plan`/`note` state).
 
     Args:
         plan_tools: Add `write_plan` and `update_plan`.
         note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
+        note_prefix: Name the note tools `<note_prefix>_<name>`.
 
     Returns:
         The middleware.
@@ -177,4 +254,18 @@ def create_state_tools_middleware(
     Raises:
         ValueError: If both are False.
     """
-    return StateToolsMiddleware(plan_tools=plan_tools, note_tools=note_tools)
+    return StateToolsMiddleware(
+        plan_tools=plan_tools, note_tools=note_tools, note_prefix=note_prefix
+    )
+
+
+def _check_name(name: str) -> str:
+    """Refuse an empty middleware name.
+
+    Raises:
+        ValueError: If `name` is not a non-empty string.
+    """
+    if not isinstance(name, str) or not name.strip():
+        msg = f"name must be a non-empty string, got {name!r}"
+        raise InvalidArgumentError(msg)
+    return name

@@ -59,13 +59,15 @@ def _run_xray(args: argparse.Namespace) -> int:
         fmt=args.format,
         index=args.index,
         as_json=args.json,
+        show_context=args.show_context,
+        show_snapshot=args.show_snapshot,
     )
 
 
 def _run_bench(args: argparse.Namespace) -> int:
     from langgraph_context.cli.bench import run_bench  # noqa: PLC0415 - lazy: keep --help fast
 
-    return run_bench(args.names, quick=args.quick, out=args.out)
+    return run_bench(args.names, quick=args.quick, out=args.out, data=args.data)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,19 +90,37 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--window", type=int, default=16_000, help="model context window in tokens")
     chat.set_defaults(handler=_run_chat)
     xray = sub.add_parser("xray", help="tokens, validity, context and compaction of a transcript")
-    xray.add_argument("file", type=Path, help="OpenAI JSON or Claude Code JSONL transcript")
+    xray.add_argument(
+        "file", type=Path, help="OpenAI JSON, Claude Code JSONL or OpenHands trajectory JSON"
+    )
     xray.add_argument("--query", default=None, help="query to build for (default: last user)")
     xray.add_argument("--budget", type=int, default=4000, help="token budget (default 4000)")
     xray.add_argument(
-        "--format", choices=("auto", "openai", "claude"), default="auto", help="transcript format"
+        "--format",
+        choices=("auto", "openai", "claude", "openhands"),
+        default="auto",
+        help="transcript format (auto: by extension and content)",
     )
     xray.add_argument("--index", type=int, default=0, help="trajectory to take from a list")
     xray.add_argument("--json", action="store_true", help="print a JSON summary")
+    xray.add_argument(
+        "--show-context", action="store_true", help="print the assembled context as well"
+    )
+    xray.add_argument(
+        "--show-snapshot", action="store_true", help="print the compaction's state snapshot"
+    )
     xray.set_defaults(handler=_run_xray)
     bench = sub.add_parser("bench", help="run the benchmarks and write a report with plots")
     bench.add_argument("--quick", action="store_true", help="smaller samples, a smoke run")
     bench.add_argument(
         "--out", type=Path, default=None, help="report folder (default benchmarks/results/report)"
+    )
+    bench.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="shared data folder holding locomo/, claude-code-sessions/, tau-bench-airline/ "
+        "(default: $LGC_DATA_DIR, else ../shared/data beside the checkout)",
     )
     bench.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     bench.set_defaults(handler=_run_bench)

@@ -22,6 +22,7 @@ from langgraph_context.cli._errors import CLIError
 __all__ = ["REPORT_NAME", "repo_root", "run_bench", "write_report"]
 
 REPORT_NAME = "report.md"
+_NOT_RUN = 2  # the runner's exit code when it refuses to start (argparse's usage error)
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
@@ -78,9 +79,18 @@ def _thousands() -> Any:
     return FuncFormatter(lambda value, _pos: f"{value:,.0f}")
 
 
+def _cell(value: Any) -> str:
+    """A table cell: nothing measured is a dash, never `None`."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return str(value)
+
+
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     return [*lines, ""]
 
 
@@ -128,10 +138,14 @@ def _turns(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
     sessions: Mapping[str, Mapping[str, Any]] = data.get("sessions", {})
     if not sessions:
         return []
-    shown = list(sessions.items())[:4]
-    fig, axes = plt.subplots(len(shown), 1, figsize=(9, 3.6 * len(shown)), squeeze=False)
+    shown = list(sessions.items())  # every session: a plot that drops one hides it
+    columns = 2 if len(shown) > 1 else 1
+    rows_n = -(-len(shown) // columns)
+    fig, axes = plt.subplots(rows_n, columns, figsize=(7 * columns, 3.4 * rows_n), squeeze=False)
+    for ax in axes.flat[len(shown) :]:
+        ax.set_visible(False)
     window = data.get("window")
-    for ax, (name, session) in zip(axes[:, 0], shown, strict=True):
+    for ax, (name, session) in zip(axes.flat, shown, strict=False):
         full, compacted = session.get("full", []), session.get("compacted", [])
         ax.plot(range(1, len(full) + 1), full, color="tab:red", label="without compaction")
         ax.plot(range(1, len(compacted) + 1), compacted, color="tab:green", label="with compaction")
@@ -153,6 +167,8 @@ def _turns(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
         "",
         "![tokens per call](turns_tokens.png)",
         "",
+        f"Plotted: {', '.join(f'`{name}`' for name, _ in shown)}.",
+        "",
     ]
     rows = []
     for name, s in sessions.items():
@@ -169,8 +185,8 @@ def _turns(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
                 saved,
             ]
         )
-    header = ["session", "calls", "compactions", "invalid views", "tokens sent (full)"]
-    return lines + _md_table([*header, "tokens sent (compacted)", "saved"], rows)
+    header = ["session", "calls", "compactions", "invalid", "sent (full)", "sent (ours)", "saved"]
+    return lines + _md_table(header, rows)
 
 
 def _compaction(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
@@ -210,27 +226,46 @@ def _compaction(plt: Any, data: Mapping[str, Any], out: Path) -> list[str]:
         "",
         "![retention vs budget](compaction_retention.png)",
         "",
-        "Retention is the share of early key facts (ids, paths, errors) still present "
-        "after compaction; `over_budget` counts points where a method's output exceeded "
-        "the budget (a retention bought by overflowing is not a win).",
+        "Retention is the share of early key facts (ids, paths, errors) still present",
+        "after compaction; `over` counts points where a method's output exceeded the",
+        "budget (a retention bought by overflowing is not a win). `kept %` is retention,",
+        "`needed %` retention where the history exceeded the budget, `size %` the median",
+        "tokens after as a share of the budget, `ms` the median latency.",
         "",
     ]
-    columns = [
-        "budget", "points", "invalid", "over_budget", "retention_pct",
-        "needed_retention_pct", "tokens_after_pct_budget_median", "latency_ms_median",
-    ]  # fmt: skip
+    columns = {
+        "budget": "budget", "points": "points", "invalid": "invalid",
+        "over_budget": "over", "retention_pct": "kept %", "needed_retention_pct": "needed %",
+        "tokens_after_pct_budget_median": "size %", "latency_ms_median": "ms",
+    }  # fmt: skip
     for label, rows in datasets:
         lines += [f"### {label}", ""]
-        table = [[r.get("method"), *(r.get(c) for c in columns)] for r in rows]
-        lines += _md_table(["method", *columns], table)
+        table = [
+            [r.get("method"), *(_budget(r.get(c)) if c == "budget" else r.get(c) for c in columns)]
+            for r in rows
+        ]
+        lines += _md_table(["method", *columns.values()], table)
     generated = data.get("generated")
     if isinstance(generated, list) and generated:
         keys = [k for k in generated[0] if k != "method"]
         lines += ["### generated messy histories", ""]
         lines += _md_table(
-            ["method", *keys], [[g.get("method"), *(g.get(k) for k in keys)] for g in generated]
+            ["method", *(_SHORT.get(k, k) for k in keys)],
+            [[g.get("method"), *(g.get(k) for k in keys)] for g in generated],
         )
     return lines
+
+
+_SHORT = {
+    "inputs_invalid": "bad inputs",
+    "invalid_outputs": "invalid",
+    "silent_overflows": "silent over",
+    "over_budget_though_feasible": "over, feasible",
+}
+
+
+def _budget(value: Any) -> Any:
+    return f"{value:.0%}" if isinstance(value, float) else value
 
 
 _MAX_FIGURES = 40
@@ -307,21 +342,27 @@ def _report_folder(out: Path) -> Path:
     return out
 
 
-def run_bench(names: Sequence[str], *, quick: bool = False, out: Path | None = None) -> int:
+def run_bench(
+    names: Sequence[str], *, quick: bool = False, out: Path | None = None, data: Path | None = None
+) -> int:
     """Run the benchmarks from the source checkout, then write the report.
 
     Args:
         names: Benchmarks to run (empty: all).
         quick: Pass `--quick` (smaller samples).
         out: Report folder (default `benchmarks/results/report/`).
+        data: The shared data folder (default `$LGC_DATA_DIR`, else `../shared/data`
+            beside the checkout). Benchmarks needing data it lacks are skipped with a
+            one-line hint naming the datasets and where they come from.
 
     Returns:
         0 on success.
 
     Raises:
         CLIError: If this is not a source checkout, matplotlib is missing, `out`
-            cannot be a folder (checked before running), or a benchmark failed (the
-            report is still written from what exists).
+            cannot be a folder (checked before running), `data` is not a folder, the
+            runner refused to start (exit 2: a named benchmark lacks its data), or a
+            benchmark failed (the report is still written from what exists).
     """
     root = repo_root()
     known = sorted(p.parent.name for p in (root / "benchmarks").glob("*/__main__.py"))
@@ -330,10 +371,15 @@ def run_bench(names: Sequence[str], *, quick: bool = False, out: Path | None = N
         msg = f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(known)}"
         raise CLIError(msg, exit_code=2)
     _pyplot()  # fail before a long run, not after it
+    if data is not None and not data.is_dir():
+        raise CLIError(f"--data {data}: no such folder (the shared data: see `bench --help`)")
     results = root / "benchmarks" / "results"
     folder = _report_folder(out if out is not None else results / "report")
-    command = [sys.executable, "-m", "benchmarks", *(["--quick"] if quick else []), *names]
+    command = [sys.executable, "-m", "benchmarks", *(["--quick"] if quick else [])]
+    command += [*(["--data", str(data.resolve())] if data is not None else []), *names]
     code = subprocess.call(command, cwd=root)
+    if code == _NOT_RUN:  # the runner refused (e.g. named benchmarks lack their data)
+        raise CLIError("no benchmark was run (see the line above)", exit_code=_NOT_RUN)
     report = write_report(results, folder)
     print(f"wrote {report}")
     if code:

@@ -2,10 +2,12 @@
 
 Each turn runs `create_context_agent` (plan, note and memory tools; the context node
 assembling every model call; the compaction node guarding the window) with threads
-persisted in SQLite, and shows how much of the window the model was sent and when
-the history was compacted. Type `/compact` to compact the history before the next
-model call, `/exit` (or end the input) to leave; the thread's session report
-(`agents.session_report`) is printed on the way out.
+persisted in SQLite. While the agent works a spinner runs and each tool call and its
+result are shown as one line; after each answer, how much of the window the model
+was sent and whether the history was compacted. A failed model call (network, key,
+rate limit) is printed as one line and the session goes on. Type `/compact` to compact
+the history before the next model call, `/exit` (or end the input) to leave; the
+thread's session report (`agents.session_report`) is printed on the way out.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -194,7 +196,8 @@ def run_chat(
 
     Raises:
         CLIError: If no model is configured, the window is too small, or the model
-            cannot be reached.
+            cannot be built. A model call that fails during the chat is printed and
+            the session goes on.
     """
     if not model_configured(options):
         msg = (
@@ -264,9 +267,13 @@ def _loop(
         if not line:
             continue
         try:
-            state = graph.invoke({"messages": [HumanMessage(line)]}, run_config)
-        except Exception as exc:
-            raise model_error(exc, options) from exc
+            with out.status("thinking...", spinner="dots"):
+                _stream_turn(graph, line, run_config, out)
+        except Exception as exc:  # the provider's errors are many: print, keep the session
+            out.print(f"error: {model_error(exc, options)}", markup=False, highlight=False)
+            out.print("the session goes on: send the message again, or /exit", markup=False)
+            continue
+        state = graph.get_state(run_config).values
         reply = state["messages"][-1]
         text = content_text(reply.content) if isinstance(reply, AIMessage) else ""
         out.print(f"assistant> {text}", markup=False, highlight=False)
@@ -275,6 +282,33 @@ def _loop(
         if now > compactions:
             out.print(f"history compacted ({now} so far in this thread)")
         compactions = now
+
+
+_SHOWN_CHARS = 100  # a tool call or result is shown on one line, cut to this many characters
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SHOWN_CHARS else flat[: _SHOWN_CHARS - 3] + "..."
+
+
+def _stream_turn(graph: Any, line: str, run_config: RunnableConfig, out: Any) -> None:
+    """Run one turn, printing each tool call and each tool result as the agent makes them."""
+    turn = {"messages": [HumanMessage(line)]}
+    for update in graph.stream(turn, run_config, stream_mode="updates"):
+        for node_update in update.values():
+            messages = node_update.get("messages", []) if isinstance(node_update, dict) else []
+            for message in messages if isinstance(messages, list) else []:
+                if isinstance(message, AIMessage):
+                    for call in message.tool_calls:
+                        args = ", ".join(f"{k}={v!r}" for k, v in call.get("args", {}).items())
+                        shown = _one_line(f"{call['name']}({args})")
+                        out.print(f"  -> {shown}", markup=False, highlight=False)
+                elif isinstance(message, ToolMessage):
+                    mark = "error" if message.status == "error" else "ok"
+                    text = _one_line(content_text(message.content))
+                    shown = f"  <- {message.name or 'tool'} [{mark}]: {text}"
+                    out.print(shown, markup=False, highlight=False)
 
 
 def _compactions(state: Any) -> int:

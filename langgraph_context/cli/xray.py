@@ -1,9 +1,11 @@
 """`langgraph-context xray FILE`: look inside a transcript's context.
 
 Loads an OpenAI-format transcript (a list of messages, or tau-bench trajectories that
-hold one under `traj`) or a Claude Code session (JSONL), and reports tokens by role
-and by tool, history validity, what `ContextBuilder` would select for a query, and
-what `compact_messages` would do at a budget.
+hold one under `traj`), a Claude Code session (JSONL) or an OpenHands trajectory (its
+event list: actions become tool calls, observations their results), and reports tokens
+by role and by tool, history validity, what `ContextBuilder` would select for a query,
+and what `compact_messages` would do at a budget; on request it prints the assembled
+context and the compaction's state snapshot.
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ from langgraph_context.compaction import compact_messages
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.messages import content_text, validate_history
 from langgraph_context.tokens import default_counter
-from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
+from langgraph_context.transcripts import (
+    is_openhands_events,
+    load_claude_code_session,
+    load_openai_transcript,
+    load_openhands_trajectory,
+)
 
 __all__ = ["DEFAULT_BUDGET", "FORMATS", "TranscriptFormat", "run_xray", "xray_summary"]
 
-TranscriptFormat = Literal["auto", "openai", "claude"]
+TranscriptFormat = Literal["auto", "openai", "claude", "openhands"]
 FORMATS: tuple[TranscriptFormat, ...] = get_args(TranscriptFormat)
 DEFAULT_BUDGET = 4000
 _ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
@@ -57,6 +64,29 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CLIError(f"{path}: cannot read ({exc})") from exc
+
+
+# OpenHands' text-only chat exports write tool calls and their output into the text
+_TEXT_TOOL_MARKERS = ("<function=", "EXECUTION RESULT of [", "OBSERVATION:\n")
+
+
+def _refuse_text_tool_calls(picked: Any, path: Path) -> None:
+    """Refuse a conversation whose tool calls exist only as text (OpenHands SFT exports)."""
+    items = picked.get("messages", picked.get("traj")) if isinstance(picked, Mapping) else picked
+    if not isinstance(items, list):
+        return
+    structured = any(isinstance(m, Mapping) and (m.get("tool_calls") or m.get("role") == "tool")
+                     for m in items)  # fmt: skip
+    texts = (m.get("content") for m in items if isinstance(m, Mapping))
+    marked = any(isinstance(c, str) and any(k in c for k in _TEXT_TOOL_MARKERS) for c in texts)
+    if marked and not structured:
+        msg = (
+            f"{path}: its tool calls and their output are written as text inside the "
+            "messages (an OpenHands chat export): xray would count tool output as user "
+            "turns and find no tool call. Pass the trajectory's event list (OpenHands "
+            "`history`, read with --format openhands) instead"
+        )
+        raise CLIError(msg)
 
 
 def _pick_messages(data: Any, index: int, path: Path) -> tuple[Any, str]:
@@ -108,7 +138,8 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
         path: The transcript file.
         fmt: `auto` (`.jsonl` is Claude; anything else is OpenAI JSON unless the text
             is not one JSON document but its first line is, e.g. a session saved as
-            `.json`), `openai` or `claude`.
+            `.json`; an OpenHands event list is recognized), `openai`, `claude` or
+            `openhands`.
         index: Which trajectory to take from a list of trajectories.
 
     Returns:
@@ -137,7 +168,10 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
     except json.JSONDecodeError as exc:
         msg = f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         raise CLIError(msg) from exc
+    if fmt == "openhands" or _has_openhands_events(data):
+        return _load_openhands(data, path)
     picked, detail = _pick_messages(data, index, path)
+    _refuse_text_tool_calls(picked, path)
     try:
         messages = load_openai_transcript(picked)
     except _LOAD_ERRORS as exc:
@@ -145,6 +179,23 @@ def load_transcript(path: Path, *, fmt: TranscriptFormat = "auto", index: int = 
     if not messages:
         raise CLIError(f"{path}: the transcript holds no messages")
     return _Loaded(messages, "openai", detail)
+
+
+def _has_openhands_events(data: Any) -> bool:
+    if isinstance(data, Mapping):
+        return any(is_openhands_events(data.get(k)) for k in ("history", "trajectory", "events"))
+    return is_openhands_events(data)
+
+
+def _load_openhands(data: Any, path: Path) -> _Loaded:
+    try:
+        messages = load_openhands_trajectory(data)
+    except _LOAD_ERRORS as exc:
+        raise CLIError(f"{path}: {_load_error(exc)}") from exc
+    if not messages:
+        raise CLIError(f"{path}: the OpenHands trajectory holds no messages or tool calls")
+    calls = sum(len(m.tool_calls) for m in messages if isinstance(m, AIMessage))
+    return _Loaded(messages, "openhands", f"OpenHands trajectory, {calls:,} tool calls")
 
 
 def _last_user_text(messages: Sequence[BaseMessage]) -> str:
@@ -157,7 +208,11 @@ def _last_user_text(messages: Sequence[BaseMessage]) -> str:
 
 
 def xray_summary(
-    messages: Sequence[BaseMessage], *, query: str | None = None, budget: int = DEFAULT_BUDGET
+    messages: Sequence[BaseMessage],
+    *,
+    query: str | None = None,
+    budget: int = DEFAULT_BUDGET,
+    include_text: bool = False,
 ) -> dict[str, Any]:
     """Measure a transcript: tokens by role and tool, validity, context build, compaction.
 
@@ -165,6 +220,9 @@ def xray_summary(
         messages: The transcript.
         query: The query the context is built for (default: the last user message).
         budget: Token budget of the context build and of the compaction.
+        include_text: Also return the assembled context (`context_text`) and the
+            compaction's rendered state snapshot (`snapshot_text`, `None` when nothing
+            was evicted).
 
     Returns:
         A JSON-ready summary.
@@ -233,6 +291,14 @@ def xray_summary(
             ],
         },
         "compaction": compacted.stats.as_dict(),
+        **(
+            {
+                "context_text": built.text,
+                "snapshot_text": compacted.snapshot.render() if compacted.snapshot else None,
+            }
+            if include_text
+            else {}
+        ),
     }
 
 
@@ -321,6 +387,19 @@ def _print_summary(summary: Mapping[str, Any], loaded: _Loaded, path: Path, budg
     out.print(usage_bar(comp["tokens_after"], budget))
     if comp["note"]:
         out.print(f"note: {comp['note']}")
+    _print_texts(summary)
+
+
+def _print_texts(summary: Mapping[str, Any]) -> None:
+    """The assembled context and the state snapshot, when they were asked for."""
+    out = console()
+    if "context_text" in summary:
+        out.rule("assembled context (what the model would be sent)")
+        out.print(summary["context_text"], markup=False, highlight=False)
+    if "snapshot_text" in summary:
+        out.rule("state snapshot (what compaction keeps of the evicted messages)")
+        text = summary["snapshot_text"]
+        out.print(text or "(nothing was evicted at this budget: no snapshot)", markup=False)
 
 
 def run_xray(
@@ -331,6 +410,8 @@ def run_xray(
     fmt: TranscriptFormat = "auto",
     index: int = 0,
     as_json: bool = False,
+    show_context: bool = False,
+    show_snapshot: bool = False,
 ) -> int:
     """Load a transcript and print its x-ray (rich tables, or JSON with `as_json`).
 
@@ -338,9 +419,11 @@ def run_xray(
         path: The transcript file.
         query: Query for the context build (default: the last user message).
         budget: Token budget for the context build and the compaction.
-        fmt: `auto`, `openai` or `claude`.
+        fmt: `auto`, `openai`, `claude` or `openhands`.
         index: Trajectory to take from a list of trajectories.
         as_json: Print a machine-readable summary instead of tables.
+        show_context: Also print the assembled context (in JSON: `context_text`).
+        show_snapshot: Also print the compaction's state snapshot (`snapshot_text`).
 
     Returns:
         The exit code (0).
@@ -355,7 +438,12 @@ def run_xray(
     if index < 0:
         raise CLIError(f"--index must be >= 0, got {index}")
     loaded = load_transcript(path, fmt=fmt, index=index)
-    summary = xray_summary(loaded.messages, query=query, budget=budget)
+    texts = show_context or show_snapshot
+    summary = xray_summary(loaded.messages, query=query, budget=budget, include_text=texts)
+    if not show_context:
+        summary.pop("context_text", None)
+    if not show_snapshot:
+        summary.pop("snapshot_text", None)
     if as_json:
         print(json.dumps({"file": str(path), "format": loaded.fmt, **summary}, indent=2))
     else:

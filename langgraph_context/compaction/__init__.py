@@ -6,6 +6,7 @@ from langgraph_context.compaction.entry import (
     cut_tool_result,
 )
 from langgraph_context.compaction.node import (
+    CompactionNode,
     CompactionRecord,
     CompactionStateMixin,
     create_compaction_node,
@@ -38,10 +39,14 @@ from langgraph_context.compaction.prompts import (
 )
 from langgraph_context.compaction.provenance import (
     COMPACTION_MARKER,
+    SYSTEM_TRUST_KEY,
     compaction_kind,
     fenced_compaction_message,
+    is_trusted_system,
     is_untrusted_compaction,
+    mark_later_system,
     split_fenced,
+    trusted_system_message,
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.compaction.strategies import (
@@ -59,16 +64,17 @@ from langgraph_context.compaction.strategies import (
 )
 from langgraph_context.compaction.summarize import (
     SUMMARY_PREFIX,
-    RunningSummary,
-    SummarizationResult,
-    asummarize_messages,
-    summarize_messages,
+    HistorySummary,
+    SummarizedHistory,
+    asummarize_history,
+    summarize_history,
     summary_message,
 )
 from langgraph_context.compaction.tool import (
     DEFAULT_REQUEST_COMPACTION_DESCRIPTION,
     create_request_compaction_tool,
 )
+from langgraph_context.errors import renamed_attribute
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -93,24 +99,26 @@ __all__ = [
     "STATUS_LABELS",
     "STRATEGIES",
     "SUMMARY_PREFIX",
+    "SYSTEM_TRUST_KEY",
     "TRIGGER_KINDS",
     "Archive",
     "CompactionKeys",
     "CompactionMode",
+    "CompactionNode",
     "CompactionRecord",
     "CompactionResult",
     "CompactionStateMixin",
     "CompactionStats",
+    "HistorySummary",
     "Keep",
     "PromptStyle",
-    "RunningSummary",
     "StateSnapshot",
     "Strategy",
-    "SummarizationResult",
+    "SummarizedHistory",
     "SummaryOptions",
     "Trigger",
     "TriggerKind",
-    "asummarize_messages",
+    "asummarize_history",
     "compact_messages",
     "compaction_kind",
     "create_compaction_node",
@@ -120,9 +128,25 @@ __all__ = [
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",
+    "is_trusted_system",
     "is_untrusted_compaction",
+    "mark_later_system",
     "split_fenced",
-    "summarize_messages",
+    "summarize_history",
     "summary_instructions",
     "summary_message",
+    "trusted_system_message",
 ]
+
+# Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.
+_RENAMED = {
+    "RunningSummary": "HistorySummary",
+    "SummarizationResult": "SummarizedHistory",
+    "asummarize_messages": "asummarize_history",
+    "summarize_messages": "summarize_history",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Resolve a deprecated name to its new one, with a `DeprecationWarning`."""
+    return renamed_attribute(__name__, name, _RENAMED)

@@ -1,23 +1,29 @@
 """The summarizer calls with retries as one generator, with thin sync and async drivers.
 
 `summary_calls` yields each request and receives the model's answer (or the exception
-the call raised); `drive` and `adrive` make the calls. Private to `summarize.py`.
+the call raised); `drive` and `adrive` make the calls. Before retrying a failed call it
+yields a `Wait`: the provider's retry hint when the error carries one (`retry_hint`),
+else exponential backoff. Private to `summarize.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+import email.utils
+import math
+import re
+import time
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_context._steps import Failed
+from langgraph_context._steps import Failed, Wait
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.messages import content_text
 
 T = TypeVar("T")
-Steps = Generator[list[BaseMessage], Any, T]  # requests: the summarizer input
+Steps = Generator[list[BaseMessage] | Wait, Any, T]  # requests: summarizer input, or a pause
 """A computation that yields model requests, is sent the answers, and returns a `T`."""
 
 
@@ -70,6 +76,59 @@ def retryable(exc: Exception) -> bool:
     return not (isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429))
 
 
+# "Please try again in 1.5s" (OpenAI), "Please retry in 12.3s" / "retryDelay": "12s" (Gemini)
+_HINT_RE = re.compile(
+    r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?)\b"
+    r"|retry_?delay\W{1,4}(\d+(?:\.\d+)?)s\b",
+    re.IGNORECASE,
+)
+
+
+def _header_hint(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `retry-after-ms`, or `retry-after` (seconds or an HTTP date)."""
+    lowered = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    try:
+        if "retry-after-ms" in lowered:
+            return float(lowered["retry-after-ms"]) / 1000
+        if "retry-after" in lowered:
+            return float(lowered["retry-after"])
+    except ValueError:
+        pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def retry_hint(exc: BaseException) -> float | None:
+    """How long the provider asked us to wait before retrying, in seconds, if it said.
+
+    Read from the error's HTTP response headers (`retry-after-ms`, `retry-after`, as the
+    OpenAI and Anthropic clients expose them), a numeric `retry_after` attribute, or the
+    message ("try again in 1.5s", "retryDelay": "12s"). `None` when there is no hint.
+    """
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if isinstance(headers, Mapping):
+        hinted = _header_hint(headers)
+        if hinted is not None and math.isfinite(hinted):
+            return max(0.0, hinted)
+    attribute = getattr(exc, "retry_after", None)
+    if isinstance(attribute, (int, float)) and not isinstance(attribute, bool):
+        return max(0.0, float(attribute)) if math.isfinite(attribute) else None
+    match = _HINT_RE.search(str(exc))
+    if match is None:
+        return None
+    if match.group(3) is not None:
+        return float(match.group(3))
+    value = float(match.group(1))
+    return value / 1000 if match.group(2).lower() == "ms" else value
+
+
 def summary_calls(
     chunks: Sequence[str],
     *,
@@ -77,13 +136,20 @@ def summary_calls(
     instructions: str,
     max_summary_tokens: int,
     retries: int,
+    backoff: float = 0.0,
+    max_wait: float = 0.0,
 ) -> Steps[Outcome]:
-    """Fold `chunks` into the summary one call each, retrying failed or empty answers."""
+    """Fold `chunks` into the summary one call each, retrying failed or empty answers.
+
+    A failed call is retried after the provider's hint or `backoff * 2**n` seconds (n
+    counts the chunk's failures so far), never after more than `max_wait`: a hint above
+    it ends the retries at once. An empty answer is retried without a pause.
+    """
     text = previous
     calls = 0
     for chunk in chunks:
         last_error = ""
-        for _ in range(retries + 1):
+        for attempt in range(retries + 1):
             calls += 1
             request = build_request(
                 chunk, text, instructions=instructions, max_summary_tokens=max_summary_tokens
@@ -97,6 +163,18 @@ def summary_calls(
                         f"summarization failed (the provider refused it, no retry): {last_error}"
                     )
                     return Outcome(None, error, calls)
+                if attempt == retries:
+                    continue
+                hinted = retry_hint(exc)
+                if hinted is not None and hinted > max_wait:
+                    error = (
+                        f"summarization failed: the provider asked to wait {hinted:g} s before "
+                        f"retrying, more than max_retry_wait={max_wait:g} s: {last_error}"
+                    )
+                    return Outcome(None, error, calls)
+                delay = hinted if hinted is not None else min(backoff * 2**attempt, max_wait)
+                if delay > 0:
+                    yield Wait(delay)
                 continue
             if answer:
                 text = answer

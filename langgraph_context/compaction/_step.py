@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,14 +30,14 @@ from langgraph_context.compaction.options import (
     SummaryOptions,
     Trigger,
 )
-from langgraph_context.compaction.provenance import fenced_compaction_message
+from langgraph_context.compaction.provenance import fenced_compaction_message, mark_later_system
 from langgraph_context.compaction.strategies import (
     CompactionResult,
     CompactionStats,
     Strategy,
     compact_messages,
 )
-from langgraph_context.compaction.summarize import RunningSummary, SummarizationResult
+from langgraph_context.compaction.summarize import HistorySummary, SummarizedHistory
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
     as_messages,
@@ -86,7 +87,8 @@ class Step:
         raw = get_state_value(state, options.messages_key, [])
         stored = as_messages(raw)
         # A compaction message an older version stored unfenced is fenced (same id).
-        messages = [fenced_compaction_message(m) for m in stored]
+        # So are later system messages marked untrusted before compaction hoists them.
+        messages = mark_later_system([fenced_compaction_message(m) for m in stored])
         self.refenced = [m for m, old in zip(messages, stored, strict=True) if m is not old]
         self.pending: list[BaseMessage] = []
         if (
@@ -105,7 +107,7 @@ class Step:
         self.fired_by = self._fired()
         self.fired = self.fired_by is not None
         self.budget = self._budget() if self.fired else options.max_tokens
-        self.summarized: SummarizationResult | None = None
+        self.summarized: SummarizedHistory | None = None
         self.floored = False  # the summary lost a fact the rules keep: rules alone are used
         self.rule: CompactionResult = self._rule_pass() if self.fired else _noop(messages)
 
@@ -236,10 +238,27 @@ class Step:
             shorten_request=self.tokens > self.o.max_tokens,
         )
 
+    @functools.cached_property
+    def floor(self) -> CompactionResult:
+        """What compacting by rules alone returns at this budget (the node without a model)."""
+        if self.o.model is None or self.o.strategy == "clear_tool_results":
+            return self.rule
+        return self._rules(self.o.strategy)
+
+    def _loses_floor(self, messages: list[BaseMessage]) -> list[str]:
+        """The facts rules alone would keep that `messages` lose (none if the floor is over)."""
+        floor = self.floor
+        if floor is self.rule and messages is self.rule.messages:
+            return []
+        return lost_facts(floor.messages, messages) if floor.stats.within_budget else []
+
     def needs_model(self) -> bool:
         if self.o.mode == "view" and self.record.get("summary"):
             return True  # the running summary must stand in for what it covers
-        return not self.rule.stats.within_budget
+        # Clearing tool results may fit the budget yet lose facts that rules alone keep
+        # in their snapshot (dropping units leaves it room): then the summary, with the
+        # rule-based facts beside it, must do the compaction.
+        return not self.rule.stats.within_budget or bool(self._loses_floor(self.rule.messages))
 
     def summary_input(self) -> list[BaseMessage]:
         """The rule-pass history with cleared messages restored to their originals.
@@ -250,7 +269,7 @@ class Step:
         originals = {id(copy): original for copy, original in self.rule.cleared}
         return [originals.get(id(m), m) for m in self.rule.messages]
 
-    def adopt(self, done: SummarizationResult) -> None:
+    def adopt(self, done: SummarizedHistory) -> None:
         """Keep `done`, with messages it kept verbatim cleared again as the rule pass did."""
         copies = {id(original): copy for copy, original in self.rule.cleared}
         if done.error is None and copies:
@@ -271,7 +290,7 @@ class Step:
         return {
             "model": o.model,
             "max_tokens": self.budget,
-            "running_summary": RunningSummary.from_dict(saved) if saved else None,
+            "running_summary": HistorySummary.from_dict(saved) if saved else None,
             "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
             "keep_messages": keep[1] if keep and keep[0] == "messages" else None,
             "summary_options": o.summary_options,
@@ -292,8 +311,8 @@ class Step:
             # An over-long summary must not leave the history over budget.
             done = replace(done, error="the summary left the history over budget")
         if done.error is None:
-            floor = self._rules(self.o.strategy)
-            lost = lost_facts(floor.messages, done.messages) if floor.stats.within_budget else []
+            floor = self.floor
+            lost = self._loses_floor(done.messages)
             if lost:
                 # Never below rules alone: the summary would lose facts the rules keep.
                 self.floored = True
@@ -313,7 +332,8 @@ class Step:
         # both modes the rule-based strategies compact instead, dropping whole units
         # when clearing is not enough, so the history never stays over budget.
         logger.warning("summarizer failed (%s); compacting rule-based instead", done.error)
-        fallback = rule if rule.stats.within_budget else self._rules(_fallback(self.o.strategy))
+        fits = rule.stats.within_budget and not self._loses_floor(rule.messages)
+        fallback = rule if fits else self._rules(_fallback(self.o.strategy))
         stats = {**fallback.stats.as_dict(), "summarizer_calls": done.model_calls}
         stats.update(error=done.error, fallback=True)
         return fallback.messages, stats, list(fallback.evicted)

@@ -47,12 +47,37 @@ from langgraph_context.compaction.strategies import (
     STRATEGIES,
     Strategy,
 )
-from langgraph_context.compaction.summarize import asummarize_messages, summarize_messages
+from langgraph_context.compaction.summarize import asummarize_history, summarize_history
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import require_state_keys
 from langgraph_context.tokens import TokenCounter, TokenUsage, model_window, resolve_counter
 
-__all__ = ["CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
+__all__ = ["CompactionNode", "CompactionRecord", "CompactionStateMixin", "create_compaction_node"]
+
+
+class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
+    """The runnable `create_compaction_node` returns: a graph node that knows its mode.
+
+    `create_context_agent` reads `mode` and `output_key`: a view-mode node runs inside
+    the model step, once per call, so its view is never written to state.
+
+    Attributes:
+        mode: `replace` or `view`.
+        output_key: The state key a view-mode node writes its view to.
+    """
+
+    def __init__(
+        self,
+        func: Any,
+        afunc: Any,
+        *,
+        name: str,
+        mode: CompactionMode,
+        output_key: str,
+    ) -> None:
+        super().__init__(func, afunc=afunc, name=name)
+        self.mode: CompactionMode = mode
+        self.output_key = output_key
 
 
 class CompactionRecord(TypedDict, total=False):
@@ -60,7 +85,7 @@ class CompactionRecord(TypedDict, total=False):
 
     Attributes:
         count: Compactions performed so far in this thread.
-        summary: The running summary (`RunningSummary.to_dict()`), when a model is used.
+        summary: The running summary (`HistorySummary.to_dict()`), when a model is used.
         last: Stats of the latest compaction (tokens and messages before/after,
             strategy, trigger, repairs, error, `target_tokens` it aimed for, and
             `within_budget` judged against `max_tokens`).
@@ -153,7 +178,7 @@ def create_compaction_node(
     keys: CompactionKeys | None = None,
     archive: Archive | None = None,
     name: str = "compaction",
-) -> RunnableLambda[Any, dict[str, Any]]:
+) -> CompactionNode:
     """Create a node that compacts the conversation when a trigger fires.
 
     Args:
@@ -259,15 +284,17 @@ def create_compaction_node(
         require_state_keys(required, node=name)
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
-            step.adopt(summarize_messages(step.summary_input(), **step.summary_kwargs()))
+            step.adopt(summarize_history(step.summary_input(), **step.summary_kwargs()))
         return step.update()
 
     async def acompaction(state: Any) -> dict[str, Any]:
         require_state_keys(required, node=name)
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
-            done = await asummarize_messages(step.summary_input(), **step.summary_kwargs())
+            done = await asummarize_history(step.summary_input(), **step.summary_kwargs())
             step.adopt(done)
         return await step.aupdate()
 
-    return RunnableLambda(compaction, afunc=acompaction, name=name)
+    return CompactionNode(
+        compaction, acompaction, name=name, mode=mode, output_key=config.keys.output_key
+    )

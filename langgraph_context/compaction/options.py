@@ -7,6 +7,7 @@ when built, so a bad option raises where the user wrote it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -18,10 +19,12 @@ __all__ = [
     "COMPACTION_MODES",
     "DEFAULT_ARCHIVE_PREFIX",
     "DEFAULT_MAX_INPUT_TOKENS",
+    "DEFAULT_MAX_RETRY_WAIT",
     "DEFAULT_MAX_SUMMARY_TOKENS",
     "DEFAULT_OUTPUT_KEY",
     "DEFAULT_REQUEST_KEY",
     "DEFAULT_RETRIES",
+    "DEFAULT_RETRY_BACKOFF",
     "DEFAULT_STATE_KEY",
     "TRIGGER_KINDS",
     "Archive",
@@ -43,6 +46,8 @@ Keep = tuple[Literal["tokens", "messages"], int]
 DEFAULT_MAX_SUMMARY_TOKENS = 1024
 DEFAULT_MAX_INPUT_TOKENS = 16_000
 DEFAULT_RETRIES = 2
+DEFAULT_RETRY_BACKOFF = 0.5
+DEFAULT_MAX_RETRY_WAIT = 20.0
 DEFAULT_STATE_KEY = "compaction"
 DEFAULT_REQUEST_KEY = "compaction_requested"
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
@@ -81,6 +86,11 @@ class SummaryOptions:
         max_input_tokens: Budget of each summarizer call's input.
         retries: Extra attempts per call after an exception or an empty answer (a
             provider's 4xx refusal, such as `context_length_exceeded`, is not retried).
+        retry_backoff: Seconds before the first retry after an exception, doubled for
+            each further one, unless the error carries the provider's retry hint (a
+            429's `retry-after` header, "try again in 1.5s"), which is waited instead.
+        max_retry_wait: Longest pause before a retry, in seconds; a provider hint above
+            it ends the retries (the node then compacts by rules instead of blocking).
         keep_facts: Keep the rule-based state snapshot of the summarized messages
             (requests, files, errors, identifiers, ...) beside the model's prose in
             the summary message, so a summary never holds fewer of those facts than
@@ -88,7 +98,8 @@ class SummaryOptions:
 
     Raises:
         ValueError: If `style` is unknown, `prompt` is blank, a budget is not a
-            positive int or `retries` is negative.
+            positive int, `retries` is negative or a retry wait is not a finite
+            number of seconds >= 0.
 
     Example:
         >>> SummaryOptions(style="snapshot", max_summary_tokens=200).instructions()[:7]
@@ -100,6 +111,8 @@ class SummaryOptions:
     max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS
     max_input_tokens: int = DEFAULT_MAX_INPUT_TOKENS
     retries: int = DEFAULT_RETRIES
+    retry_backoff: float = DEFAULT_RETRY_BACKOFF
+    max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT
     keep_facts: bool = True
 
     def __post_init__(self) -> None:
@@ -108,6 +121,16 @@ class SummaryOptions:
         if not isinstance(self.retries, int) or self.retries < 0:
             msg = f"retries must be >= 0, got {self.retries!r}"
             raise InvalidArgumentError(msg)
+        for name in ("retry_backoff", "max_retry_wait"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                msg = f"{name} must be a finite number of seconds >= 0, got {value!r}"
+                raise InvalidArgumentError(msg)
         self.instructions()  # validates style and a custom prompt
 
     def instructions(self) -> str:

@@ -17,15 +17,24 @@ about where their text came from. Two things do:
 Readers: `context.gather` trusts only the unfenced part of such a message; the
 context node and the compaction node fence a message an older version stored
 without a fence (`fenced_compaction_message`).
+
+System messages are trusted by position, not by role: the leading ones (before the
+first other message) are the developer's instructions. One further down was put
+there by some other code (a summary node, another package's middleware) and may
+carry text derived from tool output, so it is data, fenced like tool output, unless
+it carries `additional_kwargs[SYSTEM_TRUST_KEY] = True` (`trusted_system_message`).
+Compaction hoists later system messages to the front (providers take system text
+only there), so `mark_later_system` stamps them `False` first: their place in a
+compacted history no longer makes them trusted.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
@@ -34,12 +43,16 @@ from langgraph_context.safety.boundary import keyed_boundary, wrap_untrusted
 __all__ = [
     "COMPACTION_MARKER",
     "LEGACY_NOTICE",
+    "SYSTEM_TRUST_KEY",
     "compaction_kind",
     "compaction_marker",
     "fence",
     "fenced_compaction_message",
+    "is_trusted_system",
     "is_untrusted_compaction",
+    "mark_later_system",
     "split_fenced",
+    "trusted_system_message",
 ]
 
 COMPACTION_MARKER = "lgc_compaction"
@@ -56,6 +69,83 @@ _FENCED = re.compile(
     r"</untrusted-data-(?P=b)>",
     re.DOTALL,
 )
+
+
+SYSTEM_TRUST_KEY = "lgc_trusted"
+"""Key in a `SystemMessage`'s `additional_kwargs`: `True` trusted wherever it is,
+`False` data wherever it is; absent, trusted only among the leading messages."""
+
+
+def trusted_system_message(text: str, **kwargs: Any) -> SystemMessage:
+    """Return a `SystemMessage` trusted as instructions wherever it sits in the history.
+
+    For a developer who inserts instructions mid-conversation on purpose; any other
+    system message after the first user, AI or tool message is read as data.
+
+    Args:
+        text: The instructions.
+        **kwargs: Other `SystemMessage` fields (`id`, `name`, ...).
+
+    Returns:
+        The message, marked with `SYSTEM_TRUST_KEY`.
+
+    Example:
+        >>> trusted_system_message("Switch to review mode.").additional_kwargs
+        {'lgc_trusted': True}
+    """
+    extra = {**kwargs.pop("additional_kwargs", {}), SYSTEM_TRUST_KEY: True}
+    return SystemMessage(text, additional_kwargs=extra, **kwargs)
+
+
+def mark_later_system(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Return the history with every unmarked non-leading system message marked untrusted.
+
+    The leading block ends at the first message that is not a system message or
+    that is marked untrusted; unmarked system messages after it get a copy (same id)
+    with `SYSTEM_TRUST_KEY: False`. Everything else is returned as is.
+
+    Args:
+        messages: The history, oldest first.
+
+    Returns:
+        A new list.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> marked = mark_later_system(
+        ...     [SystemMessage("rules"), HumanMessage("hi"), SystemMessage("summary")]
+        ... )
+        >>> [is_trusted_system(m) for m in marked]
+        [True, False, False]
+    """
+    out: list[BaseMessage] = []
+    lead = True
+    for message in messages:
+        mark = message.additional_kwargs.get(SYSTEM_TRUST_KEY)
+        if not isinstance(message, SystemMessage) or mark is False:
+            lead = False
+        if isinstance(message, SystemMessage) and not lead and mark is None:
+            extra = {**message.additional_kwargs, SYSTEM_TRUST_KEY: False}
+            out.append(message.model_copy(update={"additional_kwargs": extra}))
+        else:
+            out.append(message)
+    return out
+
+
+def is_trusted_system(message: BaseMessage) -> bool:
+    """Whether `message` is a system message trusted as instructions.
+
+    Meaningful on a history passed through `mark_later_system`: a system message is
+    trusted unless marked `False` there.
+
+    Args:
+        message: Any message.
+
+    Returns:
+        True for a system message not marked untrusted.
+    """
+    mark = message.additional_kwargs.get(SYSTEM_TRUST_KEY)
+    return isinstance(message, SystemMessage) and mark is not False
 
 
 def compaction_marker(kind: str, **data: Any) -> dict[str, Any]:

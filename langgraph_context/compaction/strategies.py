@@ -49,7 +49,7 @@ from langgraph_context.compaction._units import (
     pin_units,
 )
 from langgraph_context.compaction.options import check_one_of, check_positive
-from langgraph_context.compaction.provenance import compaction_kind
+from langgraph_context.compaction.provenance import compaction_kind, mark_later_system
 from langgraph_context.compaction.snapshot import (
     StateSnapshot,
     extract_snapshot,
@@ -245,7 +245,7 @@ def compact_messages(
         clear_tool_args_over,
     )
     counter = resolve_counter(token_counter)
-    repair = repair_history(as_messages(messages))
+    repair = repair_history(mark_later_system(as_messages(messages)))
     repairs = tuple(str(v) for v in repair.changes)
     items = repair.messages
     if not items:

@@ -37,6 +37,7 @@ from langgraph_context.compaction.provenance import (
     compaction_kind,
     compaction_marker,
     fence,
+    mark_later_system,
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.errors import InvalidArgumentError
@@ -51,10 +52,10 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 __all__ = [
     "DEFAULT_KEEP_FRACTION",
     "SUMMARY_PREFIX",
-    "RunningSummary",
-    "SummarizationResult",
-    "asummarize_messages",
-    "summarize_messages",
+    "HistorySummary",
+    "SummarizedHistory",
+    "asummarize_history",
+    "summarize_history",
     "summary_message",
 ]
 
@@ -69,7 +70,7 @@ SUMMARY_PREFIX = (
 
 
 @dataclass(frozen=True)
-class RunningSummary:
+class HistorySummary:
     """A summary that later compactions extend.
 
     Attributes:
@@ -101,7 +102,7 @@ class RunningSummary:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunningSummary:
+    def from_dict(cls, data: Mapping[str, Any]) -> HistorySummary:
         """Rebuild a running summary from `to_dict` output.
 
         Args:
@@ -123,8 +124,8 @@ class RunningSummary:
 
 
 @dataclass(frozen=True)
-class SummarizationResult:
-    """The output of `summarize_messages`.
+class SummarizedHistory:
+    """The output of `summarize_history`.
 
     Attributes:
         messages: The history to use: system messages, the summary message, the most
@@ -140,7 +141,7 @@ class SummarizationResult:
     """
 
     messages: list[BaseMessage]
-    running_summary: RunningSummary | None
+    running_summary: HistorySummary | None
     summarized: tuple[BaseMessage, ...] = ()
     error: str | None = None
     model_calls: int = 0
@@ -150,7 +151,7 @@ class SummarizationResult:
     repairs: tuple[str, ...] = ()
 
 
-def summary_message(summary: RunningSummary) -> HumanMessage:
+def summary_message(summary: HistorySummary) -> HumanMessage:
     """Build the marked message that carries a running summary in a history.
 
     Args:
@@ -176,7 +177,7 @@ class _Plan:
     items: list[BaseMessage]
     head: list[BaseMessage]
     rest: list[BaseMessage]
-    previous: RunningSummary | None
+    previous: HistorySummary | None
     visible: list[BaseMessage]
     tokens_before: int
     repairs: tuple[str, ...]
@@ -195,7 +196,7 @@ def _check(max_tokens: int, **keep: int | None) -> None:
 
 
 def _survey(
-    messages: Sequence[Any], running_summary: RunningSummary | None, counter: TokenCounter
+    messages: Sequence[Any], running_summary: HistorySummary | None, counter: TokenCounter
 ) -> _Plan:
     """Repair the history and find what the model would see: the summary, then the rest.
 
@@ -203,7 +204,7 @@ def _survey(
     given), and the messages that summary already covers are left out, except the
     latest request and system messages.
     """
-    repair = repair_history(as_messages(messages))
+    repair = repair_history(mark_later_system(as_messages(messages)))
     items = repair.messages
     lead = 0
     while lead < len(items) and isinstance(items[lead], SystemMessage):
@@ -215,7 +216,7 @@ def _survey(
         if compaction_kind(message) == "summary":
             if previous is None:
                 marker = message.additional_kwargs[COMPACTION_MARKER]
-                previous = RunningSummary.from_dict(marker.get("summary", {}))
+                previous = HistorySummary.from_dict(marker.get("summary", {}))
             continue
         rest.append(message)
     last_human = _last_request(rest)
@@ -293,8 +294,8 @@ def _last_request(messages: Sequence[BaseMessage]) -> BaseMessage | None:
 
 def _result(
     plan: _Plan, messages: list[BaseMessage], max_tokens: int, tokens: int, **fields: Any
-) -> SummarizationResult:
-    return SummarizationResult(
+) -> SummarizedHistory:
+    return SummarizedHistory(
         messages,
         fields.pop("running_summary", plan.previous),
         tokens_before=plan.tokens_before,
@@ -306,8 +307,8 @@ def _result(
 
 
 def _with_facts(
-    plan: _Plan, summary: RunningSummary, max_tokens: int, counter: TokenCounter
-) -> RunningSummary:
+    plan: _Plan, summary: HistorySummary, max_tokens: int, counter: TokenCounter
+) -> HistorySummary:
     """`summary` with the rule-based snapshot of what it covers, in the room left."""
     previous = plan.previous.snapshot if plan.previous else None
     snapshot = extract_snapshot(plan.to_summarize, previous=previous)
@@ -324,7 +325,7 @@ def _finish(
     max_tokens: int,
     counter: TokenCounter,
     keep_facts: bool = False,
-) -> SummarizationResult:
+) -> SummarizedHistory:
     if outcome is None:
         tokens = int(counter(plan.visible)) if plan.visible else 0
         return _result(plan, list(plan.visible), max_tokens, tokens)
@@ -338,8 +339,8 @@ def _finish(
             error=outcome.error,
             model_calls=outcome.calls,
         )
-    base = plan.previous or RunningSummary("")
-    summary = RunningSummary(
+    base = plan.previous or HistorySummary("")
+    summary = HistorySummary(
         text=outcome.text,
         last_message_id=plan.to_summarize[-1].id,
         message_count=base.message_count + len(plan.to_summarize),
@@ -362,12 +363,12 @@ def _finish(
 def _summary_steps(
     messages: Sequence[Any],
     max_tokens: int,
-    running_summary: RunningSummary | None,
+    running_summary: HistorySummary | None,
     keep_tokens: int | None,
     keep_messages: int | None,
     options: SummaryOptions | None,
     token_counter: TokenCounter | BaseLanguageModel | None,
-) -> Steps[SummarizationResult]:
+) -> Steps[SummarizedHistory]:
     """The whole summarization as steps yielding the model requests (see `_calls.drive`)."""
     _check(max_tokens, keep_tokens=keep_tokens, keep_messages=keep_messages)
     options = options or SummaryOptions()
@@ -390,23 +391,25 @@ def _summary_steps(
         instructions=options.instructions(),
         max_summary_tokens=options.max_summary_tokens,
         retries=options.retries,
+        backoff=options.retry_backoff,
+        max_wait=options.max_retry_wait,
     )
     return _finish(
         plan, outcome, max_tokens=max_tokens, counter=counter, keep_facts=options.keep_facts
     )
 
 
-def summarize_messages(
+def summarize_history(
     messages: Sequence[Any],
     *,
     model: Runnable[Any, Any] | BaseLanguageModel,
     max_tokens: int,
-    running_summary: RunningSummary | None = None,
+    running_summary: HistorySummary | None = None,
     keep_tokens: int | None = None,
     keep_messages: int | None = None,
     summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
-) -> SummarizationResult:
+) -> SummarizedHistory:
     """Summarize the older part of a history when it exceeds `max_tokens`.
 
     Nothing is called when the history (with any earlier summary in place of the
@@ -430,7 +433,7 @@ def summarize_messages(
         token_counter: Counter for budgets (default: offline tiktoken).
 
     Returns:
-        A `SummarizationResult`; on failure its `error` is set and its messages are the
+        A `SummarizedHistory`; on failure its `error` is set and its messages are the
         input history (repaired if it was invalid), unchanged.
 
     Raises:
@@ -441,7 +444,7 @@ def summarize_messages(
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
         >>> from langchain_core.messages import HumanMessage, AIMessage
         >>> history = [HumanMessage("q1"), AIMessage("a1"), HumanMessage("q2"), AIMessage("a2")]
-        >>> result = summarize_messages(  # `len` counts one token per message
+        >>> result = summarize_history(  # `len` counts one token per message
         ...     history, model=FakeListChatModel(responses=["q1 was answered"]),
         ...     max_tokens=3, summary_options=SummaryOptions(max_summary_tokens=1),
         ...     token_counter=len)
@@ -455,18 +458,18 @@ def summarize_messages(
     return drive(steps, model.invoke)
 
 
-async def asummarize_messages(
+async def asummarize_history(
     messages: Sequence[Any],
     *,
     model: Runnable[Any, Any] | BaseLanguageModel,
     max_tokens: int,
-    running_summary: RunningSummary | None = None,
+    running_summary: HistorySummary | None = None,
     keep_tokens: int | None = None,
     keep_messages: int | None = None,
     summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
-) -> SummarizationResult:
-    """Async twin of `summarize_messages` (the model is called with `ainvoke`).
+) -> SummarizedHistory:
+    """Async twin of `summarize_history` (the model is called with `ainvoke`).
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
@@ -479,10 +482,10 @@ async def asummarize_messages(
         token_counter: Counter for budgets.
 
     Returns:
-        A `SummarizationResult`, as `summarize_messages`.
+        A `SummarizedHistory`, as `summarize_history`.
 
     Raises:
-        ValueError: As `summarize_messages`.
+        ValueError: As `summarize_history`.
     """
     steps = _summary_steps(
         messages, max_tokens, running_summary, keep_tokens, keep_messages, summary_options,

@@ -51,7 +51,7 @@ class PacketSizer:
         if isinstance(wrap, functools.partial) and wrap.func is protect_packet:
             return functools.partial(protect_packet, boundary=_COST_BOUNDARY)
         if isinstance(wrap, Fence):
-            return Fence(_COST_BOUNDARY, sanitize=wrap.sanitize)
+            return Fence(_COST_BOUNDARY, sanitize=wrap.sanitize, detector=wrap.detector)
         return wrap
 
     def costs(

@@ -22,7 +22,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction import fenced_compaction_message
+from langgraph_context.compaction.provenance import is_trusted_system
 from langgraph_context.messages import content_text, safe_cut_points, tool_result_ids
+from langgraph_context.safety.detector import Detector
 from langgraph_context.safety.sanitize import sanitize_untrusted
 from langgraph_context.state import get_state_value, render_plan
 from langgraph_context.tokens import TokenCounter
@@ -47,10 +49,11 @@ def split_pinned(
     """Leading system messages, later system messages, and the rest in order.
 
     Providers such as Anthropic take system text only at the very start: a system
-    message further down (a summary another node inserted) joins the context instead.
+    message further down (a summary another node inserted), or one marked untrusted
+    (`compaction.mark_later_system`), joins the context instead, as data.
     """
     lead = 0
-    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
+    while lead < len(messages) and is_trusted_system(messages[lead]):
         lead += 1
     system = [m for m in messages[:lead] if isinstance(m, SystemMessage)]
     later: list[BaseMessage] = [m for m in messages[lead:] if isinstance(m, SystemMessage)]
@@ -135,7 +138,7 @@ def _is_user_turn(message: BaseMessage) -> bool:
     )
 
 
-def defused(message: BaseMessage) -> BaseMessage:
+def defused(message: BaseMessage, detector: Detector | None = None) -> BaseMessage:
     """A recent tool result, sanitized (role markers, override phrases, forged tags).
 
     Tool results kept verbatim for the model are untrusted too; they keep their place
@@ -147,19 +150,19 @@ def defused(message: BaseMessage) -> BaseMessage:
         return fenced_compaction_message(message)
     content = message.content
     if isinstance(content, str):
-        clean: Any = sanitize_untrusted(content)
+        clean: Any = sanitize_untrusted(content, detector=detector)
     else:
-        clean = [defused_block(block) for block in content]
+        clean = [_defused_block(block, detector) for block in content]
     return message if clean == content else message.model_copy(update={"content": clean})
 
 
-def defused_block(block: Any) -> Any:
+def _defused_block(block: Any, detector: Detector | None) -> Any:
     if isinstance(block, str):
-        return sanitize_untrusted(block)
+        return sanitize_untrusted(block, detector=detector)
     if (
         isinstance(block, dict)
         and block.get("type") == "text"
         and isinstance(block.get("text"), str)
     ):
-        return {**block, "text": sanitize_untrusted(block["text"])}
+        return {**block, "text": sanitize_untrusted(block["text"], detector=detector)}
     return block

@@ -53,6 +53,7 @@ from langgraph_context.safety.boundary import (
     keyed_boundary,
     untrusted_findings,
 )
+from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = ["ContextBuilder"]
@@ -86,6 +87,9 @@ class ContextBuilder:
         sanitize: Also rewrite fenced text in-band with `safety.sanitize_untrusted`
             (and, in `create_context_node`, the tool results it passes on verbatim).
             Off by default: the fence is the guarantee.
+        detector: A `safety.Detector` or any scorer (callable or classifier, see
+            `safety.InjectionScorer`) used for the findings and for `sanitize`;
+            `None` for the package's rules alone.
         summarizer: Optional chat model that summarises the packets of the first
             section of `config.compress_order` ([Context] by default) that did not fit,
             into one entry at the top of that section.
@@ -95,7 +99,8 @@ class ContextBuilder:
 
     Raises:
         TypeError: If `config` is not a `ContextConfig`, `wrap_untrusted` is not
-            callable, `summarizer` is not a chat model or `reranker` is not callable.
+            callable, `summarizer` is not a chat model, `reranker` is not callable or
+            `detector` is not a detector or scorer.
         ValueError: If `summary_tokens` is below 1.
 
     Example:
@@ -120,6 +125,7 @@ class ContextBuilder:
         summarizer: BaseChatModel | None = None,
         summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
         reranker: Reranker | None = None,
+        detector: DetectorLike | None = None,
     ) -> None:
         if not isinstance(config, ContextConfig):
             msg = f"config must be a ContextConfig, got {type(config).__name__}"
@@ -156,6 +162,7 @@ class ContextBuilder:
         self.summarizer = summarizer
         self.summary_tokens = summary_tokens
         self.reranker = reranker
+        self.detector = as_detector(detector)
         self._sizer = PacketSizer()
 
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
@@ -171,7 +178,7 @@ class ContextBuilder:
         # Keyed by the fenced texts: the same packets render to the same bytes (a cache
         # hit for the provider), and no packet can predict the boundary that fences it.
         untrusted = sorted(p.content for p in gathered.packets if not p.is_trusted)
-        fence = Fence(keyed_boundary(*untrusted), sanitize=self.sanitize)
+        fence = Fence(keyed_boundary(*untrusted), sanitize=self.sanitize, detector=self.detector)
         return fence, self.hardening if self.hardening is not None else HARDENING_INSTRUCTION
 
     # -- budget ------------------------------------------------------------------
@@ -324,7 +331,7 @@ class ContextBuilder:
             s.name: self.token_counter(s.render()) for s in compressed.context.sections if s.entries
         }
         shown = self.wrap_untrusted is None and self.protect_untrusted and not self.sanitize
-        findings = untrusted_findings(selected) if shown else ()
+        findings = untrusted_findings(selected, detector=self.detector) if shown else ()
         result = ContextResult(
             text=compressed.text,
             tokens=compressed.tokens,
@@ -468,17 +475,7 @@ class ContextBuilder:
         system_instructions: str | None = None,
         custom_packets: Iterable[ContextPacket] | None = None,
     ) -> str:
-        """Async twin of `build`.
-
-        Args:
-            user_query: What the next model call must answer.
-            conversation_history: Messages or OpenAI-style dicts.
-            system_instructions: Rendered in [Role & Policies]; never trimmed.
-            custom_packets: Extra candidate packets.
-
-        Returns:
-            The assembled text, at most `config.max_tokens` tokens.
-        """
+        """Async twin of `build`: the same arguments and result."""
         result = await self.abuild_result(
             user_query, conversation_history, system_instructions, custom_packets
         )

@@ -29,7 +29,9 @@ from langgraph.store.base import BaseStore, Item
 from langgraph_context.compaction import (
     compaction_kind,
     fenced_compaction_message,
+    is_trusted_system,
     is_untrusted_compaction,
+    mark_later_system,
     split_fenced,
 )
 from langgraph_context.errors import InvalidTypeError
@@ -158,8 +160,11 @@ def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
         calls = ", ".join(f"{tc['name']}({tc['args']})" for tc in message.tool_calls)
         text = f"{text}\n[calls {calls}]" if text else f"[calls {calls}]"
     speaker = message.name or role
-    if isinstance(message, SystemMessage):
+    if is_trusted_system(message):
         packet_type, trusted = "system", True
+    elif isinstance(message, SystemMessage):
+        # Not the developer's leading instructions: another node's text, read as data.
+        packet_type, trusted = "message", False
     elif message.type == "tool":
         packet_type, trusted = "tool", False
     else:
@@ -205,11 +210,14 @@ def _compaction_packets(message: BaseMessage, position: int) -> list[ContextPack
 def messages_to_packets(messages: Sequence[Any]) -> list[ContextPacket]:
     """Convert a history (LangChain messages or OpenAI-style dicts) into packets.
 
-    System messages become `system` packets, tool results `tool` packets (untrusted),
-    everything else `message` packets whose content is `"<speaker>: <text>"`, where the
-    speaker is the message's `name` or its role. A message compaction wrote is judged
-    by its marker, not its role: its fenced text becomes untrusted `snapshot` or
-    `summary` packets, only the rest (the user's quoted requests) a trusted one.
+    Leading system messages (and ones marked trusted, `trusted_system_message`) become
+    `system` packets; a system message further down is untrusted data, a `message`
+    packet like the rest (`compaction.mark_later_system`). Tool results become `tool`
+    packets (untrusted), everything else `message` packets whose content is
+    `"<speaker>: <text>"`, where the speaker is the message's `name` or its role. A
+    message compaction wrote is judged by its marker, not its role: its fenced text
+    becomes untrusted `snapshot` or `summary` packets, only the rest (the user's
+    quoted requests) a trusted one.
 
     Args:
         messages: The history, oldest first.
@@ -222,7 +230,7 @@ def messages_to_packets(messages: Sequence[Any]) -> list[ContextPacket]:
         ['user: hi']
     """
     packets: list[ContextPacket] = []
-    for i, message in enumerate(as_messages(messages)):
+    for i, message in enumerate(mark_later_system(as_messages(messages))):
         if is_untrusted_compaction(message):
             packets.extend(_compaction_packets(message, i))
         else:

@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
 from langgraph_context.compaction import fenced_compaction_message, is_untrusted_compaction
+from langgraph_context.compaction.provenance import is_trusted_system, mark_later_system
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._window import (
     defused,
@@ -43,6 +44,7 @@ from langgraph_context.context.result import ContextResult
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages, content_text, safe_cut_points, tool_result_ids
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.safety.detector import Detector
 from langgraph_context.state import get_state_value, require_state_keys
 from langgraph_context.tokens import TokenCounter, truncate_text
 
@@ -126,7 +128,7 @@ def _split_history(
     messages: list[BaseMessage], keep_last: int
 ) -> tuple[list[SystemMessage], list[BaseMessage], list[BaseMessage]]:
     head = 0
-    while head < len(messages) and isinstance(messages[head], SystemMessage):
+    while head < len(messages) and is_trusted_system(messages[head]):
         head += 1
     system = [m for m in messages[:head] if isinstance(m, SystemMessage)]
     body = messages[head:]
@@ -229,8 +231,9 @@ def create_context_node(
 
     def plan(state: Any) -> tuple[str, str | None, _StateView, list[BaseMessage], int]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
-        system, older, recent = _model_view(messages, keep_last, defuse=context_builder.sanitize)
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
+        defuse = context_builder.detector if context_builder.sanitize else False
+        system, older, recent = _model_view(messages, keep_last, defuse=defuse)
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
@@ -275,14 +278,14 @@ def create_context_node(
 
 
 def _model_view(
-    messages: list[BaseMessage], keep_last: int, *, defuse: bool
+    messages: list[BaseMessage], keep_last: int, *, defuse: Detector | bool | None
 ) -> tuple[list[SystemMessage], list[BaseMessage], list[BaseMessage]]:
     """Split the history into leading system messages, older turns and recent ones.
 
     Providers such as Anthropic take system text only at the very start: a later
     system message (a summary another node inserted) joins the older turns, and so
-    the context. With nothing recent, the last user turn is passed on; with `defuse`,
-    recent tool results are sanitized.
+    the context. With nothing recent, the last user turn is passed on; unless `defuse`
+    is `False`, recent tool results are sanitized (with it, when it is a `Detector`).
     """
     system, older, recent = _split_history(messages, keep_last)
     older = older + [m for m in recent if isinstance(m, SystemMessage)]
@@ -290,8 +293,9 @@ def _model_view(
     if not recent:
         recent, older = _last_human_turn(older)
     recent = [fenced_compaction_message(m) for m in recent]
-    if defuse:
-        recent = [defused(m) for m in recent]
+    if defuse is not False:
+        chosen = defuse if isinstance(defuse, Detector) else None
+        recent = [defused(m, chosen) for m in recent]
     return system, older, recent
 
 
@@ -432,11 +436,11 @@ def _cache_node(
         # A compaction message an older version stored unfenced is fenced whole, with
         # or without the opt-in rewriting of tool results.
         window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
-        return [defused(m) for m in window] if builder.sanitize else window
+        return [defused(m, builder.detector) for m in window] if builder.sanitize else window
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = as_messages(get_state_value(state, messages_key, []))
+        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
         parts += [system_instructions or "", hardening if protect else ""]

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.safety import sanitize_untrusted
+from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.state import HotIssue, get_state_value, hot_issue_id
 
 __all__ = [
@@ -158,6 +159,7 @@ def track_hot_issues(
     is_check: Callable[[ToolMessage], bool],
     is_failure: Callable[[ToolMessage], bool] = is_failed_check,
     max_error_lines: int = DEFAULT_MAX_ERROR_LINES,
+    detector: DetectorLike | None = None,
 ) -> list[HotIssue]:
     """Return the hot issue updates implied by the latest tool round.
 
@@ -168,6 +170,8 @@ def track_hot_issues(
         is_check: Whether a tool result comes from a check tool.
         is_failure: Whether a check result is a failure.
         max_error_lines: At most this many error lines go into a summary.
+        detector: The `safety.Detector` (or scorer) the summary is sanitized with;
+            `None` for the package's rules.
 
     Returns:
         Updates for `hot_issue_reducer`: an active entry per failing check, a resolved
@@ -191,7 +195,7 @@ def track_hot_issues(
             continue
         if is_failure(result):
             lines = extract_error_lines(content_text(result.content), max_lines=max_error_lines)
-            summary = sanitize_untrusted("\n".join(lines)) or "(no output)"
+            summary = sanitize_untrusted("\n".join(lines), detector=detector) or "(no output)"
             failures = 1
             if before is not None and before["status"] == "active":
                 failures += before.get("failures", 1)
@@ -221,6 +225,7 @@ def create_hot_issue_node(
     messages_key: str = "messages",
     hot_issues_key: str = "hot_issues",
     max_error_lines: int = DEFAULT_MAX_ERROR_LINES,
+    detector: DetectorLike | None = None,
 ) -> Callable[[Any], dict[str, Any]]:
     """Create a node that opens and resolves hot issues from check tool results.
 
@@ -233,14 +238,18 @@ def create_hot_issue_node(
         messages_key: State key of the messages.
         hot_issues_key: State key of the hot issues (a `hot_issue_reducer` channel).
         max_error_lines: At most this many error lines go into an issue's summary.
+        detector: The `safety.Detector` (or any scorer) an issue's summary is
+            sanitized with; `None` for the package's rules.
 
     Returns:
         A node returning `{hot_issues_key: updates}`, or `{}` when nothing changed.
 
     Raises:
         ValueError: If `checks` names no tool, or `max_error_lines` is below 1.
+        TypeError: If `detector` is not a detector or scorer.
     """
     is_check = _matcher(checks)
+    chosen = as_detector(detector)
     if max_error_lines < 1:
         msg = f"max_error_lines must be >= 1, got {max_error_lines!r}"
         raise InvalidArgumentError(msg)
@@ -252,6 +261,7 @@ def create_hot_issue_node(
             is_check=is_check,
             is_failure=is_failure,
             max_error_lines=max_error_lines,
+            detector=chosen,
         )
         return {hot_issues_key: updates} if updates else {}
 

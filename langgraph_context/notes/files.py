@@ -75,7 +75,7 @@ class FileNoteStore(BaseNoteStore):
     Args:
         workspace: The notes directory (created if missing).
         durable: fsync every write (turn off only for throwaway stores and benchmarks).
-        scorer: Search ranking function (default BM25+).
+        scorer: Search ranking function (default `bm25_scores`, the package's BM25).
         max_note_bytes: Largest note content accepted, in UTF-8 bytes; bigger note files
             (beyond this plus the front-matter cap) are skipped and reported.
 

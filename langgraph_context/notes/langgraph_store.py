@@ -213,7 +213,7 @@ class LangGraphNoteStore(BaseNoteStore):
         store: Any `BaseStore` (`InMemoryStore`, `SqliteStore`, `PostgresStore`, ...).
         namespace: The namespace holding this notebook's items (default
             `SHARED_NOTE_NAMESPACE`: pass a per-user one when users must not share).
-        scorer: Search ranking function (default BM25+).
+        scorer: Search ranking function (default `bm25_scores`, the package's BM25).
 
     Raises:
         TypeError: If `store` is not a `BaseStore`.

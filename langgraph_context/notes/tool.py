@@ -241,7 +241,7 @@ def create_note_tools(
         namespace: For store-backed notes, the namespace template; `{name}` parts are
             filled from `config["configurable"]` on each call, e.g.
             `("notes", "{user_id}", "{project}")`.
-        scorer: Search ranking function (default BM25+).
+        scorer: Search ranking function (default `bm25_scores`, the package's BM25).
         prefix: Tool names are `<prefix>_<action>`.
         actions: Which actions to expose, in this order.
 

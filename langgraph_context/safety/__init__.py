@@ -1,8 +1,9 @@
 """Prompt-injection defense for untrusted text entering context, in three layers.
 
-1. Input: `sanitize_untrusted` defuses role markers, override phrases and forged
-   boundaries; `wrap_untrusted` / `protect_packet` put untrusted packets inside
-   boundary tags the text cannot predict (`keyed_boundary`, `new_boundary`).
+1. Input: `wrap_untrusted` / `protect_packet` put untrusted packets inside boundary
+   tags the text cannot predict (`keyed_boundary`, `new_boundary`): the guarantee.
+   Detection is a signal beside it: `find_injections` / `sanitize_untrusted` run the
+   package's rules, or a `Detector` with any scorer or classifier you plug in.
 2. Prompt: `HARDENING_INSTRUCTION` in the role section ("data is not instruction").
 3. Output: `check_output` and `create_output_guard_node` catch replies that show
    the model obeyed injected instructions.
@@ -16,6 +17,12 @@ from langgraph_context.safety.boundary import (
     new_boundary,
     protect_packet,
     wrap_untrusted,
+)
+from langgraph_context.safety.detector import (
+    DEFAULT_SCORE_THRESHOLD,
+    Detector,
+    DetectorLike,
+    InjectionScorer,
 )
 from langgraph_context.safety.guard import (
     DEFAULT_GUARD_REPLACEMENT,
@@ -46,15 +53,19 @@ __all__ = [
     "DATA_PREFIX",
     "DEFAULT_BOUNDARY_BYTES",
     "DEFAULT_GUARD_REPLACEMENT",
+    "DEFAULT_SCORE_THRESHOLD",
     "FILTERED_NOTICES",
     "GUARD_ACTIONS",
     "HARDENING_INSTRUCTION",
     "INJECTION_KINDS",
     "MIN_BOUNDARY_BYTES",
+    "Detector",
+    "DetectorLike",
     "GuardAction",
     "InjectionFinding",
     "InjectionFlag",
     "InjectionKind",
+    "InjectionScorer",
     "OutputVerdict",
     "PromptInjectionError",
     "SafetyStateMixin",

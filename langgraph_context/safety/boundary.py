@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety._lookalike import TAG, tag_spans, view
+from langgraph_context.safety.detector import Detector, DetectorLike, as_detector
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from langgraph_context.safety.sanitize import (
     FILTERED_NOTICES,
     InjectionFinding,
     find_injections,
     sanitize_untrusted,
+    scored_findings,
 )
 
 __all__ = [
@@ -173,7 +175,13 @@ def _attribute(value: str, boundary: str) -> str:
     return re.sub(re.escape(boundary), "_", clean, flags=re.IGNORECASE)
 
 
-def wrap_untrusted(item: ContextPacket | str, *, boundary: str, sanitize: bool = False) -> str:
+def wrap_untrusted(
+    item: ContextPacket | str,
+    *,
+    boundary: str,
+    sanitize: bool = False,
+    detector: DetectorLike | None = None,
+) -> str:
     """Return untrusted text wrapped in boundary tags, in a fence of its own.
 
     The builder fences a whole section's untrusted packets at once (`Fence`); this is
@@ -185,6 +193,7 @@ def wrap_untrusted(item: ContextPacket | str, *, boundary: str, sanitize: bool =
         sanitize: Also rewrite the text in-band with `sanitize_untrusted` (off by
             default). Fence tags, their look-alikes and copies of `boundary` are
             neutralized either way (`neutralize_tags`); nothing else changes.
+        detector: With `sanitize`, the `Detector` (or scorer) it rewrites with.
 
     Returns:
         `<untrusted-data-B ...>`, the text, `</untrusted-data-B>`, one per line.
@@ -213,7 +222,7 @@ def wrap_untrusted(item: ContextPacket | str, *, boundary: str, sanitize: bool =
         msg = f"item must be a ContextPacket or str, got {type(item).__name__}"
         raise InvalidTypeError(msg)
     if sanitize:
-        text = sanitize_untrusted(text)
+        text = sanitize_untrusted(text, detector=detector)
     tag = f"{BOUNDARY_TAG_PREFIX}-{boundary}"
     return f"<{tag}{attributes}>\n{neutralize_tags(text, boundary)}\n</{tag}>"
 
@@ -255,6 +264,7 @@ class Fence:
     Attributes:
         boundary: The build's token (`keyed_boundary()` of the fenced texts).
         sanitize: Also rewrite item texts in-band with `sanitize_untrusted`.
+        detector: With `sanitize`, the `Detector` it rewrites with (rules only: `None`).
 
     Example:
         >>> fence = Fence("0123456789abcdef")
@@ -267,6 +277,7 @@ class Fence:
 
     boundary: str
     sanitize: bool = False
+    detector: Detector | None = None
 
     def __post_init__(self) -> None:
         _check_boundary(self.boundary)
@@ -277,7 +288,9 @@ class Fence:
 
     def item(self, packet: ContextPacket, *, typed: bool) -> str:
         """The item for `packet`; `typed` names its type in the label (mixed fences)."""
-        text = sanitize_untrusted(packet.content) if self.sanitize else packet.content
+        text = packet.content
+        if self.sanitize:
+            text = sanitize_untrusted(text, detector=self.detector)
         text = neutralize_tags(text, self.boundary)
         name = _attribute(packet.source, self.boundary) if packet.source else ""
         kind = _attribute(packet.type, self.boundary)
@@ -311,7 +324,7 @@ def _detect(text: str) -> tuple[InjectionFinding, ...]:
 
 
 def untrusted_findings(
-    packets: Iterable[ContextPacket],
+    packets: Iterable[ContextPacket], *, detector: DetectorLike | None = None
 ) -> tuple[tuple[str, InjectionFinding], ...]:
     """What the injection detector finds in untrusted packets shown as they are (logged).
 
@@ -320,6 +333,7 @@ def untrusted_findings(
 
     Args:
         packets: The packets placed in context (trusted ones are skipped).
+        detector: A `Detector` (or a bare scorer) run instead of the rules alone.
 
     Returns:
         `(packet source or type, finding)` pairs, in packet order.
@@ -330,8 +344,15 @@ def untrusted_findings(
         ... )]
         [('t1', 'override_phrase')]
     """
+    chosen = as_detector(detector)
     found = tuple(
-        (p.source or p.type, f) for p in packets if not p.is_trusted for f in _detect(p.content)
+        (p.source or p.type, f)
+        for p in packets
+        if not p.is_trusted
+        for f in (
+            *(_detect(p.content) if chosen is None or chosen.rules else ()),
+            *scored_findings(p.content, chosen),
+        )
     )
     if found:
         logger.warning(

