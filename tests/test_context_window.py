@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -30,7 +31,7 @@ class State(MessagesState, PlanStateMixin, NoteStateMixin, ContextStateMixin):
     """Messages, plan, notes and the model's view."""
 
 
-def _graph(seen: list[list[BaseMessage]], budget: int = BUDGET) -> Any:
+def _graph(seen: list[list[BaseMessage]], budget: int = BUDGET, *, harden: bool = False) -> Any:
     """START -> context -> model; the model records its input and answers with a tool call."""
 
     def model(state: State) -> dict[str, Any]:
@@ -43,6 +44,7 @@ def _graph(seen: list[list[BaseMessage]], budget: int = BUDGET) -> Any:
     node = create_context_node(
         ContextBuilder(config=ContextConfig(max_tokens=budget)),
         system_instructions="You read code.",
+        harden_from_start=harden,
     )
     graph = StateGraph(State)
     graph.add_node("context", node)
@@ -157,7 +159,7 @@ def test_the_whole_history_is_sent_until_it_fills_the_budget() -> None:
     """No share is set aside for older turns while there are none: nothing moves early."""
     seen: list[list[BaseMessage]] = []
     budget = 2_000
-    app = _graph(seen, budget=budget)
+    app = _graph(seen, budget=budget, harden=True)
     config = {"configurable": {"thread_id": "t"}}
     app.invoke({"messages": [HumanMessage("Read the data files.")]}, config)
     _grow(app, config, rounds=16, lines=12)
@@ -171,12 +173,17 @@ def test_the_whole_history_is_sent_until_it_fills_the_budget() -> None:
         assert [m.content for m in current[: len(previous)]] == [m.content for m in previous]
 
 
-def test_the_system_message_is_the_same_before_and_after_the_first_tool_output() -> None:
-    """The hardening line is there from the first call: tool output never rewrites it."""
+@pytest.mark.parametrize("harden", [True, False])
+def test_the_hardening_line_is_there_from_the_start_for_a_model_with_tools(harden: bool) -> None:
+    """From the first call with `harden_from_start`: tool output never rewrites the prefix.
+
+    Without it (a model that may have no tools) the line joins at the first tool output.
+    """
     seen: list[list[BaseMessage]] = []
-    app = _graph(seen)
+    app = _graph(seen, harden=harden)
     config = {"configurable": {"thread_id": "t"}}
     app.invoke({"messages": [HumanMessage("Read one file.")]}, config)
     _grow(app, config, rounds=2, lines=5)
-    assert HARDENING_INSTRUCTION in seen[0][0].content
-    assert len({view[0].content for view in seen}) == 1
+    assert (HARDENING_INSTRUCTION in seen[0][0].content) is harden
+    assert HARDENING_INSTRUCTION in seen[-1][0].content
+    assert len({view[0].content for view in seen}) == (1 if harden else 2)

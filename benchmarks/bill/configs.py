@@ -191,7 +191,9 @@ def _ours_middleware(
     middleware += [
         create_tool_output_limit_middleware(entry_limit(window)),
         create_compaction_middleware(**ours_compaction(window, system_prompt)),
-        create_context_middleware(ContextBuilder(config=ContextConfig(max_tokens=window))),
+        create_context_middleware(
+            ContextBuilder(config=ContextConfig(max_tokens=window)), harden_from_start=True
+        ),
     ]
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware)
 

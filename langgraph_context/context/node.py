@@ -161,6 +161,7 @@ def create_context_node(
     layout: Layout = "cache",
     output_key: str = DEFAULT_OUTPUT_KEY,
     name: str = DEFAULT_NODE_NAME,
+    harden_from_start: bool = False,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create a node that writes the assembled context for the next model call.
 
@@ -198,6 +199,8 @@ def create_context_node(
         layout: `"cache"` (a stable prefix and an append-only tail) or `"focus"`.
         output_key: State key written (`llm_input_messages` for `pre_model_hook`).
         name: The runnable's name.
+        harden_from_start: Cache layout: the hardening line from the first call (a
+            model with tools), not from the first tool output (a prefix rewrite).
 
     Returns:
         A runnable with sync and async paths, usable as a node or `pre_model_hook`.
@@ -224,7 +227,12 @@ def create_context_node(
     context_builder = builder or ContextBuilder()
     if layout == "cache":
         return _cache_node(
-            context_builder, system_instructions, messages_key, output_key, name=name
+            context_builder,
+            system_instructions,
+            messages_key,
+            output_key,
+            name=name,
+            harden_from_start=harden_from_start,
         )
     counter = context_builder.token_counter
     limit = context_builder.config.max_tokens
@@ -416,6 +424,7 @@ def _cache_node(
     output_key: str,
     *,
     name: str,
+    harden_from_start: bool,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """The `layout="cache"` node: stable system message, sticky window, plan last."""
     counter = builder.token_counter
@@ -426,8 +435,9 @@ def _cache_node(
     head_builder = copy.copy(builder)
     head_builder.config = dataclasses.replace(builder.config, output_instructions="")
     protect = builder.protect_untrusted and builder.wrap_untrusted is None
-    # Tool output sits verbatim in the window: the hardening text is part of the
-    # system message from the first call, so its arrival never rewrites the prefix.
+    # Tool output sits verbatim in the window, so the hardening text is due from the
+    # first call when the model has tools (its arrival would rewrite the prefix), else
+    # once the history holds tool output (once there, it stays).
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     if protect:
         head_builder.hardening = ""
@@ -443,7 +453,10 @@ def _cache_node(
         messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
-        parts += [system_instructions or "", hardening if protect else ""]
+        due = harden_from_start or any(
+            isinstance(m, ToolMessage) or tool_result_ids(m) for m in body
+        )
+        parts += [system_instructions or "", hardening if protect and due else ""]
         instructions = "\n\n".join(p for p in parts if p) or None
         head = min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
         tail = state_tail(state)
