@@ -199,8 +199,7 @@ def create_context_node(
         layout: `"cache"` (a stable prefix and an append-only tail) or `"focus"`.
         output_key: State key written (`llm_input_messages` for `pre_model_hook`).
         name: The runnable's name.
-        harden_from_start: Cache layout: the hardening line from the first call (a
-            model with tools), not from the first tool output (a prefix rewrite).
+        harden_from_start: Cache layout: hardening line from the first call (tools).
 
     Returns:
         A runnable with sync and async paths, usable as a node or `pre_model_hook`.
@@ -226,14 +225,8 @@ def create_context_node(
             raise InvalidArgumentError(msg)
     context_builder = builder or ContextBuilder()
     if layout == "cache":
-        return _cache_node(
-            context_builder,
-            system_instructions,
-            messages_key,
-            output_key,
-            name=name,
-            harden_from_start=harden_from_start,
-        )
+        keys = (messages_key, output_key)
+        return _cache_node(context_builder, system_instructions, keys, name, harden_from_start)
     counter = context_builder.token_counter
     limit = context_builder.config.max_tokens
 
@@ -420,13 +413,16 @@ def _shorten(recent: list[BaseMessage], allowed: int, counter: TokenCounter) -> 
 def _cache_node(
     builder: ContextBuilder,
     system_instructions: str | None,
-    messages_key: str,
-    output_key: str,
-    *,
+    keys: tuple[str, str],
     name: str,
     harden_from_start: bool,
 ) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `layout="cache"` node: stable system message, sticky window, plan last."""
+    """The `layout="cache"` node: stable system message, sticky window, plan last.
+
+    `keys` are the messages key and the output key; with `harden_from_start` the
+    hardening line is in the system message from the first call.
+    """
+    messages_key, output_key = keys
     counter = builder.token_counter
     limit = builder.config.max_tokens
     # The system message renders no task and no output section (they would change
