@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{session:13} error: {ours and ours.get('error')}")
                 continue
             line = _line(session, ours, configs[BARE], configs[SUMMARIZATION])
-            below += line.endswith(" below both")
+            below += not line.endswith("NOT below both")
             total += 1
             print(line)
         print(f"below both on {below} of {total} sessions")
