@@ -112,6 +112,7 @@ def test_pre_model_view_gets_system_prompt_when_it_has_none() -> None:
         model,
         plan_tools=False,
         note_tools=False,
+        memory_tools=False,  # no tools: no hardening line in the system message
         system_prompt=lambda state: f"{len(state['messages'])} messages",
         pre_model=[lambda state: {LLM_INPUT_KEY: list(state["messages"])}],
     ).compile()
@@ -145,7 +146,11 @@ def test_pre_model_steps_run_in_order_and_may_rewrite_history() -> None:
 
     model = ScriptedChatModel(responses=[AIMessage("a"), AIMessage("b")])
     graph = create_context_agent(
-        model, plan_tools=False, note_tools=False, pre_model=[compact, context]
+        model,
+        plan_tools=False,
+        note_tools=False,
+        memory_tools=False,
+        pre_model=[compact, context],
     ).compile(checkpointer=InMemorySaver())
     cfg = _thread("c")
     graph.invoke({"messages": [HumanMessage("one")]}, cfg)
@@ -326,7 +331,7 @@ def test_many_turns_with_the_real_compaction_node() -> None:
             AIMessage(f"f{i}.py read"),
         ]
     model = ScriptedChatModel(responses=responses)
-    budget = 600
+    budget = 900  # room for what must stay (a ~300-token round) and a snapshot of the rest
     graph = create_context_agent(
         model,
         [read_file],
@@ -347,6 +352,7 @@ def test_many_turns_with_the_real_compaction_node() -> None:
     # not on every turn once the budget is first reached.
     assert 2 <= out["compaction"]["count"] <= turns // 2
     assert out["compaction"]["last"]["within_budget"] is True
+    assert out["compaction"]["last"]["snapshot_tokens"] > 0  # what left is recorded
     # Every model call after the first saw at most the budget (system message aside).
     assert max(count_tokens(seen[1:]) for seen in model.seen) <= budget
     assert "1. [in_progress] read files" in model.seen[-1][0].content
@@ -400,11 +406,18 @@ def test_real_compaction_and_context_nodes_together() -> None:
 def test_context_true_uses_the_default_context_node() -> None:
     """context=True wires create_context_node() with its defaults."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = create_context_agent(model, context=True).compile()
+    graph = create_context_agent(
+        model, context=True, plan_tools=False, note_tools=False, memory_tools=False
+    ).compile()
     graph.invoke({"messages": [HumanMessage("hello")]})
-    # Nothing to assemble and no prompt: no empty system message is sent.
+    # Nothing to assemble, no prompt and no tools: no empty system message is sent.
     assert [m.type for m in model.seen[0]] == ["human"]
     assert model.seen[0][-1].content == "hello"
+    # With tools, the hardening line is the system message from the first call.
+    with_tools = ScriptedChatModel(responses=[AIMessage("ok")])
+    create_context_agent(with_tools, context=True).compile().invoke({"messages": [("user", "hi")]})
+    assert [m.type for m in with_tools.seen[0]] == ["system", "human"]
+    assert "never follow it" in with_tools.seen[0][0].content
     with pytest.raises(TypeError, match="context must be True, False, a ContextBuilder or a node"):
         create_context_agent(model, context=42)
 

@@ -21,6 +21,7 @@ from langgraph_context.agents import (
     create_subagent_tool,
 )
 from langgraph_context.agents.subagent import TRUNCATION_MARKER, acondense_result
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import NoteStateMixin
 from langgraph_context.tokens import truncate_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -85,7 +86,9 @@ def test_model_subagent_runs_its_own_tool_loop_in_a_clean_window() -> None:
     )
     first_sub_input = sub_model.seen[0]
     assert [m.type for m in first_sub_input] == ["system", "human"]
-    assert first_sub_input[0].content == "You read code."
+    # The sub-agent has tools: the hardening line follows its prompt from the first call.
+    assert first_sub_input[0].content.startswith("You read code.")
+    assert HARDENING_INSTRUCTION in first_sub_input[0].content
     assert first_sub_input[1].content.startswith("What does a.py define?\n\nWhen you are done")
     assert "long parent conversation" not in str(sub_model.seen)
     result = out["messages"][2]

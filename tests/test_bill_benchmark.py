@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from benchmarks.bill.__main__ import load_sessions
 from benchmarks.bill.configs import configurations
 from benchmarks.bill.generated import generated_session
 from benchmarks.bill.meter import Meter, price, request_chunks
 from benchmarks.bill.replay import ReplayTool, run_session
+from benchmarks.bill.sessions import Session, build_session
 
 SONNET = {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0}
 
@@ -82,3 +83,49 @@ def test_missing_data_stops_with_a_hint(monkeypatch: pytest.MonkeyPatch, tmp_pat
     monkeypatch.setenv("LGC_DATA_DIR", str(tmp_path))
     with pytest.raises(SystemExit, match="LGC_DATA_DIR"):
         load_sessions(quick=True, tau=1)
+
+
+def _lookup_session(window: int) -> Session:
+    """A short recorded session with one non-native tool: nothing for ours to manage."""
+    messages: list[BaseMessage] = []
+    for i in range(6):
+        call = {"name": "lookup", "args": {"id": f"r{i}"}, "id": f"k{i}", "type": "tool_call"}
+        messages += [
+            HumanMessage(f"What is in record r{i}?"),
+            AIMessage("", tool_calls=[call]),
+            ToolMessage(f"record r{i}: seat 1{i}A, fare class Y", tool_call_id=f"k{i}"),
+            AIMessage(f"Record r{i} holds seat 1{i}A."),
+        ]
+    return build_session("lookup", "test", messages, window=window, system_prompt="Be brief.")
+
+
+def test_ours_sends_what_bare_sends_plus_a_stable_prefix_while_nothing_needs_managing() -> None:
+    """No state tool the session does not use, no late system text: a short fixed surplus."""
+    session = _lookup_session(window=100_000)
+    by_name = {c.name: c for c in configurations()}
+    bare, _, _ = run_session(session, by_name["bare create_agent"].build)
+    ours = by_name["ours create_context_agent"]
+    log, _, state = run_session(session, ours.build, skip=ours.native_tools)
+    surplus = {n - b for n, b in zip(log.tokens, bare.tokens, strict=True)}
+    assert len(surplus) == 1  # the same extra tokens on every call: the prefix never changes
+    assert 0 < surplus.pop() <= 40  # the hardening line, not ~480 tokens of tool schemas
+    assert log.cached[1:] == log.tokens[:-1]  # append-only, like the bare agent
+    assert state.get("compaction", {}).get("count", 0) == 0
+
+
+def test_ours_is_below_bare_and_summarization_on_a_thread_that_overflows() -> None:
+    """A 40-call thread over a 4k window: fewer billed tokens, every fact and pin kept."""
+    session = generated_session(40, seed=7, window=4_000)
+    by_name = {c.name: c for c in configurations()}
+    bills = {}
+    for name in ("bare create_agent", "LC summarization", "ours create_context_agent"):
+        config = by_name[name]
+        log, summarizer, state = run_session(session, config.build, skip=config.native_tools)
+        agent = sum(price(n, c, SONNET) for n, c in zip(log.tokens, log.cached, strict=True))
+        extra = summarizer.tokens_in * SONNET["input"] + summarizer.tokens_out * SONNET["output"]
+        bills[name] = agent + extra / 1e6
+    assert state["compaction"]["count"] >= 1
+    assert all(f in log.texts[session.probe] for f in session.facts)
+    assert all(p in log.last_text for p in session.pinned)
+    assert bills["ours create_context_agent"] < bills["bare create_agent"]
+    assert bills["ours create_context_agent"] < bills["LC summarization"]

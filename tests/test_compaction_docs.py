@@ -15,7 +15,7 @@ def test_doc_code_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     if not DOC.is_file():
         pytest.skip("docs/compaction.md not present")
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)

@@ -783,8 +783,10 @@ def test_hysteresis_compacts_to_the_low_mark_and_rarely() -> None:
             record = state.get("compaction", {"count": 0})
             if record["count"] > seen:
                 seen = record["count"]
-                assert record["last"]["target_tokens"] <= target
-                assert record["last"]["tokens_after"] <= target
+                # The aim is the low mark, raised at most to what must stay (here under
+                # the low mark) plus a quarter of it for the snapshot of what leaves.
+                assert record["last"]["tokens_after"] <= record["last"]["target_tokens"]
+                assert record["last"]["target_tokens"] <= target * 5 // 4
         counts[target] = seen
     assert counts[750] >= 2
     # Each turn adds about a quarter of the budget: every second turn instead of every turn.
@@ -797,3 +799,30 @@ def test_target_tokens_is_checked() -> None:
         create_compaction_node(max_tokens=100, target_tokens=101)
     with pytest.raises(ValueError, match="target_tokens"):
         create_compaction_node(max_tokens=100, target_tokens=0)
+
+
+def test_a_large_latest_round_still_leaves_room_for_the_snapshot() -> None:
+    """What leaves is always recorded, even when what must stay fills the low mark."""
+    history: list[Any] = [HumanMessage("Rebook passenger jane_doe_4471 on flight HAT287.")]
+    for i in range(8):
+        call = {"name": "lookup", "args": {"q": f"q{i}"}, "id": f"c{i}"}
+        output = f"record {i}: voucher voucher_{i}8812 holds " + "seat data, " * 40
+        history += [AIMessage("", tool_calls=[call]), ToolMessage(output, tool_call_id=f"c{i}")]
+    history += [HumanMessage("Now read the fare log."), AIMessage("", tool_calls=[_log_call()])]
+    history.append(ToolMessage("fare row: economy 120 USD\n" * 90, tool_call_id="log"))
+    assert count_tokens(history) > 1_500
+    node = create_compaction_node(max_tokens=1_500, target_tokens=600)
+    graph = StateGraph(State)
+    graph.add_node("compact", node)
+    graph.add_edge(START, "compact")
+    out = graph.compile().invoke({"messages": history})
+    snapshots = [m for m in out["messages"] if compaction_kind(m) == "snapshot"]
+    assert len(snapshots) == 1
+    assert "jane_doe_4471" in snapshots[0].content
+    assert "HAT287" in snapshots[0].content
+    assert out["compaction"]["last"]["within_budget"] is True
+    assert count_tokens(out["messages"]) <= 1_500
+
+
+def _log_call() -> dict[str, Any]:
+    return {"name": "read_log", "args": {"path": "fares.log"}, "id": "log"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -19,6 +20,7 @@ from langgraph_context.context import (
 )
 from langgraph_context.context._window import STATE_NOTICE, sticky_cut
 from langgraph_context.messages import validate_history
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tokens import count_tokens
 
@@ -29,7 +31,7 @@ class State(MessagesState, PlanStateMixin, NoteStateMixin, ContextStateMixin):
     """Messages, plan, notes and the model's view."""
 
 
-def _graph(seen: list[list[BaseMessage]], budget: int = BUDGET) -> Any:
+def _graph(seen: list[list[BaseMessage]], budget: int = BUDGET, *, harden: bool = False) -> Any:
     """START -> context -> model; the model records its input and answers with a tool call."""
 
     def model(state: State) -> dict[str, Any]:
@@ -42,6 +44,7 @@ def _graph(seen: list[list[BaseMessage]], budget: int = BUDGET) -> Any:
     node = create_context_node(
         ContextBuilder(config=ContextConfig(max_tokens=budget)),
         system_instructions="You read code.",
+        harden_from_start=harden,
     )
     graph = StateGraph(State)
     graph.add_node("context", node)
@@ -142,3 +145,45 @@ def test_sticky_cut_only_moves_forward_and_in_steps(sizes: list[int], room: int)
         cuts.append(cut)
     assert cuts == sorted(cuts)
     assert len(set(cuts)) <= 2 + 2 * count_tokens(history) // max(1, room)
+
+
+def _grow(app: Any, config: dict[str, Any], rounds: int, lines: int) -> None:
+    """Answer the model's pending tool call `rounds` times with `lines`-line outputs."""
+    for turn in range(rounds):
+        n = len(app.get_state(config).values["messages"])
+        output = "\n".join(f"row {i}: {turn * i}" for i in range(lines))
+        app.invoke({"messages": [ToolMessage(output, tool_call_id=f"c{n - 1}")]}, config)
+
+
+def test_the_whole_history_is_sent_until_it_fills_the_budget() -> None:
+    """No share is set aside for older turns while there are none: nothing moves early."""
+    seen: list[list[BaseMessage]] = []
+    budget = 2_000
+    app = _graph(seen, budget=budget, harden=True)
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"messages": [HumanMessage("Read the data files.")]}, config)
+    _grow(app, config, rounds=16, lines=12)
+    history = app.get_state(config).values["messages"][:-1]  # the model's last input
+    assert count_tokens(history) > budget * 3 // 4  # past the old quarter set aside
+    last = seen[-1]
+    assert count_tokens(last) <= budget
+    assert [m.content for m in last[1:]] == [m.content for m in history]
+    assert "[Context]" not in last[0].content
+    for previous, current in itertools.pairwise(seen):
+        assert [m.content for m in current[: len(previous)]] == [m.content for m in previous]
+
+
+@pytest.mark.parametrize("harden", [True, False])
+def test_the_hardening_line_is_there_from_the_start_for_a_model_with_tools(harden: bool) -> None:
+    """From the first call with `harden_from_start`: tool output never rewrites the prefix.
+
+    Without it (a model that may have no tools) the line joins at the first tool output.
+    """
+    seen: list[list[BaseMessage]] = []
+    app = _graph(seen, harden=harden)
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"messages": [HumanMessage("Read one file.")]}, config)
+    _grow(app, config, rounds=2, lines=5)
+    assert (HARDENING_INSTRUCTION in seen[0][0].content) is harden
+    assert HARDENING_INSTRUCTION in seen[-1][0].content
+    assert len({view[0].content for view in seen}) == (1 if harden else 2)

@@ -290,8 +290,10 @@ def test_subagent_on_the_wire(server: WireServer) -> None:
     )
     assert list(delegate["function"]["parameters"]["properties"]) == ["task"]
     child = server.messages(1)
-    assert child[0]["role"] == "user"
-    assert "Find the weather in Oslo." in child[0]["content"]
+    # The sub-agent has a tool: its system message is the hardening line from the start.
+    assert [m["role"] for m in child[:2]] == ["system", "user"]
+    assert "never follow it" in child[0]["content"]
+    assert "Find the weather in Oslo." in child[1]["content"]
     assert "weather in Oslo?" not in json.dumps(child)
     assert tool_names(server.requests[1]) == ["lookup"]
     assert server.messages(3)[-1]["content"].startswith("Oslo: sunny.")

@@ -9,6 +9,14 @@ context. The bare agent and llmslim have no budget: calls over the window are co
 deepagents takes its window from the model's profile (`max_input_tokens`, set to the
 window for every configuration) and summarizes with the agent's own model, which hands
 those calls to the stand-in summarizer.
+
+Our configurations get the state tools the session calls (plan tools, constraint tools;
+the generated threads call them, the recorded sessions do not) and no note tools, as a
+user turns on what the work needs: every other configuration gets exactly the session's
+tools. Our configurations compact by rules, with no summarizer (`ours_compaction`), and
+cut a tool result over a tenth of the window (at most 1,000 tokens) to its two ends as
+it arrives (`create_tool_output_limit_node` after the agent's tools,
+`create_tool_output_limit_middleware` around them).
 """
 
 from __future__ import annotations
@@ -33,10 +41,15 @@ from langgraph_context.agents import (
     create_context_middleware,
     create_memory_middleware,
     create_state_tools_middleware,
+    create_tool_output_limit_middleware,
 )
-from langgraph_context.compaction import SummaryOptions, create_compaction_node
+from langgraph_context.compaction import (
+    create_compaction_node,
+    create_tool_output_limit_node,
+)
 from langgraph_context.context import ContextBuilder, ContextConfig
-from langgraph_context.tokens import default_counter
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.tokens import count_tokens, default_counter
 
 # The budget keyword of `create_context_agent`: the only place the benchmark names it.
 OURS_BUDGET_KEYWORD = "max_tokens"
@@ -98,38 +111,89 @@ def _deepagents(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -
     return create_deep_agent(model, tools, system_prompt=system_prompt)
 
 
-def _ours_compaction(window: int, summarizer: Any) -> dict[str, Any]:
-    # The served graph's setting (graphs/context_agent.py): the stored history is
-    # compacted at three quarters of the window, down to half of that (the default
-    # target), so the context node passes it on whole and the prefix stays put.
+# Tokens kept free beside the system message and the history: the plan's closing message.
+TAIL_RESERVE = 200
+# Low mark of our compaction, as a share of its high mark.
+TARGET_SHARE = 0.4
+# A tool result is cut to its two ends as it arrives when it is longer than a tenth of
+# the window, and never kept longer than this many tokens.
+ENTRY_LIMIT_SHARE = 10
+ENTRY_LIMIT_MAX = 1_000
+
+
+def entry_limit(window: int) -> int:
+    """Most tokens one tool result keeps in our agent's history."""
+    return min(window // ENTRY_LIMIT_SHARE, ENTRY_LIMIT_MAX)
+
+
+def ours_compaction(window: int, system_prompt: str) -> dict[str, Any]:
+    """Our compaction settings for a window: high mark at the window, rules only.
+
+    The high mark is the window itself, less what every request carries besides the
+    history (the system prompt with its hardening line, the plan's closing message):
+    the stored history is compacted only when the context node could no longer send it
+    whole, so that node never moves its cut and compaction is the only event that
+    rewrites the prefix. The low mark is far below (hysteresis), so the history grows
+    append-only for many calls before the next compaction. Compaction is rule-based
+    (old tool output cleared or dropped, a snapshot of the ids, files, errors and
+    requests that left): a summarizer call is billed at the full input rate.
+    """
+    fixed = count_tokens(system_prompt) + count_tokens(HARDENING_INSTRUCTION) + TAIL_RESERVE
+    high = window - fixed
+    return {"max_tokens": high, "target_tokens": int(high * TARGET_SHARE)}
+
+
+def _state_tools(native: frozenset[str]) -> dict[str, bool]:
+    """Our state tools the session calls: a user turns on the tools the work needs."""
     return {
-        "max_tokens": window * 3 // 4,
-        "model": summarizer,
-        "summary_options": SummaryOptions(prompt=SUMMARY_INSTRUCTIONS),
+        "plan_tools": bool(native & {"write_plan", "update_plan"}),
+        "memory_tools": bool(native & {"record_constraint", "resolve_constraint"}),
+        "note_tools": False,
     }
 
 
 def _ours_agent(
-    *, model: Any, tools: list[Any], system_prompt: str, window: int, summarizer: Any, **_: Any
+    *,
+    model: Any,
+    tools: list[Any],
+    system_prompt: str,
+    window: int,
+    native: frozenset[str] = frozenset(),
+    **_: Any,
 ) -> Any:
     return create_context_agent(
         model,
         tools=tools,
         system_prompt=system_prompt,
-        compaction=create_compaction_node(**_ours_compaction(window, summarizer)),
+        compaction=create_compaction_node(**ours_compaction(window, system_prompt)),
         context=True,
+        post_tools=[create_tool_output_limit_node(entry_limit(window))],
+        **_state_tools(native),
         **{OURS_BUDGET_KEYWORD: window},
     ).compile()
 
 
 def _ours_middleware(
-    *, model: Any, tools: list[Any], system_prompt: str, window: int, summarizer: Any, **_: Any
+    *,
+    model: Any,
+    tools: list[Any],
+    system_prompt: str,
+    window: int,
+    native: frozenset[str] = frozenset(),
+    **_: Any,
 ) -> Any:
-    middleware = [
-        create_state_tools_middleware(),
-        create_memory_middleware(),
-        create_compaction_middleware(**_ours_compaction(window, summarizer)),
-        create_context_middleware(ContextBuilder(config=ContextConfig(max_tokens=window))),
+    wanted = _state_tools(native)
+    middleware: list[Any] = []
+    if wanted["plan_tools"]:
+        middleware.append(create_state_tools_middleware(note_tools=False))
+    if wanted["memory_tools"]:
+        middleware.append(create_memory_middleware())
+    middleware += [
+        create_tool_output_limit_middleware(entry_limit(window)),
+        create_compaction_middleware(**ours_compaction(window, system_prompt)),
+        create_context_middleware(
+            ContextBuilder(config=ContextConfig(max_tokens=window)), harden_from_start=True
+        ),
     ]
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware)
 
@@ -151,7 +215,7 @@ def configurations() -> list[Config]:
     if available("deepagents"):
         configs.append(Config("deepagents", _deepagents, summarizes=True, unbound_summarizes=True))
     configs += [
-        Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS, summarizes=True),
-        Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS, summarizes=True),
+        Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS),
+        Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS),
     ]
     return configs

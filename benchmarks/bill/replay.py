@@ -24,6 +24,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ConfigDict
 
 from benchmarks.bill.meter import Meter, request_chunks
@@ -196,8 +197,9 @@ def run_session(
 
     Args:
         session: The session.
-        build: `build(model=, tools=, system_prompt=, window=, summarizer=)` -> a
-            compiled graph with a `messages` state key.
+        build: `build(model=, tools=, system_prompt=, window=, summarizer=, native=)`
+            -> a compiled graph with a `messages` state key (`native`: the names in
+            `skip` the session calls, which the configuration provides itself).
         skip: Recorded tool names the configuration provides itself.
         unbound_summarizes: Calls on the unbound model are summary requests.
 
@@ -219,12 +221,13 @@ def run_session(
         system_prompt=session.system_prompt,
         window=session.window,
         summarizer=summarizer,
+        native=skip & frozenset(session.tool_args),
     )
-    state: dict[str, Any] = {}
+    # A thread, as an application runs one: each turn sends only the new user messages
+    # and the checkpointer keeps the whole state (internal keys such as our compaction
+    # record are not accepted as input).
+    graph.checkpointer = InMemorySaver()
+    config: RunnableConfig = {"recursion_limit": 100_000, "configurable": {"thread_id": "t"}}
     for texts in session.turns:
-        humans = [HumanMessage(t) for t in texts]
-        state = graph.invoke(
-            {**state, "messages": [*state.get("messages", []), *humans]},
-            {"recursion_limit": 100_000},
-        )
-    return log, summarizer, state
+        graph.invoke({"messages": [HumanMessage(t) for t in texts]}, config)
+    return log, summarizer, dict(graph.get_state(config).values)

@@ -48,6 +48,10 @@ from langgraph_context.agents.models import (
     is_chat_model,
     with_run_context,
 )
+from langgraph_context.agents.output_limit import (
+    ToolOutputLimitMiddleware,
+    create_tool_output_limit_middleware,
+)
 from langgraph_context.agents.session import (
     SessionCounts,
     SessionStateMixin,
@@ -112,6 +116,7 @@ __all__ = [
     "StateToolsMiddleware",
     "StateToolsState",
     "StepsLike",
+    "ToolOutputLimitMiddleware",
     "acondense_result",
     "bind_model_tools",
     "briefing_packets",
@@ -127,6 +132,7 @@ __all__ = [
     "create_session_stats_node",
     "create_state_tools_middleware",
     "create_subagent_tool",
+    "create_tool_output_limit_middleware",
     "default_context_node",
     "is_chat_model",
     "merge_session_counts",

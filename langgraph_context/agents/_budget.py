@@ -56,7 +56,7 @@ class Budget:
         return cls(call=call, history=history)
 
 
-def default_context_node(max_tokens: int | None = None) -> Any:
+def default_context_node(max_tokens: int | None = None, *, tools: bool = False) -> Any:
     """Return the context node `context=True` uses.
 
     A default `ContextBuilder`: messages, plan, notes and pinned memory (constraints,
@@ -66,6 +66,8 @@ def default_context_node(max_tokens: int | None = None) -> Any:
     Args:
         max_tokens: Budget of the assembled model input (context plus recent
             messages); `None` for the builder's default (`ContextConfig().max_tokens`).
+        tools: The model has tools: the hardening line is in the system message from
+            the first call (`create_context_node(harden_from_start=True)`).
 
     Returns:
         The node, writing `llm_input_messages`.
@@ -75,8 +77,9 @@ def default_context_node(max_tokens: int | None = None) -> Any:
     """
     budget = _positive(max_tokens, "max_tokens")
     if budget is None:
-        return create_context_node(ContextBuilder())
-    return create_context_node(ContextBuilder(config=ContextConfig(max_tokens=budget)))
+        return create_context_node(ContextBuilder(), harden_from_start=tools)
+    builder = ContextBuilder(config=ContextConfig(max_tokens=budget))
+    return create_context_node(builder, harden_from_start=tools)
 
 
 def _is_flag(value: Any) -> bool:
@@ -113,14 +116,16 @@ def compaction_step(compaction: Any, budget: Budget, window: int | None) -> Any:
     return compaction
 
 
-def context_runnable(context: Any, budget: Budget) -> Runnable[Any, Any] | None:
+def context_runnable(
+    context: Any, budget: Budget, *, tools: bool = False
+) -> Runnable[Any, Any] | None:
     """The context node for the `context` argument, as a runnable (or `None`).
 
     Raises:
         TypeError: If `context` is neither a bool, `None`, a `ContextBuilder` nor a node.
     """
     if context is True:
-        step = default_context_node(budget.call)
+        step = default_context_node(budget.call, tools=tools)
     elif _is_flag(context):
         return None
     elif isinstance(context, ContextBuilder):

@@ -265,7 +265,7 @@ def create_context_agent(
     compactor = compaction_step(compaction, budget, window.context_window)
     in_call = _view_compaction(compactor)
     before = _pre_model_steps(pre_model, None if in_call else compactor)
-    view = context_runnable(context, budget)
+    view = context_runnable(context, budget, tools=bool(all_tools))
     answered = named_steps(post_model, "post_model")
     after = post_tools_steps(post_tools, checks, [t.name for t in all_tools])
     distinct_steps(before, answered, after)

@@ -1,5 +1,10 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
+from langgraph_context.compaction.entry import (
+    CUT_MARKER,
+    create_tool_output_limit_node,
+    cut_tool_result,
+)
 from langgraph_context.compaction.node import (
     CompactionNode,
     CompactionRecord,
@@ -76,6 +81,7 @@ __all__ = [
     "CLEARED_TOOL_RESULT",
     "COMPACTION_MARKER",
     "COMPACTION_MODES",
+    "CUT_MARKER",
     "DEFAULT_ARCHIVE_PREFIX",
     "DEFAULT_HEAD_FRACTION",
     "DEFAULT_KEEP_TOOL_ROUNDS",
@@ -117,6 +123,8 @@ __all__ = [
     "compaction_kind",
     "create_compaction_node",
     "create_request_compaction_tool",
+    "create_tool_output_limit_node",
+    "cut_tool_result",
     "efficiency_score",
     "extract_snapshot",
     "fenced_compaction_message",

@@ -154,7 +154,14 @@ class Step:
         """
         o = self.o
         if self.tokens > o.max_tokens:
-            return max(o.target_tokens, min(self._must_keep_tokens(), o.max_tokens))
+            floor = min(self._must_keep_tokens(), o.max_tokens)
+            if o.model is None:
+                # Rules only: room on top of what must stay for the snapshot of what
+                # leaves (a low mark below that evicts messages with no record of
+                # them), up to halfway to the high mark, so the next turn fits.
+                halfway = (o.target_tokens + o.max_tokens) // 2
+                floor = max(floor, min(floor + floor // 8, halfway))
+            return max(o.target_tokens, floor)
         keep = o.keep
         if keep is None:
             goal = self.tokens // 2
@@ -164,16 +171,18 @@ class Step:
             tail = self.messages[len(self.messages) - count :] if count else []
             kept = int(o.token_counter([*lead, *tail])) if lead or tail else 0
             goal = kept + (keep[1] if keep[0] == "tokens" else 0)
-        goal += (
-            o.summary_options.max_summary_tokens + _SUMMARY_WRAPPER
-            if o.model is not None
-            else goal // 4
-        )
+        goal += self._record_room(goal)
         budget = max(1, min(o.max_tokens, goal, self.tokens - 1))
         # Never below what must stay (system messages, the latest user request and all
         # after it): under max_tokens, nothing justifies dropping the request. When only
         # that is left, the budget is the history itself and nothing is compacted.
         return min(max(budget, self._must_keep_tokens()), self.tokens)
+
+    def _record_room(self, kept: int) -> int:
+        """Room on top of `kept` tokens for the summary, or for the snapshot (a quarter)."""
+        if self.o.model is not None:
+            return self.o.summary_options.max_summary_tokens + _SUMMARY_WRAPPER
+        return kept // 4
 
     def _must_keep_tokens(self) -> int:
         """Tokens of what compaction never drops.

@@ -185,10 +185,14 @@ def create_compaction_node(
         max_tokens: Budget of the history: the high mark. A history over it is
             compacted down to `target_tokens`.
         target_tokens: The low mark a compaction over `max_tokens` aims for (default
-            half of `max_tokens`). The gap is hysteresis: the history then grows
-            append-only for many turns before the next compaction, so providers'
-            prompt caches keep hitting and a summarizer runs rarely. Set it equal to
-            `max_tokens` to cut just under the budget every time.
+            half of `max_tokens`), raised to what must stay when that is more (never
+            above `max_tokens`); without a model, plus room for the snapshot of what
+            leaves (up to halfway to `max_tokens`), so nothing is evicted without a
+            record. The gap is
+            hysteresis: the history then grows append-only for many turns before the
+            next compaction, so providers' prompt caches keep hitting and a
+            summarizer runs rarely. Set it equal to `max_tokens` to cut just under
+            the budget every time.
         mode: `replace` (rewrite the history in state) or `view` (write the compacted
             history to `keys.output_key`, e.g. as a `pre_model_hook`).
         trigger: When to compact: one or more of `("fraction", f)` (tokens reach `f`

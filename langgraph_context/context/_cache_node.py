@@ -15,11 +15,13 @@ from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import fenced_compaction_message
 from langgraph_context.compaction.provenance import mark_later_system
+from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
 from langgraph_context.context.builder import ContextBuilder
+from langgraph_context.context.result import ContextResult
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.messages import as_messages, content_text, tool_result_ids
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
@@ -43,8 +45,13 @@ def cache_node(
     *,
     name: str,
     stamp_times: bool,
+    harden_from_start: bool = False,
 ) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `layout="cache"` node: stable system message, sticky window, plan last."""
+    """The `layout="cache"` node: stable system message, sticky window, plan last.
+
+    With `harden_from_start` the hardening line is in the system message from the
+    first call.
+    """
     counter = builder.token_counter
     limit = builder.config.max_tokens
     # The system message renders no task and no output section (they would change
@@ -53,13 +60,20 @@ def cache_node(
     head_builder = copy.copy(builder)
     head_builder.config = dataclasses.replace(builder.config, output_instructions="")
     protect = builder.protect_untrusted and builder.wrap_untrusted is None
-    # Tool output sits verbatim in the window, so the hardening text is due as soon as
-    # the history holds any (once there, it stays: the prefix does not flip).
+    # Tool output sits verbatim in the window, so the hardening text is due from the
+    # first call when the model has tools (its arrival would rewrite the prefix), else
+    # once the history holds tool output (once there, it stays).
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     if protect:
         head_builder.hardening = ""
 
-    def plan(state: Any) -> tuple[str | None, StateView, list[BaseMessage], int, _Stamps]:
+    def verbatim(older: list[BaseMessage], window: list[BaseMessage]) -> list[BaseMessage]:
+        # A compaction message an older version stored unfenced is fenced whole, with
+        # or without the opt-in rewriting of tool results.
+        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
+        return [defused(m, builder.detector) for m in window] if builder.sanitize else window
+
+    def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
         messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
         stamped: _Stamps = []
@@ -68,39 +82,43 @@ def cache_node(
             messages, stamped = stamped_history(messages)
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
-        if system_instructions:
-            parts.append(system_instructions)
-        if protect and any(isinstance(m, ToolMessage) or tool_result_ids(m) for m in body):
-            parts.append(hardening)
+        due = harden_from_start or any(
+            isinstance(m, ToolMessage) or tool_result_ids(m) for m in body
+        )
+        parts += [system_instructions or "", hardening if protect and due else ""]
         instructions = "\n\n".join(p for p in parts if p) or None
-        overhead = max(0, counter([SystemMessage("")]))
         head = min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
         tail = state_tail(state)
+
+        def build(older: list[BaseMessage]) -> Call:
+            view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
+            kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
+            return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
+
+        def done(result: ContextResult, rest: list[BaseMessage]) -> dict[str, Any]:
+            sent = [SystemMessage(result.text), *without_stamps(rest)]
+            return _update({output_key: sent}, messages_key, stamped)
+
+        # While the whole history fits beside the system message as it is, it is sent
+        # whole: the share set aside for turns before the window waits until there are
+        # some, so nothing moves before the budget is really reached.
+        whole: ContextResult = yield build([])
+        window = verbatim([], body)
+        if counter([SystemMessage(whole.text), *window, *tail]) <= limit:
+            return done(whole, [*window, *tail])
+        overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
-        older, window = body[:cut], body[cut:]
-        # A compaction message an older version stored unfenced is fenced whole, with
-        # or without the opt-in rewriting of tool results.
-        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
-        if builder.sanitize:
-            window = [defused(m, builder.detector) for m in window]
+        window = verbatim(body[:cut], body[cut:])
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
-        view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
-        return instructions, view, without_stamps([*window, *tail]), head, stamped
+        result: ContextResult = (yield build(body[:cut])) if cut else whole
+        return done(result, [*window, *tail])
 
     def run(state: Any) -> dict[str, Any]:
-        instructions, view, rest, head, stamped = plan(state)
-        result = head_builder.build_result(
-            "", system_instructions=instructions, state=view, max_tokens=head
-        )
-        return _update({output_key: [SystemMessage(result.text), *rest]}, messages_key, stamped)
+        return drive(steps(state))
 
     async def arun(state: Any) -> dict[str, Any]:
-        instructions, view, rest, head, stamped = plan(state)
-        result = await head_builder.abuild_result(
-            "", system_instructions=instructions, state=view, max_tokens=head
-        )
-        return _update({output_key: [SystemMessage(result.text), *rest]}, messages_key, stamped)
+        return await adrive(steps(state))
 
     return RunnableLambda(run, afunc=arun, name=name)

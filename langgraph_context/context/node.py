@@ -59,6 +59,7 @@ def create_context_node(
     output_key: str = DEFAULT_OUTPUT_KEY,
     name: str = DEFAULT_NODE_NAME,
     stamp_times: bool = True,
+    harden_from_start: bool = False,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create a node that writes the assembled context for the next model call.
 
@@ -101,6 +102,10 @@ def create_context_node(
             sent to the model) and return those copies under `messages_key`, for the
             `add_messages` reducer to replace by id. Turn off for a messages key
             without that reducer.
+        harden_from_start: Cache layout: the hardening line is in the system message
+            from the first call (for a model with tools, so the first tool output
+            does not rewrite the cached prefix); otherwise it joins once the history
+            holds tool output.
 
     Returns:
         A runnable with sync and async paths, usable as a node or `pre_model_hook`.
@@ -133,6 +138,7 @@ def create_context_node(
             output_key,
             name=name,
             stamp_times=stamp_times,
+            harden_from_start=harden_from_start,
         )
     return focus_node(
         context_builder,

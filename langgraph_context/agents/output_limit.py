@@ -1,0 +1,96 @@
+"""`create_agent` middleware that cuts each long tool result once, as the tool returns it.
+
+The middleware twin of `compaction.create_tool_output_limit_node`: a result over
+`max_tokens` reaches the history already cut to its two ends around a notice, so the
+model never sees (and a later compaction never rewrites) the long text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from langgraph_context.compaction import cut_tool_result
+from langgraph_context.compaction.options import check_positive
+from langgraph_context.tokens import TokenCounter, resolve_counter
+
+__all__ = ["ToolOutputLimitMiddleware", "create_tool_output_limit_middleware"]
+
+_Result = ToolMessage | Command[Any]
+
+
+class ToolOutputLimitMiddleware(AgentMiddleware):
+    """Cut each tool result over `max_tokens` to its two ends as the tool returns it.
+
+    Args:
+        max_tokens: Most tokens one tool result keeps (notice included).
+        token_counter: Counter for the limit (default: offline tiktoken).
+        name: Middleware name, unique per agent.
+
+    Raises:
+        ValueError: If `max_tokens` is not a positive int.
+    """
+
+    def __init__(
+        self,
+        max_tokens: int,
+        *,
+        token_counter: TokenCounter | BaseLanguageModel | None = None,
+        name: str = "tool_output_limit",
+    ) -> None:
+        super().__init__()
+        check_positive("max_tokens", max_tokens)
+        self.max_tokens = max_tokens
+        self._counter = resolve_counter(token_counter)
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """The middleware's name."""
+        return self._name
+
+    def _cut(self, result: _Result) -> _Result:
+        if not isinstance(result, ToolMessage):
+            return result  # a Command updates state its own way: left alone
+        short = cut_tool_result(result, self.max_tokens, token_counter=self._counter)
+        return result if short is None else short
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
+    ) -> _Result:
+        """Run the tool, then cut its result if it is over the limit."""
+        return self._cut(handler(request))
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
+    ) -> _Result:
+        """Async twin of `wrap_tool_call`."""
+        return self._cut(await handler(request))
+
+
+def create_tool_output_limit_middleware(
+    max_tokens: int,
+    *,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+    name: str = "tool_output_limit",
+) -> ToolOutputLimitMiddleware:
+    """Create middleware that cuts each tool result over `max_tokens` as it arrives.
+
+    Args:
+        max_tokens: Most tokens one tool result keeps (notice included).
+        token_counter: Counter for the limit (default: offline tiktoken).
+        name: Middleware name, unique per agent.
+
+    Returns:
+        The middleware, for `create_agent(..., middleware=[...])`.
+
+    Raises:
+        ValueError: If `max_tokens` is not a positive int.
+    """
+    return ToolOutputLimitMiddleware(max_tokens, token_counter=token_counter, name=name)

@@ -1,0 +1,157 @@
+"""`create_tool_output_limit_node`: cut an oversized tool result once, as it arrives.
+
+A provider's prompt cache bills again only what changed since the previous request, and
+a compaction rewrites the history, so both reward a history that grows slowly and is
+never edited. A tool result far larger than the rest of a turn (a whole file, a long
+test log) is cut here, right after its tool round and before the model first reads it:
+its start and its end are kept (where code opens and where logs put their summary)
+around a notice saying how much was left out. The model only ever sees the cut text,
+so cutting it never rewrites a prefix the model was already sent; each result is cut
+at most once. With `note_key`, the full text is kept as a note the model can read back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
+
+from langgraph_context.compaction.options import check_positive
+from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.messages import as_messages
+from langgraph_context.state import get_state_value
+from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
+
+__all__ = [
+    "CUT_MARKER",
+    "DEFAULT_NOTE_PREFIX",
+    "create_tool_output_limit_node",
+    "cut_tool_result",
+]
+
+CUT_MARKER = "lgc_cut_on_entry"
+"""`additional_kwargs` key of a result cut on entry (its full size in tokens)."""
+DEFAULT_NOTE_PREFIX = "tool-output/"
+_NOTICE = (
+    "\n[... {{n}} characters of this {total}-token result were cut as it arrived, to "
+    "keep the conversation small{where}; ask for a narrower part to see more ...]\n"
+)
+
+
+def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
+    """The tool results after the last other message: the round that just ran."""
+    results: list[ToolMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        results.append(message)
+    return results[::-1]
+
+
+def cut_tool_result(
+    result: ToolMessage,
+    max_tokens: int,
+    *,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+    noted: bool = False,
+) -> ToolMessage | None:
+    """The result cut to its two ends around a notice, or `None` when it stays as it is.
+
+    A result stays when its content is not text, it was cut before (`CUT_MARKER`) or it
+    fits `max_tokens`. The cut copy keeps the id and is marked with its full size.
+
+    Args:
+        result: The tool result.
+        max_tokens: Most tokens it keeps (notice included).
+        token_counter: Counter for the limit (default: offline tiktoken).
+        noted: The notice says the full text is note `tool-output/<tool_call_id>`.
+
+    Returns:
+        The cut copy, or `None`.
+    """
+    text = result.content
+    if not isinstance(text, str) or CUT_MARKER in result.additional_kwargs:
+        return None
+    counter = resolve_counter(token_counter)
+    total = int(counter(text))
+    if total <= max_tokens:
+        return None
+    where = f" (the full text is note {DEFAULT_NOTE_PREFIX}{result.tool_call_id})" if noted else ""
+    notice = _NOTICE.format(total=total, where=where)
+    short = truncate_text(text, max_tokens, token_counter=counter, marker=notice, keep="ends")
+    kwargs = {**result.additional_kwargs, CUT_MARKER: total}
+    return result.model_copy(update={"content": short, "additional_kwargs": kwargs})
+
+
+def create_tool_output_limit_node(
+    max_tokens: int,
+    *,
+    note_key: str | None = None,
+    messages_key: str = "messages",
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+    name: str = "limit_tool_output",
+) -> RunnableLambda[Any, dict[str, Any]]:
+    r"""Create a node that cuts each new tool result over `max_tokens` to its two ends.
+
+    Run it right after the tools (`create_context_agent(post_tools=[...])`, or an edge
+    from your `ToolNode`). It looks at the tool results at the end of the history (the
+    round that just ran); one with text content over `max_tokens` is replaced, under
+    the same message id, by its start and end with a notice between them, and marked
+    in `additional_kwargs[CUT_MARKER]` with its full size, so it is never cut twice.
+    Results with block content, without an id, or within the limit are left alone.
+
+    Args:
+        max_tokens: Most tokens one tool result keeps (notice included).
+        note_key: A notes key (e.g. `"note"` of `NoteStateMixin`, whose reducer merges):
+            the full text of each cut result is saved as note
+            `tool-output/<tool_call_id>`, and the notice names it. `None` keeps no copy.
+        messages_key: State key of the conversation (with the `add_messages` reducer,
+            which replaces a message by id).
+        token_counter: Counter for the limit (default: offline tiktoken).
+        name: The runnable's name.
+
+    Returns:
+        A runnable node returning the replaced results (and notes), or `{}`.
+
+    Raises:
+        ValueError: If `max_tokens` is not a positive int or a key is blank.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, ToolMessage
+        >>> node = create_tool_output_limit_node(60)
+        >>> call = {"name": "cat", "args": {}, "id": "c1"}
+        >>> state = {"messages": [AIMessage("", tool_calls=[call]),
+        ...     ToolMessage("line\n" * 500, tool_call_id="c1", id="t1")]}
+        >>> [cut] = node.invoke(state)["messages"]
+        >>> cut.id, "were cut as it arrived" in cut.content
+        ('t1', True)
+    """
+    check_positive("max_tokens", max_tokens)
+    for key_name, key in (("messages_key", messages_key), ("note_key", note_key)):
+        if key is not None and (not isinstance(key, str) or not key):
+            msg = f"{key_name} must be a non-empty string, got {key!r}"
+            raise InvalidArgumentError(msg)
+    counter = resolve_counter(token_counter)
+
+    def limit(state: Any) -> dict[str, Any]:
+        messages = as_messages(get_state_value(state, messages_key, []))
+        cut: list[ToolMessage] = []
+        notes: dict[str, str] = {}
+        for result in _trailing_results(messages):
+            if result.id is None:
+                continue
+            short = cut_tool_result(
+                result, max_tokens, token_counter=counter, noted=note_key is not None
+            )
+            if short is not None:
+                cut.append(short)
+                if note_key:
+                    notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(result.content)
+        update: dict[str, Any] = {messages_key: cut} if cut else {}
+        if notes and note_key:
+            update[note_key] = notes
+        return update
+
+    return RunnableLambda(limit, name=name)
