@@ -160,7 +160,7 @@ def test_state_tools_middleware_gives_plan_and_notes() -> None:
         responses=[
             ai_calls(
                 call("write_plan", {"plan": ["a", "b"]}, "p"),
-                call("write_note", {"file_name": "n", "content": "c"}, "w"),
+                call("notes_write_note", {"file_name": "n", "content": "c"}, "w"),
             ),
             AIMessage("ok"),
         ]
@@ -173,7 +173,14 @@ def test_state_tools_middleware_gives_plan_and_notes() -> None:
     ]
     assert out["note"] == {"n": "c"}
     only_notes = create_state_tools_middleware(plan_tools=False)
-    assert [t.name for t in only_notes.tools] == ["write_note", "ls", "query_note", "update_note"]
+    assert [t.name for t in only_notes.tools] == [
+        "notes_write_note",
+        "notes_ls",
+        "notes_query_note",
+        "notes_update_note",
+    ]
+    bare = create_state_tools_middleware(plan_tools=False, note_prefix=None)
+    assert [t.name for t in bare.tools] == ["write_note", "ls", "query_note", "update_note"]
 
 
 def test_errors() -> None:

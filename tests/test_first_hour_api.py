@@ -100,14 +100,15 @@ def test_maintainer_refuses_a_tool_named_like_its_terminal(tmp_path: Any) -> Non
 
 def test_state_tools_middleware_shadowed_by_deepagents_filesystem_is_refused() -> None:
     """In `create_agent`, deepagents' `ls` listed after ours would replace it: refused."""
-    agent = create_agent(_done(), [], middleware=[StateToolsMiddleware(), FilesystemMiddleware()])
+    middleware = [StateToolsMiddleware(note_prefix=None), FilesystemMiddleware()]
+    agent = create_agent(_done(), [], middleware=middleware)
     with pytest.raises(ValueError, match=r"two tools are named 'ls': state_tools tool 'ls'"):
         agent.invoke({"messages": [HumanMessage("hi")]})
 
 
 def test_state_tools_middleware_shadowed_by_a_plain_tool_is_refused() -> None:
     """A user tool named `ls` (tools win over middleware tools) is refused, naming both."""
-    agent = create_agent(_done(), [ls], middleware=[StateToolsMiddleware()])
+    agent = create_agent(_done(), [ls], middleware=[StateToolsMiddleware(note_prefix=None)])
     with pytest.raises(ValueError, match=r"'ls'.*List notes and sizes.*List the files"):
         agent.invoke({"messages": [HumanMessage("hi")]})
 
@@ -130,6 +131,23 @@ def test_state_tools_middleware_with_prefix_composes_with_deepagents() -> None:
     calls = ai_calls(call("notes_ls", {}, "a"), call("ls", {"path": "/"}, "b"))
     model = ScriptedChatModel(responses=[calls, AIMessage("done")])
     middleware = [StateToolsMiddleware(note_prefix="notes"), FilesystemMiddleware()]
+    out = create_agent(model, [], middleware=middleware).invoke({"messages": [HumanMessage("x")]})
+    results = [(m.name, m.status) for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert results == [("notes_ls", "success"), ("ls", "success")]
+    assert out["messages"][2].content == "No notes yet."
+
+
+@pytest.mark.parametrize("ours_first", [True, False])
+def test_state_tools_middleware_default_names_never_drop_deepagents_ls(ours_first: bool) -> None:
+    """By default the note tools are prefixed: in either order both `ls` tools reach the model.
+
+    With ours placed after `FilesystemMiddleware`, bare names would make `create_agent`
+    drop deepagents' `ls` before any middleware could see it.
+    """
+    calls = ai_calls(call("notes_ls", {}, "a"), call("ls", {"path": "/"}, "b"))
+    model = ScriptedChatModel(responses=[calls, AIMessage("done")])
+    pair = [StateToolsMiddleware(), FilesystemMiddleware()]
+    middleware = pair if ours_first else pair[::-1]
     out = create_agent(model, [], middleware=middleware).invoke({"messages": [HumanMessage("x")]})
     results = [(m.name, m.status) for m in out["messages"] if isinstance(m, ToolMessage)]
     assert results == [("notes_ls", "success"), ("ls", "success")]

@@ -183,9 +183,14 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
 
     Args:
         plan_tools: Add `write_plan` and `update_plan`.
-        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
-        note_prefix: Name the note tools `<note_prefix>_<name>` (e.g. `notes_ls`
-            beside deepagents' filesystem `ls`).
+        note_tools: Add the note tools, named `notes_write_note`, `notes_ls`,
+            `notes_query_note` and `notes_update_note` by default.
+        note_prefix: Prefix of the note tools' names (`<note_prefix>_<name>`);
+            `None` gives the bare names (`ls`, ...). The default is `"notes"`
+            because `create_agent` keeps only the last of two same-named tools
+            before any middleware sees the list: bare `ls` placed after deepagents'
+            `FilesystemMiddleware` would drop its filesystem `ls` with no way for
+            this middleware to notice.
         name: Middleware name, unique per agent.
 
     Raises:
@@ -200,7 +205,7 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
         *,
         plan_tools: bool = True,
         note_tools: bool = True,
-        note_prefix: str | None = None,
+        note_prefix: str | None = "notes",
         name: str = "state_tools",
     ) -> None:
         super().__init__()
@@ -239,14 +244,15 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
 
 
 def create_state_tools_middleware(
-    *, plan_tools: bool = True, note_tools: bool = True, note_prefix: str | None = None
+    *, plan_tools: bool = True, note_tools: bool = True, note_prefix: str | None = "notes"
 ) -> StateToolsMiddleware:
     """Create middleware adding the plan and note tools (and `plan`/`note` state).
 
     Args:
         plan_tools: Add `write_plan` and `update_plan`.
-        note_tools: Add `write_note`, `ls`, `query_note` and `update_note`.
-        note_prefix: Name the note tools `<note_prefix>_<name>`.
+        note_tools: Add the note tools (`notes_ls`, ...).
+        note_prefix: Prefix of the note tools' names; `None` for the bare names
+            (see `StateToolsMiddleware`).
 
     Returns:
         The middleware.
