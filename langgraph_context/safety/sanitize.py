@@ -24,7 +24,7 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidTypeError
@@ -58,15 +58,7 @@ InjectionKind = Literal[
     "encoded",
     "scored",
 ]
-INJECTION_KINDS: tuple[InjectionKind, ...] = (
-    "role_marker",
-    "forged_delimiter",
-    "chat_token",
-    "override_phrase",
-    "forged_boundary",
-    "encoded",
-    "scored",
-)
+INJECTION_KINDS: tuple[InjectionKind, ...] = get_args(InjectionKind)
 
 DATA_PREFIX = "[data] "
 """Put in front of a line-start role marker or delimiter line to defuse it."""
