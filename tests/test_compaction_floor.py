@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -107,4 +108,30 @@ def test_failed_summarizer_falls_back_to_the_rules_not_to_the_lossy_clearing() -
     rules, _ = _wallet_view(None)
     with_model, stats = _wallet_view(_Failing(responses=[""]))
     assert stats["fallback"] is True
+    assert lost_facts(rules, with_model) == []
+
+
+@pytest.mark.parametrize("words", [40, 50])
+def test_over_the_high_mark_a_summarizer_aims_where_the_rules_do(words: int) -> None:
+    """Over the high mark, with a long latest request, a summary keeps the rules' facts.
+
+    The rules-only node leaves room above what must stay for its snapshot; the summary
+    path once aimed lower, so its floor was computed at that lower budget and the first
+    request's reservation id (ZFA04Y) was lost with a summarizer but kept without one.
+    """
+    history = _history()
+    history[-1] = HumanMessage(
+        "Which flights did you find? " + "Please list every detail. " * words
+    )
+    options = SummaryOptions(max_summary_tokens=40)
+
+    def view(model: Any) -> list[BaseMessage]:
+        node = create_compaction_node(
+            max_tokens=BUDGET, mode="view", model=model, summary_options=options
+        )
+        return list(node.invoke({"messages": history})["llm_input_messages"])
+
+    rules = view(None)
+    with_model = view(FakeListChatModel(responses=["The user asked about flights."] * 10))
+    assert history_facts(rules)
     assert lost_facts(rules, with_model) == []

@@ -155,12 +155,13 @@ class Step:
         o = self.o
         if self.tokens > o.max_tokens:
             floor = min(self._must_keep_tokens(), o.max_tokens)
-            if o.model is None:
-                # Rules only: room on top of what must stay for the snapshot of what
-                # leaves (a low mark below that evicts messages with no record of
-                # them), up to halfway to the high mark, so the next turn fits.
-                halfway = (o.target_tokens + o.max_tokens) // 2
-                floor = max(floor, min(floor + floor // 8, halfway))
+            # Room on top of what must stay for the snapshot (or summary) of what
+            # leaves (a low mark below that evicts messages with no record of them),
+            # up to halfway to the high mark, so the next turn fits. The same aim with
+            # or without a model: the rules-only floor a summary is checked against is
+            # then what the node without a model would keep.
+            halfway = (o.target_tokens + o.max_tokens) // 2
+            floor = max(floor, min(floor + floor // 8, halfway))
             return max(o.target_tokens, floor)
         keep = o.keep
         if keep is None:

@@ -186,10 +186,9 @@ def create_compaction_node(
             compacted down to `target_tokens`.
         target_tokens: The low mark a compaction over `max_tokens` aims for (default
             half of `max_tokens`), raised to what must stay when that is more (never
-            above `max_tokens`); without a model, plus room for the snapshot of what
-            leaves (up to halfway to `max_tokens`), so nothing is evicted without a
-            record. The gap is
-            hysteresis: the history then grows append-only for many turns before the
+            above `max_tokens`), plus room for the snapshot or summary of what leaves
+            (up to halfway to `max_tokens`), so nothing is evicted without a record.
+            The gap is hysteresis: the history then grows append-only for many turns before the
             next compaction, so providers' prompt caches keep hitting and a
             summarizer runs rarely. Set it equal to `max_tokens` to cut just under
             the budget every time.
