@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
+from langgraph_context._gc import paused_gc
+
 __all__ = ["Call", "Steps", "adrive", "drive"]
 
 T = TypeVar("T")
@@ -40,7 +42,8 @@ Steps = Generator[Call, Any, T]
 def _advance(steps: Steps[T], result: Any) -> tuple[Call | None, T]:
     """Send `result` in: the next call, or `None` and the pipeline's return value."""
     try:
-        return steps.send(result), cast(T, None)
+        with paused_gc():
+            return steps.send(result), cast(T, None)
     except StopIteration as done:
         value: T = done.value
         return None, value
@@ -55,9 +58,10 @@ def drive(steps: Steps[T]) -> T:
     Returns:
         The pipeline's return value.
     """
-    call, value = _advance(steps, None)
-    while call is not None:
-        call, value = _advance(steps, call.func(*call.args, **call.kwargs))
+    with paused_gc():  # the sync calls (gather, relevance) are part of the same pass
+        call, value = _advance(steps, None)
+        while call is not None:
+            call, value = _advance(steps, call.func(*call.args, **call.kwargs))
     return value
 
 
