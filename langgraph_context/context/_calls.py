@@ -40,7 +40,12 @@ Steps = Generator[Call, Any, T]
 
 
 def _advance(steps: Steps[T], result: Any) -> tuple[Call | None, T]:
-    """Send `result` in: the next call, or `None` and the pipeline's return value."""
+    """Send `result` in: the next call, or `None` and the pipeline's return value.
+
+    The plain code between two calls runs with the cyclic collector paused (see
+    `paused_gc`); the calls themselves (sources, embeddings, a summarizer model) do not,
+    so a slow network call never holds the collector off for the whole process.
+    """
     try:
         with paused_gc():
             return steps.send(result), cast(T, None)
@@ -58,10 +63,9 @@ def drive(steps: Steps[T]) -> T:
     Returns:
         The pipeline's return value.
     """
-    with paused_gc():  # the sync calls (gather, relevance) are part of the same pass
-        call, value = _advance(steps, None)
-        while call is not None:
-            call, value = _advance(steps, call.func(*call.args, **call.kwargs))
+    call, value = _advance(steps, None)
+    while call is not None:
+        call, value = _advance(steps, call.func(*call.args, **call.kwargs))
     return value
 
 

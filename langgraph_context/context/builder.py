@@ -427,9 +427,9 @@ class ContextBuilder:
         Raises:
             ValueError: If `max_tokens` is below 1.
         """
-        with paused_gc():  # coercing the inputs is part of the same CPU-bound pass
+        with paused_gc():  # coercing the inputs is CPU-bound like the pipeline's steps
             inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
-            return drive(self._steps(user_query, inputs, max_tokens))
+        return drive(self._steps(user_query, inputs, max_tokens))
 
     async def abuild_result(
         self,
