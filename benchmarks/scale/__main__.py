@@ -7,8 +7,10 @@ Run: `.venv/bin/python -m benchmarks.scale [--quick]`
    the same packets, what every turn of a long session pays), in CPU time of this
    process (the machine is shared; wall time swings with the neighbours' load). The floor is a plain
    `rank_bm25.BM25Okapi` over the same texts plus a greedy pack under the same budget.
+   Each point is the median over `--rounds` passes (3) of a median of >= 5 builds.
    Targets: at most 1.5x the floor, and no step of the curve steeper than linear by
-   more than 20% (`slope` = time ratio / size ratio, target <= 1.2).
+   more than 20% (`slope` = time ratio / size ratio, target <= 1.2); the floor's own
+   slope is printed beside ours (cache effects of a growing working set hit both).
 2. Recount: a 1,000-message history counted cold, then recounted after one append by
    the warm counter, for the same message objects, for deep copies (what a checkpoint
    load hands back) and for OpenAI-style dicts. Target: under 5% of cold. Also checks
@@ -82,6 +84,12 @@ def cpu_ms(fn: Callable[[], Any], *, repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+def _repeats(n: int) -> int:
+    """Builds per point: at least 5, more for small sizes (a 1k build takes ~10 ms, and
+    a few ms of a neighbour's cache traffic would otherwise move the first steps)."""
+    return max(5, 50_000 // n)
+
+
 def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
     """One rank-bm25 + greedy pack over the packets (token counts given)."""
 
@@ -95,7 +103,7 @@ def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
                 chosen.append(i)
                 left -= counts[i]
 
-    return cpu_ms(run)
+    return cpu_ms(run, repeat=_repeats(len(packets)))
 
 
 def _build_point(n: int, counter: Callable[[str], int]) -> dict[str, float]:
@@ -104,12 +112,14 @@ def _build_point(n: int, counter: Callable[[str], int]) -> dict[str, float]:
     builder = ContextBuilder(config=ContextConfig(max_tokens=BUDGET))
     build = functools.partial(builder.build_result, QUERY, custom_packets=packets)
     cold = cpu_ms(build, repeat=1)
-    return {"cold_ms": cold, "warm_ms": cpu_ms(build), "floor_ms": floor_ms(packets, counts)}
+    warm = cpu_ms(build, repeat=_repeats(n))
+    return {"cold_ms": cold, "warm_ms": warm, "floor_ms": floor_ms(packets, counts)}
 
 
 def build_curve(sizes: list[int], *, rounds: int = 3) -> list[dict[str, Any]]:
     """Warm build time and floor per size: the median over `rounds` passes of the curve
-    (each point itself a median of 5 builds), so one noisy neighbour moves no step."""
+    (each point itself a median of at least 5 builds), so one noisy neighbour moves no
+    step."""
     counter = default_counter()
     passes = [[_build_point(n, counter) for n in sizes] for _ in range(rounds)]
     rows: list[dict[str, Any]] = []
@@ -202,7 +212,7 @@ def middleware_turns(turns: int) -> list[float]:
 
 def _print_curve(curve: list[dict[str, Any]]) -> None:
     rounds = curve[0]["rounds"]
-    print(f"Build curve (CPU ms, median of {rounds} rounds x 5 warm builds of build_result;")
+    print(f"Build curve (CPU ms, median of {rounds} rounds x >= 5 warm build_result calls;")
     print("  floor = rank-bm25 + greedy pack of the same packets under the same budget;")
     print("  slope = time ratio / size ratio of the step ending at this row, 1.00 = linear)")
     head = ("packets", "cold ms", "warm ms", "floor ms", "x floor", "slope", "floor slope")
