@@ -27,7 +27,7 @@ PACKAGE = Path(langgraph_context.__file__).parent
 # re-export facade) and `__main__` sit above everything.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"_memo", "_steps"},
+    {"_gc", "_memo", "_steps"},
     {"messages", "state", "scoring", "transcripts", "testing"},
     {"tokens", "toolkit"},
     {"packet"},
@@ -39,6 +39,7 @@ LAYERS: list[set[str]] = [
 ]
 LOWER_LAYERS = {
     "errors",
+    "_gc",
     "_memo",
     "_steps",
     "tokens",

@@ -7,8 +7,10 @@ Run: `.venv/bin/python -m benchmarks.scale [--quick]`
    the same packets, what every turn of a long session pays), in CPU time of this
    process (the machine is shared; wall time swings with the neighbours' load). The floor is a plain
    `rank_bm25.BM25Okapi` over the same texts plus a greedy pack under the same budget.
+   Each point is the median over `--rounds` passes (3) of a median of >= 5 builds.
    Targets: at most 1.5x the floor, and no step of the curve steeper than linear by
-   more than 20% (`slope` = time ratio / size ratio, target <= 1.2).
+   more than 20% (`slope` = time ratio / size ratio, target <= 1.2); the floor's own
+   slope is printed beside ours (cache effects of a growing working set hit both).
 2. Recount: a 1,000-message history counted cold, then recounted after one append by
    the warm counter, for the same message objects, for deep copies (what a checkpoint
    load hands back) and for OpenAI-style dicts. Target: under 5% of cold. Also checks
@@ -49,6 +51,8 @@ QUERY = "which deploy step failed on the staging cluster after the config change
 BUDGET = 4_000
 SIZES = [1_000, 3_000, 10_000, 30_000, 40_000, 100_000]
 QUICK_SIZES = [1_000, 3_000, 10_000]
+MAX_X_FLOOR = 1.5
+MAX_SLOPE = 1.2
 
 
 def _vocabulary(rng: random.Random, n: int) -> list[str]:
@@ -80,6 +84,12 @@ def cpu_ms(fn: Callable[[], Any], *, repeat: int = 5) -> float:
     return statistics.median(times)
 
 
+def _repeats(n: int) -> int:
+    """Builds per point: at least 5, more for small sizes (a 1k build takes ~10 ms, and
+    a few ms of a neighbour's cache traffic would otherwise move the first steps)."""
+    return max(5, 50_000 // n)
+
+
 def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
     """One rank-bm25 + greedy pack over the packets (token counts given)."""
 
@@ -93,22 +103,32 @@ def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
                 chosen.append(i)
                 left -= counts[i]
 
-    return cpu_ms(run)
+    return cpu_ms(run, repeat=_repeats(len(packets)))
 
 
-def build_curve(sizes: list[int]) -> list[dict[str, Any]]:
-    """Warm build time and floor per size."""
-    rows = []
+def _build_point(n: int, counter: Callable[[str], int]) -> dict[str, float]:
+    packets = make_packets(n)
+    counts = [counter(p.content) for p in packets]
+    builder = ContextBuilder(config=ContextConfig(max_tokens=BUDGET))
+    build = functools.partial(builder.build_result, QUERY, custom_packets=packets)
+    cold = cpu_ms(build, repeat=1)
+    warm = cpu_ms(build, repeat=_repeats(n))
+    return {"cold_ms": cold, "warm_ms": warm, "floor_ms": floor_ms(packets, counts)}
+
+
+def build_curve(sizes: list[int], *, rounds: int = 3) -> list[dict[str, Any]]:
+    """Warm build time and floor per size: the median over `rounds` passes of the curve
+    (each point itself a median of at least 5 builds), so one noisy neighbour moves no
+    step."""
     counter = default_counter()
-    for n in sizes:
-        packets = make_packets(n)
-        counts = [counter(p.content) for p in packets]
-        builder = ContextBuilder(config=ContextConfig(max_tokens=BUDGET))
-        build = functools.partial(builder.build_result, QUERY, custom_packets=packets)
-        cold = cpu_ms(build, repeat=1)
-        warm = cpu_ms(build)
-        floor = floor_ms(packets, counts)
-        rows.append({"packets": n, "cold_ms": cold, "warm_ms": warm, "floor_ms": floor})
+    passes = [[_build_point(n, counter) for n in sizes] for _ in range(rounds)]
+    rows: list[dict[str, Any]] = []
+    for i, n in enumerate(sizes):
+        row: dict[str, Any] = {"packets": n, "rounds": rounds}
+        for key in ("cold_ms", "warm_ms", "floor_ms"):
+            row[key] = statistics.median(p[i][key] for p in passes)
+        row["x_floor"] = row["warm_ms"] / row["floor_ms"]
+        rows.append(row)
     for before, row in itertools.pairwise(rows):
         grew = row["packets"] / before["packets"]
         row["slope"] = row["warm_ms"] / before["warm_ms"] / grew
@@ -191,16 +211,33 @@ def middleware_turns(turns: int) -> list[float]:
 
 
 def _print_curve(curve: list[dict[str, Any]]) -> None:
-    print("Build curve (CPU ms; warm build_result; floor = rank-bm25 + greedy pack)")
+    rounds = curve[0]["rounds"]
+    print(f"Build curve (CPU ms, median of {rounds} rounds x >= 5 warm build_result calls;")
+    print("  floor = rank-bm25 + greedy pack of the same packets under the same budget;")
+    print("  slope = time ratio / size ratio of the step ending at this row, 1.00 = linear)")
     head = ("packets", "cold ms", "warm ms", "floor ms", "x floor", "slope", "floor slope")
     print("  {:>8} {:>9} {:>9} {:>9} {:>8} {:>6} {:>12}".format(*head))
     for row in curve:
         slope = f"{row['slope']:.2f}" if "slope" in row else "-"
         floor_slope = f"{row['floor_slope']:.2f}" if "floor_slope" in row else "-"
-        ratio = row["warm_ms"] / row["floor_ms"]
         print(
             f"  {row['packets']:>8,} {row['cold_ms']:>9.0f} {row['warm_ms']:>9.0f}"
-            f" {row['floor_ms']:>9.0f} {ratio:>7.2f}x {slope:>6} {floor_slope:>12}"
+            f" {row['floor_ms']:>9.0f} {row['x_floor']:>7.2f}x {slope:>6} {floor_slope:>12}"
+        )
+    last = curve[-1]
+    verdict = "met" if last["x_floor"] <= MAX_X_FLOOR else "NOT met"
+    print(
+        f"  at {last['packets']:,} packets: {last['x_floor']:.2f}x the bm25 floor"
+        f" (target <= {MAX_X_FLOOR}x): {verdict}"
+    )
+    steps = [row for row in curve if "slope" in row]
+    if steps:
+        worst = max(steps, key=lambda row: row["slope"])
+        start = curve[curve.index(worst) - 1]["packets"]
+        verdict = "met" if worst["slope"] <= MAX_SLOPE else "NOT met"
+        print(
+            f"  steepest step: {start:,} -> {worst['packets']:,} at {worst['slope']:.2f}x linear"
+            f" (floor {worst['floor_slope']:.2f}x; target <= {MAX_SLOPE}x): {verdict}"
         )
 
 
@@ -227,12 +264,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="sizes up to 10k, 40 turns")
     parser.add_argument("--sizes", type=int, nargs="*", help="packet counts for the curve")
     parser.add_argument("--turns", type=int, help="middleware session length")
+    parser.add_argument("--rounds", type=int, help="passes over the build curve (median)")
     parser.add_argument("--only", choices=["build", "recount", "middleware"], action="append")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     turn_count = args.turns or (40 if args.quick else 200)
     only = set(args.only or ["build", "recount", "middleware"])
-    curve = build_curve(sizes) if "build" in only else []
+    rounds = args.rounds or (1 if args.quick else 3)
+    curve = build_curve(sizes, rounds=rounds) if "build" in only else []
     ratios = recounts() if "recount" in only else {}
     retained = retained_messages() if "recount" in only else 0
     turns = middleware_turns(turn_count) if "middleware" in only else []

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
+from langgraph_context._gc import paused_gc
+
 __all__ = ["Call", "Steps", "adrive", "drive"]
 
 T = TypeVar("T")
@@ -38,9 +40,15 @@ Steps = Generator[Call, Any, T]
 
 
 def _advance(steps: Steps[T], result: Any) -> tuple[Call | None, T]:
-    """Send `result` in: the next call, or `None` and the pipeline's return value."""
+    """Send `result` in: the next call, or `None` and the pipeline's return value.
+
+    The plain code between two calls runs with the cyclic collector paused (see
+    `paused_gc`); the calls themselves (sources, embeddings, a summarizer model) do not,
+    so a slow network call never holds the collector off for the whole process.
+    """
     try:
-        return steps.send(result), cast(T, None)
+        with paused_gc():
+            return steps.send(result), cast(T, None)
     except StopIteration as done:
         value: T = done.value
         return None, value

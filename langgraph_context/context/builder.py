@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from langgraph_context._gc import paused_gc
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._sizing import PacketSizer
 from langgraph_context.context.compress import (
@@ -426,7 +427,8 @@ class ContextBuilder:
         Raises:
             ValueError: If `max_tokens` is below 1.
         """
-        inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
+        with paused_gc():  # coercing the inputs is CPU-bound like the pipeline's steps
+            inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
         return drive(self._steps(user_query, inputs, max_tokens))
 
     async def abuild_result(
@@ -443,7 +445,8 @@ class ContextBuilder:
 
         Query sources, embeddings and the summarizer are awaited.
         """
-        inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
+        with paused_gc():
+            inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
         return await adrive(self._steps(user_query, inputs, max_tokens))
 
     def build(

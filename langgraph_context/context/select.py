@@ -135,43 +135,44 @@ def pack_packets(
         msg = "relevance and costs must have one value per packet"
         raise InvalidArgumentError(msg)
     recency = _recency(packets)
-    scored = [
-        ScoredPacket(
-            packet,
-            relevance[i],
-            (config.relevance_weight * relevance[i] + config.recency_weight * recency[i])
-            * config.type_weights.get(packet.type, 1.0),
-            i,
-        )
+    scores = [
+        (config.relevance_weight * relevance[i] + config.recency_weight * recency[i])
+        * config.type_weights.get(packet.type, 1.0)
         for i, packet in enumerate(packets)
     ]
-    pinned = [s for s in scored if s.packet.pinned]
-    rest = sorted((s for s in scored if not s.packet.pinned), key=lambda s: (-s.score, -s.index))
-    kept: list[ScoredPacket] = []
+    # Indices, not objects, through the sort and the packing loop: one ScoredPacket per
+    # kept packet instead of one per candidate. Ties: the later packet first (the input
+    # runs backwards, and a reversed sort keeps equal keys in input order).
+    pinned = [i for i, packet in enumerate(packets) if packet.pinned]
+    backwards = (i for i in reversed(range(len(packets))) if not packets[i].pinned)
+    rest = sorted(backwards, key=scores.__getitem__, reverse=True)
+    kept: list[int] = []
     dropped: dict[int, DropReason] = {}
     seen_exact: set[frozenset[str]] = set()
     kept_terms: list[frozenset[str]] = []
     used = 0
-    for item in pinned + rest:
-        size = costs[item.index] if costs is not None else item.packet.token_count or 0
-        if not item.packet.pinned and item.relevance < config.min_relevance:
-            dropped[item.index] = "below_min_relevance"
+    for i in pinned + rest:
+        packet = packets[i]
+        size = costs[i] if costs is not None else packet.token_count or 0
+        if not packet.pinned and relevance[i] < config.min_relevance:
+            dropped[i] = "below_min_relevance"
             continue
         if used + size > max_tokens:
-            dropped[item.index] = "over_budget"
+            dropped[i] = "over_budget"
             continue
-        terms = frozenset(tokenize(item.packet.content)) if not item.packet.pinned else frozenset()
+        terms = frozenset(tokenize(packet.content)) if not packet.pinned else frozenset()
         if terms and _is_duplicate(terms, seen_exact, kept_terms, config.duplicate_threshold):
-            dropped[item.index] = "duplicate"
+            dropped[i] = "duplicate"
             continue
         if terms:
             seen_exact.add(terms)
             kept_terms.append(terms)
-        kept.append(item)
+        kept.append(i)
         used += size
-    kept.sort(key=lambda s: s.index)
+    kept.sort()
+    selected = tuple(ScoredPacket(packets[i], relevance[i], scores[i], i) for i in kept)
     drops = tuple(Drop(packets[i], reason) for i, reason in sorted(dropped.items()))
-    return Selection(tuple(kept), drops, max_tokens, used)
+    return Selection(selected, drops, max_tokens, used)
 
 
 def _is_duplicate(
