@@ -80,12 +80,31 @@ def post_tools_steps(
     after = named_steps(post_tools, "post_tools")
     if checks is None:
         return after
-    if "watch_checks" in {n for n, _ in after}:
-        msg = "post_tools step name 'watch_checks' is taken by the checks argument"
-        raise InvalidArgumentError(msg)
-    after = [("watch_checks", create_hot_issue_node(checks)), *after]
+    watcher = ("watch_checks", create_hot_issue_node(checks))
+    after = with_first_step(after, watcher, kind="post_tools", owner="checks")
     _check_selector(checks, tool_names)
     return after
+
+
+def with_first_step(
+    steps: list[tuple[str, Any]], first: tuple[str, Any], *, kind: str, owner: str
+) -> list[tuple[str, Any]]:
+    """`first` followed by `steps`, refusing a user step that already took its name.
+
+    Args:
+        steps: The user's named steps (`pre_model`, `post_tools`, ...).
+        first: The package's own `(name, node)`, which runs before them.
+        kind: Which argument the steps came from, for the error message.
+        owner: Which argument `first` stands for, for the error message.
+
+    Raises:
+        ValueError: If one of `steps` is named like `first`.
+    """
+    name = first[0]
+    if name in {n for n, _ in steps}:
+        msg = f"{kind} step name {name!r} is taken by the {owner} argument"
+        raise InvalidArgumentError(msg)
+    return [first, *steps]
 
 
 def _check_selector(checks: CheckSelector, names: list[str]) -> None:

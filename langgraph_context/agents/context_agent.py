@@ -68,6 +68,7 @@ from langgraph_context.agents._parts import (
     distinct_steps,
     named_steps,
     post_tools_steps,
+    with_first_step,
 )
 from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
@@ -116,11 +117,8 @@ def _pre_model_steps(pre_model: StepsLike | None, compaction: Any) -> list[tuple
     before = named_steps(pre_model, "pre_model")
     if compaction is None:
         return before
-    if "compaction" in {n for n, _ in before}:
-        msg = "pre_model step name 'compaction' is taken by the compaction argument"
-        raise InvalidArgumentError(msg)
     (checked,) = named_steps({"compaction": compaction}, "compaction")  # a node name
-    return [checked, *before]
+    return with_first_step(before, checked, kind="pre_model", owner="compaction")
 
 
 def _view_compaction(compaction: Any) -> CompactionNode | None:
