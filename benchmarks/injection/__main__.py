@@ -176,12 +176,19 @@ def assistant_texts(root: Path) -> list[str]:
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
                     texts.append(block["text"])
-    tau = root / "tau-bench-airline" / "gpt-4o-airline.json"
-    stack: list[Any] = [json.loads(tau.read_text(encoding="utf-8"))] if tau.exists() else []
+    texts += tau_texts(root, "assistant")
+    return texts
+
+
+def tau_texts(root: Path, role: str) -> list[str]:
+    """The string content of every `role` message in the tau-bench airline trajectories."""
+    path = root / "tau-bench-airline" / "gpt-4o-airline.json"
+    stack: list[Any] = [json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
+    texts: list[str] = []
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if node.get("role") == "assistant" and isinstance(node.get("content"), str):
+            if node.get("role") == role and isinstance(node.get("content"), str):
                 texts.append(node["content"])
             stack.extend(node.values())
         elif isinstance(node, list):

@@ -43,7 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import data_dir, write_result
-from benchmarks.injection.__main__ import CORPUS, HELDOUT_SETS, boundary_safe, tool_results
+from benchmarks.injection.__main__ import (
+    CORPUS,
+    HELDOUT_SETS,
+    boundary_safe,
+    tau_texts,
+    tool_results,
+)
 from langgraph_context.safety import (
     BOUNDARY_TAG_PREFIX,
     Detector,
@@ -115,18 +121,7 @@ def spikee_corpus(root: Path) -> dict[str, list[str]]:
 
 def tau_tool_messages(root: Path) -> list[str]:
     """Every tool message of the tau-bench airline trajectories."""
-    path = root / "tau-bench-airline" / "gpt-4o-airline.json"
-    stack: list[Any] = [json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
-    texts: list[str] = []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("role") == "tool" and isinstance(node.get("content"), str):
-                texts.append(node["content"])
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return texts
+    return tau_texts(root, "tool")
 
 
 def own_corpus() -> tuple[dict[str, list[str]], dict[str, list[str]]]:

@@ -226,9 +226,7 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
         """Check once that its tools reach the model unshadowed, then call the model."""
-        if not self._checked:
-            require_own_tools(self, request)
-            self._checked = True
+        self._require_own_tools(request)
         return handler(request)
 
     async def awrap_model_call(
@@ -237,10 +235,14 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         """Async twin of `wrap_model_call`."""
+        self._require_own_tools(request)
+        return await handler(request)
+
+    def _require_own_tools(self, request: ModelRequest) -> None:
+        """`require_own_tools`, once: the agent's tools are fixed."""
         if not self._checked:
             require_own_tools(self, request)
             self._checked = True
-        return await handler(request)
 
 
 def create_state_tools_middleware(
