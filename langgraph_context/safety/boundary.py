@@ -74,13 +74,18 @@ _MAX_ATTRIBUTE_CHARS = 80
 
 
 def new_boundary(*, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
-    """Return a fresh random boundary token (hex) for one context build.
+    """Return a fresh random boundary token (decimal digits) for one context build.
+
+    Decimal, not hex: the cl100k and o200k vocabularies split digits into groups of
+    three, each one token, so a boundary of `n` digits always costs the same tokens and
+    a fence's cost (and with it what fits a budget) is the same in every build. A hex
+    token of the same length varies by up to a dozen tokens from draw to draw.
 
     Args:
-        nbytes: Random bytes in the token; the token has twice as many hex digits.
+        nbytes: Sizes the token: it has `2 * nbytes` digits.
 
     Returns:
-        A token such as `3f9c0a7e2b1d4c65`.
+        A token such as `3907812245016683`.
 
     Raises:
         ValueError: If `nbytes` is below `MIN_BOUNDARY_BYTES`.
@@ -92,7 +97,8 @@ def new_boundary(*, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
     if not isinstance(nbytes, int) or nbytes < MIN_BOUNDARY_BYTES:
         msg = f"nbytes must be an int >= {MIN_BOUNDARY_BYTES}, got {nbytes!r}"
         raise InvalidArgumentError(msg)
-    return secrets.token_hex(nbytes)
+    digits = 2 * nbytes
+    return str(secrets.randbelow(10**digits)).zfill(digits)
 
 
 # One secret per process: boundaries derived from it cannot be predicted by anyone who
@@ -111,10 +117,11 @@ def keyed_boundary(*parts: str, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
 
     Args:
         *parts: The untrusted texts this boundary will fence.
-        nbytes: Bytes of the boundary; it has twice as many hex digits.
+        nbytes: Sizes the boundary: it has `2 * nbytes` decimal digits (see
+            `new_boundary` for why decimal).
 
     Returns:
-        A hex token such as `3f9c0a7e2b1d4c65`.
+        A token such as `3907812245016683`.
 
     Raises:
         ValueError: If `nbytes` is below `MIN_BOUNDARY_BYTES` or above 32.
@@ -131,7 +138,8 @@ def keyed_boundary(*parts: str, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
         data = part.encode("utf-8", "surrogatepass")
         mac.update(len(data).to_bytes(8, "big"))
         mac.update(data)
-    return mac.hexdigest()[: 2 * nbytes]
+    digits = 2 * nbytes
+    return str(int.from_bytes(mac.digest(), "big") % 10**digits).zfill(digits)
 
 
 def _check_boundary(boundary: str) -> str:
