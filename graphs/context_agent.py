@@ -8,18 +8,18 @@ key from `LGC_API_KEY`/`OPENAI_API_KEY`, model from `model` or `LGC_MODEL`). Not
 kept in the server's store, per `user_id` (a run without one is refused before the
 model is called; no user reads another's notes), so every thread of a user sees them.
 The input schema offers `messages`, `plan`, `note` and pinned memory only. The model's
-context window is `LGC_CONTEXT_WINDOW` tokens (default 32,000, at least 8,192): the
-stored history is compacted at three quarters of it and each model call is sent at
-most the window minus room for the reply and the system prompt.
+context window is `LGC_CONTEXT_WINDOW` tokens (default 32,000, at least 8,192): each
+model call is sent at most the window minus room for the reply, and the agent's default
+budget does the rest (the history is compacted when it would no longer fit beside the
+system prompt and the tool definitions, down to 40% of that; long tool results are cut
+as they arrive).
 """
 
 import os
 
 from langgraph_context.agents import ContextSettings, create_context_agent
 from langgraph_context.cli.models import resolve_chat_model
-from langgraph_context.compaction import create_compaction_node
 from langgraph_context.notes import create_load_notes_node, create_save_notes_node
-from langgraph_context.tokens import count_tokens
 
 DEFAULT_WINDOW = 32_000
 MIN_WINDOW = 8_192
@@ -52,11 +52,7 @@ SYSTEM_PROMPT = (
 graph = create_context_agent(
     resolve_chat_model,
     system_prompt=SYSTEM_PROMPT,
-    compaction=create_compaction_node(
-        max_tokens=WINDOW * 3 // 4, trigger=("tokens", WINDOW * 3 // 4)
-    ),
-    context=True,
-    max_tokens=WINDOW - REPLY_TOKENS - count_tokens(SYSTEM_PROMPT),
+    max_tokens=WINDOW - REPLY_TOKENS,
     pre_model={"load_notes": create_load_notes_node()},
     post_tools={"save_notes": create_save_notes_node()},
     context_schema=ContextSettings,

@@ -38,6 +38,7 @@ def _run(note_key: str | None = None) -> tuple[ScriptedChatModel, dict]:
         plan_tools=False,
         memory_tools=False,
         note_tools=note_key is not None,
+        tool_output_limit=False,  # this node is the limit
         post_tools=[create_tool_output_limit_node(LIMIT, note_key=note_key)],
     ).compile()
     return model, graph.invoke({"messages": [HumanMessage("Check the copy job.")]})
@@ -67,6 +68,27 @@ def test_the_full_text_is_kept_as_a_note_when_asked() -> None:
     assert state["note"]["tool-output/c1"] == full
     assert "tool-output/c1" in state["messages"][2].content
     assert "tool-output/c2" not in state["note"]
+
+
+def test_a_stricter_node_after_the_agents_own_cut_still_holds() -> None:
+    """With the default cut on, a stricter limit node cuts again, and saves no false note."""
+    model = ScriptedChatModel(
+        responses=[ai_calls(tool_call("read_log", {"name": "long"}, "c1")), AIMessage("done")]
+    )
+    graph = create_context_agent(
+        model,
+        [read_log],
+        plan_tools=False,
+        memory_tools=False,
+        post_tools=[create_tool_output_limit_node(LIMIT, note_key="note")],
+    ).compile()
+    state = graph.invoke({"messages": [HumanMessage("Check the copy job.")]})
+    [long] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert count_tokens(long.content) <= LIMIT
+    assert long.additional_kwargs[CUT_MARKER] > 3_000  # the original size
+    assert "FAILED: shard 2093" in long.content
+    assert "tool-output/c1" not in state.get("note", {})
+    assert "tool-output/c1" not in long.content
 
 
 def test_a_result_already_cut_is_left_alone() -> None:

@@ -13,10 +13,10 @@ those calls to the stand-in summarizer.
 Our configurations get the state tools the session calls (plan tools, constraint tools;
 the generated threads call them, the recorded sessions do not) and no note tools, as a
 user turns on what the work needs: every other configuration gets exactly the session's
-tools. Our configurations compact by rules, with no summarizer (`ours_compaction`), and
-cut a tool result over a tenth of the window (at most 1,000 tokens) to its two ends as
-it arrives (`create_tool_output_limit_node` after the agent's tools,
-`create_tool_output_limit_middleware` around them).
+tools. `create_context_agent` runs with its defaults and the window as its budget
+(rule-based compaction from the window less the fixed part of each request down to 40%
+of that, tool results cut on entry at a tenth of the window, at most 1,000 tokens); the
+middleware stack is sized by the same `AgentBudget`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from langchain.agents.middleware import (
 
 from benchmarks.bill.replay import CLEARED, SUMMARY_INSTRUCTIONS
 from langgraph_context.agents import (
+    AgentBudget,
     create_compaction_middleware,
     create_context_agent,
     create_context_middleware,
@@ -43,13 +44,8 @@ from langgraph_context.agents import (
     create_state_tools_middleware,
     create_tool_output_limit_middleware,
 )
-from langgraph_context.compaction import (
-    create_compaction_node,
-    create_tool_output_limit_node,
-)
 from langgraph_context.context import ContextBuilder, ContextConfig
-from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
-from langgraph_context.tokens import count_tokens, default_counter
+from langgraph_context.tokens import default_counter
 
 # The budget keyword of `create_context_agent`: the only place the benchmark names it.
 OURS_BUDGET_KEYWORD = "max_tokens"
@@ -111,38 +107,6 @@ def _deepagents(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -
     return create_deep_agent(model, tools, system_prompt=system_prompt)
 
 
-# Tokens kept free beside the system message and the history: the plan's closing message.
-TAIL_RESERVE = 200
-# Low mark of our compaction, as a share of its high mark.
-TARGET_SHARE = 0.4
-# A tool result is cut to its two ends as it arrives when it is longer than a tenth of
-# the window, and never kept longer than this many tokens.
-ENTRY_LIMIT_SHARE = 10
-ENTRY_LIMIT_MAX = 1_000
-
-
-def entry_limit(window: int) -> int:
-    """Most tokens one tool result keeps in our agent's history."""
-    return min(window // ENTRY_LIMIT_SHARE, ENTRY_LIMIT_MAX)
-
-
-def ours_compaction(window: int, system_prompt: str) -> dict[str, Any]:
-    """Our compaction settings for a window: high mark at the window, rules only.
-
-    The high mark is the window itself, less what every request carries besides the
-    history (the system prompt with its hardening line, the plan's closing message):
-    the stored history is compacted only when the context node could no longer send it
-    whole, so that node never moves its cut and compaction is the only event that
-    rewrites the prefix. The low mark is far below (hysteresis), so the history grows
-    append-only for many calls before the next compaction. Compaction is rule-based
-    (old tool output cleared or dropped, a snapshot of the ids, files, errors and
-    requests that left): a summarizer call is billed at the full input rate.
-    """
-    fixed = count_tokens(system_prompt) + count_tokens(HARDENING_INSTRUCTION) + TAIL_RESERVE
-    high = window - fixed
-    return {"max_tokens": high, "target_tokens": int(high * TARGET_SHARE)}
-
-
 def _state_tools(native: frozenset[str]) -> dict[str, bool]:
     """Our state tools the session calls: a user turns on the tools the work needs."""
     return {
@@ -161,13 +125,13 @@ def _ours_agent(
     native: frozenset[str] = frozenset(),
     **_: Any,
 ) -> Any:
+    # The defaults: compaction at the window less the fixed part of every request, down
+    # to 40% of that; the cache layout; tool results cut on entry at a tenth of the
+    # window (at most 1,000 tokens). Only the budget is given.
     return create_context_agent(
         model,
         tools=tools,
         system_prompt=system_prompt,
-        compaction=create_compaction_node(**ours_compaction(window, system_prompt)),
-        context=True,
-        post_tools=[create_tool_output_limit_node(entry_limit(window))],
         **_state_tools(native),
         **{OURS_BUDGET_KEYWORD: window},
     ).compile()
@@ -184,13 +148,18 @@ def _ours_middleware(
 ) -> Any:
     wanted = _state_tools(native)
     middleware: list[Any] = []
+    own_tools: list[Any] = []
     if wanted["plan_tools"]:
         middleware.append(create_state_tools_middleware(note_tools=False))
+        own_tools += middleware[-1].tools
     if wanted["memory_tools"]:
         middleware.append(create_memory_middleware())
+        own_tools += middleware[-1].tools
+    # The same budget `create_context_agent` computes for itself.
+    budget = AgentBudget.for_agent(window, system_prompt=system_prompt, tools=[*tools, *own_tools])
     middleware += [
-        create_tool_output_limit_middleware(entry_limit(window)),
-        create_compaction_middleware(**ours_compaction(window, system_prompt)),
+        create_tool_output_limit_middleware(budget.tool_output_limit),
+        create_compaction_middleware(max_tokens=budget.history, target_tokens=budget.target),
         create_context_middleware(
             ContextBuilder(config=ContextConfig(max_tokens=window)), harden_from_start=True
         ),

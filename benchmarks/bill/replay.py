@@ -41,6 +41,9 @@ SUMMARY_INSTRUCTIONS = (
 CLEARED = "[cleared]"  # the placeholder context editing puts in place of a tool result
 PEER_PROMPT_MARK = "Messages to summarize:"  # ends LangChain's (and deepagents') prompt head
 SCRIPT_EXHAUSTED = "(the recorded script has no more turns)"
+# The replay's models report usage as this provider does (so LangChain's summarization
+# middleware, which only trusts reported usage from its own provider, reads it too).
+PROVIDER = "openai"
 _ENCODING = tiktoken.get_encoding(DEFAULT_ENCODING)
 
 
@@ -125,8 +128,23 @@ class ScriptedModel(BaseChatModel):
             log.exhausted += 1
             reply = AIMessage(SCRIPT_EXHAUSTED)
         log.position += 1
-        message = AIMessage(reply.content, tool_calls=reply.tool_calls, id=f"ai-{log.position}")
+        # Usage as a provider reports it: the request's metered input tokens.
+        output = len(_ENCODING.encode(content_text(reply.content), disallowed_special=()))
+        message = AIMessage(
+            reply.content,
+            tool_calls=reply.tool_calls,
+            id=f"ai-{log.position}",
+            usage_metadata={
+                "input_tokens": log.tokens[-1],
+                "output_tokens": output,
+                "total_tokens": log.tokens[-1] + output,
+            },
+            response_metadata={"model_provider": PROVIDER},
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _get_ls_params(self, stop: Any = None, **kwargs: Any) -> Any:
+        return {**super()._get_ls_params(stop=stop, **kwargs), "ls_provider": PROVIDER}
 
 
 class StandInSummarizer(BaseChatModel):
@@ -152,6 +170,9 @@ class StandInSummarizer(BaseChatModel):
         self.tokens_in += len(_ENCODING.encode("\n".join(parts), disallowed_special=()))
         self.tokens_out += min(len(tokens), SUMMARY_TOKENS)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(summary))])
+
+    def _get_ls_params(self, stop: Any = None, **kwargs: Any) -> Any:
+        return {**super()._get_ls_params(stop=stop, **kwargs), "ls_provider": PROVIDER}
 
 
 class ReplayTool(BaseTool):

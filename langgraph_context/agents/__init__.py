@@ -1,5 +1,6 @@
 """Prebuilt agents: graph factories, the sub-agent tool and create_agent middleware."""
 
+from langgraph_context.agents._budget import AgentBudget
 from langgraph_context.agents.briefing import (
     BRIEFING_PACKET_TYPE,
     DEFAULT_BRIEFING_MAX_TOKENS,
@@ -95,6 +96,7 @@ __all__ = [
     "LLM_INPUT_KEY",
     "MAINTAINER_MODES",
     "TRUNCATION_MARKER",
+    "AgentBudget",
     "CompactionAgentState",
     "CompactionMiddleware",
     "ContextAgentState",

@@ -74,10 +74,15 @@ class Retry:
 
 @dataclass(frozen=True)
 class Window:
-    """The model's window as the agent knows it: explicit, else the model's profile."""
+    """The model's window as the agent knows it: explicit, else the model's profile.
+
+    `tool_tokens` (the bound tool definitions) is added to the counted side of each
+    usage record, so the reported/counted ratio compares like with like.
+    """
 
     context_window: int | None
     token_counter: TokenCounter
+    tool_tokens: int = 0  # the tool definitions every request carries
 
     def size(self, model: Any) -> int | None:
         """The window: the explicit one, else the model's profile, else `None`."""
@@ -89,7 +94,8 @@ class Window:
         reported = reported_input_tokens(answer)
         if reported is not None:
             usage["reported"] = reported
-            usage["counted"] = int(self.token_counter(sent)) if sent else 0
+            # the provider counts the tool definitions too; so does the record
+            usage["counted"] = (int(self.token_counter(sent)) if sent else 0) + self.tool_tokens
         window = self.size(model)
         if window is not None:
             usage["window"] = window

@@ -35,6 +35,7 @@ The graph::
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, NotRequired
 
@@ -47,11 +48,13 @@ from langgraph.prebuilt import ToolNode
 from langgraph.pregel.protocol import PregelProtocol
 
 from langgraph_context.agents._budget import (
-    Budget,
+    AgentBudget,
     check_sized,
     compaction_step,
     context_runnable,
     default_context_node,
+    fixed_tokens,
+    output_limiter,
 )
 from langgraph_context.agents._model_call import (
     DEFAULT_MAX_NOTE_NAMES,
@@ -79,7 +82,7 @@ from langgraph_context.memory import (
 )
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value
-from langgraph_context.tokens import model_window, resolve_counter
+from langgraph_context.tokens import count_tool_tokens, model_window, resolve_counter
 
 __all__ = [
     "DEFAULT_MAX_NOTE_NAMES",
@@ -141,6 +144,7 @@ def create_context_agent(
     compaction: Any = True,
     context: Any = True,
     max_tokens: int | None = None,
+    tool_output_limit: int | bool | None = True,
     pre_model: StepsLike | None = None,
     post_model: StepsLike | None = None,
     post_tools: StepsLike | None = None,
@@ -171,12 +175,13 @@ def create_context_agent(
             failing check opens a hot issue, a passing one resolves it (a
             `watch_checks` step after each tool round).
         compaction: `True` (default) for rule-based compaction of the stored
-            history (`create_compaction_node(max_tokens=<history budget>)`, replace
-            mode), `False` for none, or your own compaction node, run first before
-            every model call. A `replace`-mode node is the graph node `compaction`,
-            rewriting the history; a `view`-mode node runs inside the model step,
-            once per call, and its view goes to the model (or to the context node)
-            without being written to state; only its record (the running summary) is.
+            history (`create_compaction_node(max_tokens=<high mark>,
+            target_tokens=<low mark>)`, replace mode: see `max_tokens`), `False` for
+            none, or your own compaction node, run first before every model call. A
+            `replace`-mode node is the graph node `compaction`, rewriting the history;
+            a `view`-mode node runs inside the model step, once per call, and its view
+            goes to the model (or to the context node) without being written to
+            state; only its record (the running summary) is.
         context: `True` (default) for `default_context_node(<call budget>)` (default
             builder plus pinned memory), `False` for none (the model sees the
             prompt, a `[State]` block and the history), a `ContextBuilder` (wrapped
@@ -187,11 +192,21 @@ def create_context_agent(
             streamed. The system prompt is put before the assembled context in one
             system message.
         max_tokens: The one budget of the default parts: the most tokens one model
-            call is sent (`context=True`); the stored history is compacted
-            (`compaction=True`) when it reaches twice that, at most three quarters
-            of the window. `None`: half the model's window when known
-            (`context_window` or the model's profile), else 3,000
-            (`ContextConfig().max_tokens`).
+            call is sent. `None`: the model's window when known (`context_window` or
+            the model's profile), else 3,000 (`ContextConfig().max_tokens`). The
+            stored history's high mark (`compaction=True`) is that budget less what
+            every request carries besides the history (a string system prompt, the
+            hardening line, the tool definitions, 200 tokens for the plan), never
+            below a quarter of it; a compaction aims at 40% of the high mark. Under
+            the high mark the history is sent whole, so the provider's prompt cache
+            keeps it between calls, and the rewrites are few.
+        tool_output_limit: `True` (default) cuts a tool result longer than a tenth of
+            the budget (at most 1,000 tokens) to its two ends as the agent's
+            `ToolNode` returns it (`ToolOutputLimitMiddleware.wrap_tool_call`, no
+            extra graph step), so the model never reads the long text; the notice
+            asks the model for a narrower part. An int sets the limit in tokens;
+            `False` or `None` keeps results whole (pass it when your own
+            `create_tool_output_limit_node(note_key=...)` should see the full text).
         pre_model: Further nodes, run in order after `compaction`.
         post_model: Nodes run in order after every model answer, before its tool
             calls run (e.g. `safety.create_output_guard_node(action="replace")`,
@@ -241,7 +256,7 @@ def create_context_agent(
             `compaction`/`context`/`watch_checks` when those are given), two tools
             share a name, `checks` names a tool the agent does not have (or none),
             a step name is used twice (two tools sharing a name are both named in
-            the error),
+            the error), `tool_output_limit` is an int below 1,
             or `max_tokens` is not a positive int or is given while neither
             `compaction` nor `context` is `True`, `context_window` is not a positive
             int, or `name` is blank.
@@ -259,13 +274,18 @@ def create_context_agent(
     window = _window(model, context_window)
     all_tools = agent_tools(tools, plan_tools, note_tools, memory_tools, note_prefix)
     check_sized(compaction, context, max_tokens)
-    budget = Budget.of(max_tokens, window.context_window)
+    window = dataclasses.replace(
+        window, tool_tokens=count_tool_tokens(all_tools, token_counter=window.token_counter)
+    )
+    fixed = fixed_tokens(system_prompt, window.tool_tokens, window.token_counter)
+    budget = AgentBudget.of(max_tokens, window.context_window, fixed)
     compactor = compaction_step(compaction, budget, window.context_window)
     in_call = _view_compaction(compactor)
     before = _pre_model_steps(pre_model, None if in_call else compactor)
     view = context_runnable(context, budget, tools=bool(all_tools))
     answered = named_steps(post_model, "post_model")
     after = post_tools_steps(post_tools, checks, [t.name for t in all_tools])
+    limiter = output_limiter(tool_output_limit, budget)
     distinct_steps(before, answered, after)
     model_node = _model_node(
         model,
@@ -296,7 +316,16 @@ def create_context_agent(
     if not all_tools:
         graph.add_edge(last, END)
         return graph
-    graph.add_node("tools", ToolNode(all_tools))
+    tool_node = (
+        ToolNode(all_tools)
+        if limiter is None
+        else ToolNode(
+            all_tools,
+            wrap_tool_call=limiter.wrap_tool_call,
+            awrap_tool_call=limiter.awrap_tool_call,
+        )
+    )
+    graph.add_node("tools", tool_node)
     graph.add_conditional_edges(last, _router(entry), list(dict.fromkeys(["tools", entry, END])))
     _chain(graph, "tools", after, entry)
     return graph

@@ -413,6 +413,7 @@ def create_codebase_maintainer_graph(
         note_tools=False,
         compaction=compaction,
         context=context,
+        tool_output_limit=False,  # the terminal caps its own output (`max_output_chars`)
         pre_model=_pre_model_steps(brief, pre_model),
         post_model={"session_stats": create_session_stats_node()},
         post_tools=post_tools,

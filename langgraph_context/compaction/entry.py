@@ -59,8 +59,9 @@ def cut_tool_result(
 ) -> ToolMessage | None:
     """The result cut to its two ends around a notice, or `None` when it stays as it is.
 
-    A result stays when its content is not text, it was cut before (`CUT_MARKER`) or it
-    fits `max_tokens`. The cut copy keeps the id and is marked with its full size.
+    A result stays when its content is not text or fits `max_tokens` (so a result cut
+    before stays under any limit at least as large). The cut copy keeps the id and is
+    marked with its full size (`CUT_MARKER`, the original size when cut twice).
 
     Args:
         result: The tool result.
@@ -72,12 +73,17 @@ def cut_tool_result(
         The cut copy, or `None`.
     """
     text = result.content
-    if not isinstance(text, str) or CUT_MARKER in result.additional_kwargs:
+    if not isinstance(text, str):
         return None
     counter = resolve_counter(token_counter)
-    total = int(counter(text))
-    if total <= max_tokens:
-        return None
+    size = int(counter(text))
+    if size <= max_tokens:
+        return None  # a result cut before fits any limit at least as large as its cut
+    # A result cut before and still over this (smaller) limit, e.g. a stricter limit
+    # node after the agent's own cut in the same tool round, is cut again from what it
+    # kept; the notice keeps naming the original size.
+    earlier = result.additional_kwargs.get(CUT_MARKER)
+    total = earlier if isinstance(earlier, int) and earlier > size else size
     where = f" (the full text is note {DEFAULT_NOTE_PREFIX}{result.tool_call_id})" if noted else ""
     notice = _NOTICE.format(total=total, where=where)
     short = truncate_text(text, max_tokens, token_counter=counter, marker=notice, keep="ends")
@@ -142,12 +148,13 @@ def create_tool_output_limit_node(
         for result in _trailing_results(messages):
             if result.id is None:
                 continue
-            short = cut_tool_result(
-                result, max_tokens, token_counter=counter, noted=note_key is not None
-            )
+            # a result cut before (by the agent's own limit) no longer holds its full
+            # text: it is cut again if need be, but never saved as "the full text"
+            noted = note_key is not None and CUT_MARKER not in result.additional_kwargs
+            short = cut_tool_result(result, max_tokens, token_counter=counter, noted=noted)
             if short is not None:
                 cut.append(short)
-                if note_key:
+                if noted and note_key:
                     notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(result.content)
         update: dict[str, Any] = {messages_key: cut} if cut else {}
         if notes and note_key:

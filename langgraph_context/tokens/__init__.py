@@ -19,6 +19,7 @@ from langgraph_context.tokens.counter import (
     estimate_tokens,
     resolve_counter,
 )
+from langgraph_context.tokens.tools import count_tool_tokens
 from langgraph_context.tokens.truncate import truncate_text
 from langgraph_context.tokens.window import (
     MAX_USAGE_RATIO,
@@ -49,6 +50,7 @@ __all__ = [
     "approximate_text_tokens",
     "corrected_tokens",
     "count_tokens",
+    "count_tool_tokens",
     "default_counter",
     "estimate_tokens",
     "is_context_overflow",

@@ -1,0 +1,59 @@
+"""How many tokens an agent's tool definitions add to every request.
+
+A provider renders the tool definitions ahead of the messages on every call, so they
+are a fixed part of each request's budget, like the system prompt. Counted here as the
+compact JSON of the OpenAI tool schemas (`convert_to_openai_tool`), which is what
+`langchain-openai` sends; other providers' renderings differ by a few tokens per tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from langgraph_context.errors import InvalidTypeError
+from langgraph_context.tokens.counter import TokenCounter, count_tokens
+
+__all__ = ["count_tool_tokens"]
+
+
+def count_tool_tokens(
+    tools: Sequence[Any], *, token_counter: TokenCounter | BaseLanguageModel | None = None
+) -> int:
+    """Count the tokens the tool definitions add to each request.
+
+    Args:
+        tools: Tools as `bind_tools` takes them (`BaseTool`, functions, pydantic
+            models, OpenAI tool dicts).
+        token_counter: Counter for the schema text (default: offline tiktoken).
+
+    Returns:
+        The tokens of the tools' compact JSON schemas; 0 for no tools.
+
+    Raises:
+        InvalidTypeError: If an item cannot be turned into a tool schema.
+
+    Example:
+        >>> from langchain_core.tools import tool
+        >>> @tool
+        ... def lookup(order_id: str) -> str:
+        ...     '''Look an order up.'''
+        ...     return order_id
+        >>> count_tool_tokens([lookup]) > 10
+        True
+    """
+    if not tools:
+        return 0
+    schemas = []
+    for index, item in enumerate(tools):
+        try:
+            schemas.append(convert_to_openai_tool(item))
+        except (TypeError, ValueError) as exc:
+            msg = f"tools[{index}] is not a tool ({type(item).__name__}): {exc}"
+            raise InvalidTypeError(msg) from exc
+    text = json.dumps(schemas, ensure_ascii=False, separators=(",", ":"), default=str)
+    return count_tokens(text, token_counter=token_counter)
