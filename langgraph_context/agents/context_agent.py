@@ -75,6 +75,7 @@ from langgraph_context.agents._parts import (
 )
 from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
+from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
 from langgraph_context.compaction import CompactionNode, CompactionStateMixin
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
@@ -316,19 +317,19 @@ def create_context_agent(
     if not all_tools:
         graph.add_edge(last, END)
         return graph
-    tool_node = (
-        ToolNode(all_tools)
-        if limiter is None
-        else ToolNode(
-            all_tools,
-            wrap_tool_call=limiter.wrap_tool_call,
-            awrap_tool_call=limiter.awrap_tool_call,
-        )
-    )
-    graph.add_node("tools", tool_node)
+    graph.add_node("tools", _tool_node(all_tools, limiter))
     graph.add_conditional_edges(last, _router(entry), list(dict.fromkeys(["tools", entry, END])))
     _chain(graph, "tools", after, entry)
     return graph
+
+
+def _tool_node(tools: list[BaseTool], limiter: ToolOutputLimitMiddleware | None) -> ToolNode:
+    """The agent's `ToolNode`; with a limiter, each result is cut as its tool returns it."""
+    if limiter is None:
+        return ToolNode(tools)
+    return ToolNode(
+        tools, wrap_tool_call=limiter.wrap_tool_call, awrap_tool_call=limiter.awrap_tool_call
+    )
 
 
 def _check_name(name: str | None) -> str | None:
