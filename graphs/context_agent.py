@@ -11,7 +11,7 @@ The input schema offers `messages`, `plan`, `note` and pinned memory only. The m
 context window is `LGC_CONTEXT_WINDOW` tokens (default 32,000, at least 8,192): each
 model call is sent at most the window minus room for the reply, and the agent's default
 budget does the rest (the history is compacted when it would no longer fit beside the
-system prompt and the tool definitions, down to 40% of that; long tool results are cut
+system prompt and the tool definitions, down to half of that; long tool results are cut
 as they arrive).
 """
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -129,3 +132,23 @@ def test_ours_is_below_bare_and_summarization_on_a_thread_that_overflows() -> No
     assert all(p in log.last_text for p in session.pinned)
     assert bills["ours create_context_agent"] < bills["bare create_agent"]
     assert bills["ours create_context_agent"] < bills["LC summarization"]
+
+
+def test_the_offline_tiktoken_cache_serves_the_real_vocabulary(monkeypatch: Any) -> None:
+    """headroom's tiktoken finds cl100k in the cache we write, token for token."""
+    import tiktoken
+
+    from benchmarks.bill.headroom import offline_tiktoken_cache
+    from langgraph_context.tokens._encodings import load_encoding
+
+    for key in ("TIKTOKEN_CACHE_DIR", "HEADROOM_OFFLINE", "HEADROOM_BEACON"):
+        monkeypatch.delenv(key, raising=False)
+    folder = offline_tiktoken_cache()
+    assert os.environ["TIKTOKEN_CACHE_DIR"] == folder
+    ours = load_encoding("cl100k_base")
+    assert ours is not None
+    loaded = tiktoken.load.load_tiktoken_bpe(
+        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    )
+    assert loaded == ours._mergeable_ranks
+    assert len(loaded) > 100_000

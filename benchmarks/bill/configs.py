@@ -14,7 +14,7 @@ Our configurations get the state tools the session calls (plan tools, constraint
 the generated threads call them, the recorded sessions do not) and no note tools, as a
 user turns on what the work needs: every other configuration gets exactly the session's
 tools. `create_context_agent` runs with its defaults and the window as its budget
-(rule-based compaction from the window less the fixed part of each request down to 40%
+(rule-based compaction from the window less the fixed part of each request down to half
 of that, tool results cut on entry at a tenth of the window, at most 1,000 tokens); the
 middleware stack is sized by the same `AgentBudget`.
 """
@@ -34,6 +34,7 @@ from langchain.agents.middleware import (
     SummarizationMiddleware,
 )
 
+from benchmarks.bill import headroom
 from benchmarks.bill.replay import CLEARED, SUMMARY_INSTRUCTIONS
 from langgraph_context.agents import (
     AgentBudget,
@@ -126,7 +127,7 @@ def _ours_agent(
     **_: Any,
 ) -> Any:
     # The defaults: compaction at the window less the fixed part of every request, down
-    # to 40% of that; the cache layout; tool results cut on entry at a tenth of the
+    # to half of that; the cache layout; tool results cut on entry at a tenth of the
     # window (at most 1,000 tokens). Only the budget is given.
     return create_context_agent(
         model,
@@ -181,6 +182,8 @@ def configurations() -> list[Config]:
     ]
     if available("llmslim"):
         configs.append(Config("llmslim", _llmslim))
+    if available("headroom"):
+        configs.append(Config("headroom-ai", headroom.build))
     if available("deepagents"):
         configs.append(Config("deepagents", _deepagents, summarizes=True, unbound_summarizes=True))
     configs += [
