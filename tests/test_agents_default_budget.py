@@ -161,3 +161,31 @@ def test_usage_record_counts_the_tool_definitions() -> None:
     ).compile()
     usage = graph.invoke({"messages": [("user", "hello")]})[USAGE_KEY]
     assert usage["reported"] == usage["counted"]
+
+
+def test_middleware_usage_record_counts_the_bound_tools() -> None:
+    """`CompactionMiddleware` counts the tools bound for the call, as the provider does."""
+    from langchain.agents import create_agent
+
+    from langgraph_context.agents import create_compaction_middleware
+
+    class Reporting(ScriptedChatModel):
+        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            result = super()._generate(messages, *args, **kwargs)
+            sent = count_tokens(messages) + count_tool_tokens([lookup, dump_log])
+            result.generations[0].message.usage_metadata = {
+                "input_tokens": sent,
+                "output_tokens": 1,
+                "total_tokens": sent + 1,
+            }
+            return result
+
+    model = Reporting(responses=[AIMessage("hi")], profile={"max_input_tokens": WINDOW})
+    agent = create_agent(
+        model,
+        [lookup, dump_log],
+        system_prompt=PROMPT,
+        middleware=[create_compaction_middleware(max_tokens=3_000)],
+    )
+    usage = agent.invoke({"messages": [("user", "hello")]})[USAGE_KEY]
+    assert usage["reported"] == usage["counted"]

@@ -16,7 +16,7 @@ the refused history, so a wrong estimate or an unknown window still shrinks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from langgraph_context.tokens import (
     USAGE_KEY,
     TokenCounter,
     TokenUsage,
+    count_tool_tokens,
     is_context_overflow,
     model_window,
     reported_input_tokens,
@@ -88,14 +89,21 @@ class Window:
         """The window: the explicit one, else the model's profile, else `None`."""
         return self.context_window if self.context_window is not None else model_window(model)
 
-    def usage(self, sent: list[BaseMessage], answer: Any, model: Any) -> TokenUsage | None:
-        """What this call taught: reported and counted input tokens, and the window."""
+    def usage(
+        self, sent: list[BaseMessage], answer: Any, model: Any, tools: Sequence[Any] | None = None
+    ) -> TokenUsage | None:
+        """What this call taught: reported and counted input tokens, and the window.
+
+        `tools` are the definitions bound for this call when they are only known then
+        (middleware); they replace `tool_tokens` on the counted side.
+        """
         usage: TokenUsage = {}
         reported = reported_input_tokens(answer)
         if reported is not None:
             usage["reported"] = reported
             # the provider counts the tool definitions too; so does the record
-            usage["counted"] = (int(self.token_counter(sent)) if sent else 0) + self.tool_tokens
+            schemas = self.tool_tokens if tools is None else _tool_tokens(tools, self.token_counter)
+            usage["counted"] = (int(self.token_counter(sent)) if sent else 0) + schemas
         window = self.size(model)
         if window is not None:
             usage["window"] = window
@@ -115,6 +123,25 @@ class Window:
         messages = list(result.messages)
         tokens = int(self.token_counter(messages)) if messages else 0
         return Retry(messages, sent_tokens=counted, tokens=tokens, window=window)
+
+
+_LAST_TOOLS: list[tuple[list[Any], int]] = []  # (the tools, their tokens): one entry
+
+
+def _tool_tokens(tools: Sequence[Any], counter: TokenCounter) -> int:
+    """Tokens of these tool definitions.
+
+    The last list counted is remembered by its items (kept alive here, so their ids
+    cannot be reused): an agent binds the same tools on every call.
+    """
+    items = list(tools)
+    if _LAST_TOOLS and len(_LAST_TOOLS[0][0]) == len(items):
+        known, tokens = _LAST_TOOLS[0]
+        if all(a is b for a, b in zip(known, items, strict=True)):
+            return tokens
+    tokens = count_tool_tokens(items, token_counter=counter)
+    _LAST_TOOLS[:] = [(items, tokens)]
+    return tokens
 
 
 def overflowed(answer: Any) -> bool:

@@ -338,7 +338,7 @@ class CompactionMiddleware(PreModelNodeMiddleware):
         sent = [*request.messages] if retry is None else retry.messages
         head = [request.system_message] if request.system_message is not None else []
         reply = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
-        usage = self._window.usage([*head, *sent], reply, request.model)
+        usage = self._window.usage([*head, *sent], reply, request.model, tools=request.tools)
         if usage is not None:
             update[USAGE_KEY] = usage
         history = list(request.state.get("messages", []))
