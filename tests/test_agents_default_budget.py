@@ -141,21 +141,27 @@ def test_a_bad_limit_is_refused(bad: Any) -> None:
         create_context_agent(_model([AIMessage("x")]), [lookup], tool_output_limit=bad)
 
 
+class _Reporting(ScriptedChatModel):
+    """Reports usage as a provider does: the messages and the tool definitions."""
+
+    tools: list[Any] = []  # noqa: RUF012 - pydantic copies the default
+
+    def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        result = super()._generate(messages, *args, **kwargs)
+        sent = count_tokens(messages) + count_tool_tokens(self.tools)
+        result.generations[0].message.usage_metadata = {
+            "input_tokens": sent,
+            "output_tokens": 1,
+            "total_tokens": sent + 1,
+        }
+        return result
+
+
 def test_usage_record_counts_the_tool_definitions() -> None:
     """The counted side of `token_usage` includes the tool schemas, as the provider's does."""
-
-    class Reporting(ScriptedChatModel):
-        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
-            result = super()._generate(messages, *args, **kwargs)
-            sent = count_tokens(messages) + count_tool_tokens([lookup])
-            result.generations[0].message.usage_metadata = {
-                "input_tokens": sent,
-                "output_tokens": 1,
-                "total_tokens": sent + 1,
-            }
-            return result
-
-    model = Reporting(responses=[AIMessage("hi")], profile={"max_input_tokens": WINDOW})
+    model = _Reporting(
+        responses=[AIMessage("hi")], profile={"max_input_tokens": WINDOW}, tools=[lookup]
+    )
     graph = create_context_agent(
         model, [lookup], plan_tools=False, note_tools=False, memory_tools=False, context=False
     ).compile()
@@ -169,18 +175,11 @@ def test_middleware_usage_record_counts_the_bound_tools() -> None:
 
     from langgraph_context.agents import create_compaction_middleware
 
-    class Reporting(ScriptedChatModel):
-        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
-            result = super()._generate(messages, *args, **kwargs)
-            sent = count_tokens(messages) + count_tool_tokens([lookup, dump_log])
-            result.generations[0].message.usage_metadata = {
-                "input_tokens": sent,
-                "output_tokens": 1,
-                "total_tokens": sent + 1,
-            }
-            return result
-
-    model = Reporting(responses=[AIMessage("hi")], profile={"max_input_tokens": WINDOW})
+    model = _Reporting(
+        responses=[AIMessage("hi")],
+        profile={"max_input_tokens": WINDOW},
+        tools=[lookup, dump_log],
+    )
     agent = create_agent(
         model,
         [lookup, dump_log],
