@@ -64,9 +64,8 @@ class ContextPacket:
         if self.relevance is not None and not 0.0 <= self.relevance <= 1.0:
             msg = f"ContextPacket.relevance must be within [0, 1], got {self.relevance}"
             raise InvalidArgumentError(msg)
-        if self.token_count is not None and self.token_count < 0:
-            msg = f"ContextPacket.token_count must be >= 0, got {self.token_count}"
-            raise InvalidArgumentError(msg)
+        if self.token_count is not None:
+            _check_count(self.token_count)
 
     @property
     def is_trusted(self) -> bool:
@@ -79,10 +78,7 @@ class ContextPacket:
         """Return this packet with `token_count` filled in (itself if already set)."""
         if self.token_count is not None:
             return self
-        count = int(resolve_counter(token_counter)(self.content))
-        if count < 0:
-            msg = f"the token counter returned {count} for a packet; counts must be >= 0"
-            raise InvalidArgumentError(msg)
+        count = _check_count(int(resolve_counter(token_counter)(self.content)))
         # A field-for-field copy: this runs for every packet of every build, and
         # `dataclasses.replace` (which re-runs `__init__` and the checks above on fields
         # already checked) costs about 6x as much.
@@ -90,3 +86,11 @@ class ContextPacket:
         counted.__dict__.update(self.__dict__)
         counted.__dict__["token_count"] = count
         return counted
+
+
+def _check_count(count: int) -> int:
+    """Return `count`; refuse a negative one (a custom counter's, or a caller's)."""
+    if count < 0:
+        msg = f"ContextPacket.token_count must be >= 0, got {count}"
+        raise InvalidArgumentError(msg)
+    return count

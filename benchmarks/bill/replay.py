@@ -92,7 +92,14 @@ class CallLog:
         self.last_text = text
 
 
-class ScriptedModel(BaseChatModel):
+class _Provider(BaseChatModel):
+    """A replay model that names `PROVIDER` as its provider, as the agent's model does."""
+
+    def _get_ls_params(self, stop: Any = None, **kwargs: Any) -> Any:
+        return {**super()._get_ls_params(stop=stop, **kwargs), "ls_provider": PROVIDER}
+
+
+class ScriptedModel(_Provider):
     """Return the recorded assistant turns (`log.script`) in order; meter every request.
 
     With `summarizer` set (deepagents, which summarizes with the agent's own model and
@@ -143,11 +150,8 @@ class ScriptedModel(BaseChatModel):
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _get_ls_params(self, stop: Any = None, **kwargs: Any) -> Any:
-        return {**super()._get_ls_params(stop=stop, **kwargs), "ls_provider": PROVIDER}
 
-
-class StandInSummarizer(BaseChatModel):
+class StandInSummarizer(_Provider):
     """Answer with the first `SUMMARY_TOKENS` tokens of the text to summarize."""
 
     calls: int = 0
@@ -170,9 +174,6 @@ class StandInSummarizer(BaseChatModel):
         self.tokens_in += len(_ENCODING.encode("\n".join(parts), disallowed_special=()))
         self.tokens_out += min(len(tokens), SUMMARY_TOKENS)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(summary))])
-
-    def _get_ls_params(self, stop: Any = None, **kwargs: Any) -> Any:
-        return {**super()._get_ls_params(stop=stop, **kwargs), "ls_provider": PROVIDER}
 
 
 class ReplayTool(BaseTool):

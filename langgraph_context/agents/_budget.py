@@ -262,5 +262,7 @@ def output_limiter(
     """
     if limit is None or limit is False:
         return None
-    tokens = budget.tool_output_limit if limit is True else _positive(limit, "tool_output_limit")
-    return ToolOutputLimitMiddleware(int(tokens or 1))
+    if limit is True:
+        return ToolOutputLimitMiddleware(budget.tool_output_limit)
+    _positive(limit, "tool_output_limit")
+    return ToolOutputLimitMiddleware(limit)

@@ -95,14 +95,19 @@ class Window:
         """What this call taught: reported and counted input tokens, and the window.
 
         `tools` are the definitions bound for this call when they are only known then
-        (middleware); they replace `tool_tokens` on the counted side.
+        (middleware); they replace `tool_tokens` on the counted side (counting eight
+        tools takes about 0.15 ms, nothing beside a model call).
         """
         usage: TokenUsage = {}
         reported = reported_input_tokens(answer)
         if reported is not None:
             usage["reported"] = reported
             # the provider counts the tool definitions too; so does the record
-            schemas = self.tool_tokens if tools is None else _tool_tokens(tools, self.token_counter)
+            schemas = (
+                self.tool_tokens
+                if tools is None
+                else count_tool_tokens(tools, token_counter=self.token_counter)
+            )
             usage["counted"] = (int(self.token_counter(sent)) if sent else 0) + schemas
         window = self.size(model)
         if window is not None:
@@ -123,25 +128,6 @@ class Window:
         messages = list(result.messages)
         tokens = int(self.token_counter(messages)) if messages else 0
         return Retry(messages, sent_tokens=counted, tokens=tokens, window=window)
-
-
-_LAST_TOOLS: list[tuple[list[Any], int]] = []  # (the tools, their tokens): one entry
-
-
-def _tool_tokens(tools: Sequence[Any], counter: TokenCounter) -> int:
-    """Tokens of these tool definitions.
-
-    The last list counted is remembered by its items (kept alive here, so their ids
-    cannot be reused): an agent binds the same tools on every call.
-    """
-    items = list(tools)
-    if _LAST_TOOLS and len(_LAST_TOOLS[0][0]) == len(items):
-        known, tokens = _LAST_TOOLS[0]
-        if all(a is b for a, b in zip(known, items, strict=True)):
-            return tokens
-    tokens = count_tool_tokens(items, token_counter=counter)
-    _LAST_TOOLS[:] = [(items, tokens)]
-    return tokens
 
 
 def overflowed(answer: Any) -> bool:

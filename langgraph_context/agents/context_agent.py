@@ -35,7 +35,6 @@ The graph::
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, NotRequired
 
@@ -272,12 +271,9 @@ def create_context_agent(
         'hello'
     """
     _check_model(model)
-    window = _window(model, context_window)
     all_tools = agent_tools(tools, plan_tools, note_tools, memory_tools, note_prefix)
+    window = _window(model, context_window, all_tools)
     check_sized(compaction, context, max_tokens)
-    window = dataclasses.replace(
-        window, tool_tokens=count_tool_tokens(all_tools, token_counter=window.token_counter)
-    )
     fixed = fixed_tokens(system_prompt, window.tool_tokens, window.token_counter)
     budget = AgentBudget.of(max_tokens, window.context_window, fixed)
     compactor = compaction_step(compaction, budget, window.context_window)
@@ -344,8 +340,11 @@ def _check_name(name: str | None) -> str | None:
     return name
 
 
-def _window(model: Any, context_window: int | None) -> Window:
-    """The model's window: `context_window`, else the profile of a fixed chat model."""
+def _window(model: Any, context_window: int | None, tools: list[BaseTool]) -> Window:
+    """The model's window and the tokens of the tool definitions bound to it.
+
+    The window is `context_window`, else the profile of a fixed chat model.
+    """
     if context_window is not None and (
         isinstance(context_window, bool)
         or not isinstance(context_window, int)
@@ -354,7 +353,8 @@ def _window(model: Any, context_window: int | None) -> Window:
         msg = f"context_window must be a positive int, got {context_window!r}"
         raise InvalidArgumentError(msg)
     known = context_window if context_window is not None else model_window(model)
-    return Window(known, resolve_counter(None))
+    counter = resolve_counter(None)
+    return Window(known, counter, count_tool_tokens(tools, token_counter=counter))
 
 
 def _chain(

@@ -35,6 +35,33 @@ __all__ = [
 ]
 
 
+class _CheckedModelCall:
+    """The model-call hooks of a middleware that checks each request before the call.
+
+    Both middlewares below check something about the agent's tools (once: the tools of
+    an agent are fixed) and then hand the request on unchanged.
+    """
+
+    def _check_request(self, request: ModelRequest) -> None:
+        raise NotImplementedError
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Check the request (see `_check_request`), then call the model."""
+        self._check_request(request)
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        """Async twin of `wrap_model_call`."""
+        self._check_request(request)
+        return await handler(request)
+
+
 class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
     """Agent state plus `plan` and `note`."""
 
@@ -63,7 +90,7 @@ class MemoryAgentState(AgentState[Any], MemoryStateMixin):
     """Agent state plus pinned memory: `constraints` and `hot_issues`."""
 
 
-class PinnedMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
+class PinnedMemoryMiddleware(_CheckedModelCall, AgentMiddleware[MemoryAgentState, Any]):
     """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
 
     Args:
@@ -105,7 +132,7 @@ class PinnedMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         """The middleware's name in the agent graph (`memory.before_model`)."""
         return self._name
 
-    def _require_check_tools(self, request: ModelRequest) -> None:
+    def _check_request(self, request: ModelRequest) -> None:
         """Raise if `checks` names a tool the agent does not have (known at the first call).
 
         Raises:
@@ -125,22 +152,6 @@ class PinnedMemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
                 f"its tools: {sorted(n for n in names if n)}"
             )
             raise InvalidArgumentError(msg)
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        """Check once that every tool named in `checks` exists, then call the model."""
-        self._require_check_tools(request)
-        return handler(request)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest,
-        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
-    ) -> ModelResponse:
-        """Async twin of `wrap_model_call`."""
-        self._require_check_tools(request)
-        return await handler(request)
 
     def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Open or resolve hot issues from the last tool round's check results."""
@@ -178,7 +189,7 @@ def create_memory_middleware(
     return PinnedMemoryMiddleware(checks=checks, memory_tools=memory_tools, name=name)
 
 
-class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
+class StateToolsMiddleware(_CheckedModelCall, AgentMiddleware[StateToolsState, Any]):
     """Give a `create_agent` agent the plan and/or note tools and their state keys.
 
     Args:
@@ -222,23 +233,7 @@ class StateToolsMiddleware(AgentMiddleware[StateToolsState, Any]):
         """The middleware's name in the agent graph."""
         return self._name
 
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        """Check once that its tools reach the model unshadowed, then call the model."""
-        self._require_own_tools(request)
-        return handler(request)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest,
-        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
-    ) -> ModelResponse:
-        """Async twin of `wrap_model_call`."""
-        self._require_own_tools(request)
-        return await handler(request)
-
-    def _require_own_tools(self, request: ModelRequest) -> None:
+    def _check_request(self, request: ModelRequest) -> None:
         """`require_own_tools`, once: the agent's tools are fixed."""
         if not self._checked:
             require_own_tools(self, request)
