@@ -16,6 +16,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import AgentBudget, create_context_agent
+from langgraph_context.agents._budget import TARGET_SHARE
 from langgraph_context.compaction import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -84,7 +85,7 @@ def test_budget_parts_add_up() -> None:
     assert small.call == tooled.call == 8_000
     assert small.history == 8_000 - small.fixed
     assert tooled.fixed - small.fixed > count_tool_tokens([lookup, dump_log])  # + hardening
-    assert tooled.target == int(tooled.history * 0.5)
+    assert tooled.target == int(tooled.history * TARGET_SHARE)
     assert AgentBudget.for_agent(context_window=32_000).call == 32_000
     assert AgentBudget.for_agent().call == 3_000
     # a fixed part larger than the budget still leaves a quarter for the history

@@ -16,6 +16,7 @@ from langgraph_context.compaction import (
     split_fenced,
     summarize_history,
 )
+from langgraph_context.compaction._floor import lost_facts
 from langgraph_context.memory import create_constraint_extractor_node
 from langgraph_context.tokens import count_tokens
 from tests._wire_server import (
@@ -170,16 +171,21 @@ def test_compaction_node_on_the_wire_records_the_failure(server: WireServer) -> 
 def test_compaction_node_on_the_wire_compacts(server: WireServer) -> None:
     """With a working summarizer the node rewrites the history under its budget.
 
-    The summary ("Summary.") forgets facts that rules alone keep, so the rule-based
-    result is used: never below rules alone.
+    The summary ("Summary.") says nothing itself, so whatever the node keeps must
+    hold every fact the node without a model keeps: never below rules alone.
     """
     server.script(*[reply("Summary.") for _ in range(10)])
     node = create_compaction_node(max_tokens=1_200, model=server.chat_model())
     update = node.invoke({"messages": history()})
     assert update["compaction"]["error"] is None
     assert update["compaction"]["last"]["summarizer_calls"] >= 1
-    assert update["compaction"]["last"]["floor"].startswith("summary dropped: it lost")
     assert update["compaction"]["last"]["within_budget"]
+    rules = create_compaction_node(max_tokens=1_200).invoke({"messages": history()})
+    floor = [m for m in rules["messages"] if m.type != "remove"]
+    result = [m for m in update["messages"] if m.type != "remove"]
+    assert lost_facts(floor, result) == []
+    if update["compaction"]["last"]["strategy"] != "summary":
+        assert update["compaction"]["last"]["floor"].startswith("summary dropped: it lost")
     assert all(
         count_tokens(b["messages"]) <= SummaryOptions().max_input_tokens for b in server.requests
     )

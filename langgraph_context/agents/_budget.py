@@ -32,9 +32,9 @@ __all__ = [
 
 HISTORY_SHARE_FLOOR = 4
 """The history's high mark is never below this fraction (1/4) of the call budget."""
-TARGET_SHARE = 0.5
-"""A compaction over the high mark aims at this share of it (the low mark). At 0.4 the bill's
-4k-window tau sessions kept 17 of 28 early facts at the probe call; at 0.5, 27."""
+TARGET_SHARE = 0.4
+"""A compaction over the high mark aims at this share of it (the low mark), the snapshot of
+what leaves included (up to `compaction.SNAPSHOT_SHARE` of the high mark)."""
 STATE_RESERVE = 200
 """Tokens kept free in each call for the plan's closing message and the state block."""
 OUTPUT_LIMIT_SHARE = 10
@@ -61,8 +61,9 @@ class AgentBudget:
             request (system prompt, hardening line, tool definitions and a reserve for
             the plan), so a history under it is sent whole and the prompt cache keeps
             it; never below a quarter of `call`.
-        target: The low mark a compaction aims at: half of `history`, so the history
-            grows append-only for many calls between two compactions.
+        target: The low mark a compaction aims at: 40% of `history` (the snapshot of
+            what leaves included), so the history grows append-only for many calls
+            between two compactions.
         fixed: The fixed part counted (tokens).
     """
 

@@ -197,7 +197,7 @@ def create_context_agent(
             stored history's high mark (`compaction=True`) is that budget less what
             every request carries besides the history (a string system prompt, the
             hardening line, the tool definitions, 200 tokens for the plan), never
-            below a quarter of it; a compaction aims at half the high mark. Under
+            below a quarter of it; a compaction aims at 40% of the high mark. Under
             the high mark the history is sent whole, so the provider's prompt cache
             keeps it between calls, and the rewrites are few.
         tool_output_limit: `True` (default) cuts a tool result longer than a tenth of

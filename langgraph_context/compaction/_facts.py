@@ -38,6 +38,8 @@ ERROR_RE = re.compile(
     re.IGNORECASE,
 )
 ID_RE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,47}(?![\w/])")
+# Not an identifier: a quantity (`405-token`, `3-day`: a number with its unit).
+_QUANTITY = re.compile(r"\d+-[a-z]+")
 OPEN_RE = re.compile(r"^\s*(?:[-*]\s*\[ \]|todo\b|next\b|pending\b)[:\s]", re.IGNORECASE)
 
 
@@ -153,9 +155,21 @@ def error_lines(text: str, *, force: bool) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def text_ids(text: str) -> tuple[str, ...]:
-    """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text."""
-    found = dict.fromkeys(ID_RE.findall(text[:SCAN_CHARS]))
-    return tuple(found)[:IDS_PER_MESSAGE]
+    """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text.
+
+    Quantities (`405-token`, `3-day`) are left out: they name a size, and would take
+    the room of the ids the next turns need.
+    """
+    head = text[:SCAN_CHARS]
+    found: dict[str, None] = {}
+    for match in ID_RE.finditer(head):
+        word = match.group()
+        if _QUANTITY.fullmatch(word):
+            continue
+        found[word] = None
+        if len(found) == IDS_PER_MESSAGE:
+            break
+    return tuple(found)
 
 
 @lru_cache(maxsize=8192)

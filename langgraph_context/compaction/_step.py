@@ -32,6 +32,7 @@ from langgraph_context.compaction.options import (
 )
 from langgraph_context.compaction.provenance import fenced_compaction_message, mark_later_system
 from langgraph_context.compaction.strategies import (
+    DEFAULT_SNAPSHOT_FRACTION,
     CompactionResult,
     CompactionStats,
     Strategy,
@@ -52,6 +53,14 @@ logger = logging.getLogger("langgraph_context.compaction.node")
 
 _SUMMARY_WRAPPER = 96  # tokens of the summary message around the summary text (fence included)
 _MUST_KEEP_SLACK = 16  # per-message overheads the strategies add on top
+SNAPSHOT_SHARE = 0.15
+"""Over the high mark, the snapshot of what leaves may take up to this share of it.
+
+The record of what leaves is sized by how much history there was, not by the low mark:
+a lower low mark (fewer compactions, a steadier cache) then shortens the verbatim tail,
+never the facts copied out of the evicted turns. The snapshot still counts within the
+low mark, and only takes what it renders (a short one leaves the rest unused)."""
+_SNAPSHOT_FRACTION_MAX = 0.5  # of the low mark: the rest stays for the verbatim tail
 
 
 @dataclass(frozen=True)
@@ -237,7 +246,15 @@ class Step:
             keep_messages=self._keep_messages(),
             token_counter=self.o.token_counter,
             shorten_request=self.tokens > self.o.max_tokens,
+            snapshot_fraction=self._snapshot_fraction(),
         )
+
+    def _snapshot_fraction(self) -> float:
+        """Share of this run's budget the snapshot may take (see `SNAPSHOT_SHARE`)."""
+        if self.budget >= self.o.max_tokens:
+            return DEFAULT_SNAPSHOT_FRACTION
+        share = SNAPSHOT_SHARE * self.o.max_tokens / self.budget
+        return min(_SNAPSHOT_FRACTION_MAX, max(DEFAULT_SNAPSHOT_FRACTION, share))
 
     @functools.cached_property
     def floor(self) -> CompactionResult:

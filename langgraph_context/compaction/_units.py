@@ -313,3 +313,58 @@ def choose_drop(work: Work, target: int, head_fraction: float, messages_before: 
         if score > best_score:
             best, best_score = name, score
     return best
+
+
+@dataclass
+class Kept:
+    """The history being assembled: kept messages, their cost, what left the context."""
+
+    messages: list[BaseMessage]
+    cost: int
+    evicted: list[BaseMessage]
+    pairs: list[tuple[BaseMessage, BaseMessage]]
+    lead: int = 0
+    older_evicted: list[BaseMessage] = field(default_factory=list)
+    """Evicted originals older than the earlier snapshot's facts (a head it left in place)."""
+    older: int = 0
+    """Kept messages after the lead older than everything the new snapshot holds."""
+
+
+def collect(work: Work, older_until: int | None = None) -> Kept:
+    """Return the kept messages (cleared copies included) and the evicted originals.
+
+    The snapshot goes right after the lead, but a middle drop keeps a head that is
+    older than what it evicts; `older_until` (from the earlier snapshot's marker) marks
+    that head, so evicted messages in it are told apart (`older_evicted`), and the kept
+    messages older than all evicted ones are counted (`older`) for the new marker.
+    """
+    kept = Kept([], 0, [], [])
+    limit = len(work.items) if older_until is None else older_until
+    kept_at: list[int] = []
+
+    def evict(i: int, message: BaseMessage) -> None:
+        nonlocal limit
+        (
+            kept.older_evicted if older_until is not None and i < older_until else kept.evicted
+        ).append(message)
+        limit = min(limit, i)
+
+    for u, (start, end) in enumerate(work.units):
+        if u in work.dropped:
+            for i in range(start, end):
+                evict(i, work.items[i])
+            continue
+        kept.messages.extend(work.current[start:end])
+        kept_at.extend(range(start, end))
+        kept.cost += sum(work.costs[start:end])
+        cleared = [i for i in range(start, end) if i in work.cleared]
+        for i in cleared:
+            evict(i, work.cleared[i])
+        kept.pairs.extend((work.current[i], work.cleared[i]) for i in cleared)
+    while kept.lead < len(kept.messages) and (
+        isinstance(kept.messages[kept.lead], SystemMessage)
+        or compaction_kind(kept.messages[kept.lead]) == "summary"
+    ):
+        kept.lead += 1
+    kept.older = sum(1 for i in kept_at[kept.lead :] if i < limit)
+    return kept

@@ -188,6 +188,9 @@ def create_compaction_node(
             half of `max_tokens`), raised to what must stay when that is more (never
             above `max_tokens`), plus room for the snapshot or summary of what leaves
             (up to halfway to `max_tokens`), so nothing is evicted without a record.
+            Within it the rule-based snapshot may take up to 15% of `max_tokens`
+            (`SNAPSHOT_SHARE`): a low mark far under the high mark shortens the
+            verbatim tail, not the facts copied out of what leaves.
             The gap is hysteresis: the history then grows append-only for many turns before the
             next compaction, so providers' prompt caches keep hitting and a
             summarizer runs rarely. Set it equal to `max_tokens` to cut just under

@@ -222,23 +222,31 @@ class StateSnapshot:
 def _round_robin(
     sections: Sequence[tuple[str, list[str], bool]], budget: int, counter: Any
 ) -> list[list[str]]:
-    """Pick items section by section, one at a time, while they fit `budget`."""
+    """Pick items while they fit `budget`, the section that has spent the fewest tokens next.
+
+    Fair by tokens, not by items: a section of short facts (identifiers, paths) gets
+    as many tokens as one of long ones (requests, errors), so one long request does not
+    crowd out a dozen ids. Within a section items keep their priority order; one that
+    does not fit is skipped for the next.
+    """
     chosen: list[list[str]] = [[] for _ in sections]
-    spent = 0
-    progress = True
+    used = [0] * len(sections)
     cursor = [0] * len(sections)
-    while progress:
-        progress = False
-        for s, (title, items, _) in enumerate(sections):
-            if cursor[s] >= len(items):
-                continue
-            title_cost = counter(title) + 2 if not chosen[s] else 0
-            cost = counter(items[cursor[s]]) + 2 + title_cost
-            cursor[s] += 1
-            progress = True
-            if spent + cost <= budget:
-                chosen[s].append(items[cursor[s] - 1])
-                spent += cost
+    spent = 0
+    waiting = [s for s, (_, items, _) in enumerate(sections) if items]
+    while waiting:
+        s = min(waiting, key=lambda i: (used[i], i))
+        items = sections[s][1]
+        item = items[cursor[s]]
+        cursor[s] += 1
+        if cursor[s] >= len(items):
+            waiting.remove(s)
+        title_cost = counter(sections[s][0]) + 2 if not chosen[s] else 0
+        cost = counter(item) + 2 + title_cost
+        if spent + cost <= budget:
+            chosen[s].append(item)
+            spent += cost
+            used[s] += cost
     return chosen
 
 
@@ -256,7 +264,7 @@ def _request_order(requests: Sequence[str]) -> list[str]:
     return [requests[0], *reversed(requests[1:])]
 
 
-def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
+def snapshot_message(text: str, snapshot: StateSnapshot, *, older: int = 0) -> HumanMessage:
     """Wrap a rendered snapshot in the marked message compaction inserts.
 
     It is a user-role message so it is valid right after the system prompt for every
@@ -267,14 +275,17 @@ def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
     Args:
         text: The rendered snapshot.
         snapshot: The structured snapshot it renders.
+        older: How many messages right after it are older than what it stands for
+            (the head a middle drop kept), so the next compaction that evicts them
+            puts their facts first.
 
     Returns:
         The message.
     """
-    return HumanMessage(
-        text,
-        additional_kwargs=compaction_marker("snapshot", snapshot=snapshot.to_dict()),
-    )
+    marker = compaction_marker("snapshot", snapshot=snapshot.to_dict())
+    if older:
+        marker[COMPACTION_MARKER]["older"] = older
+    return HumanMessage(text, additional_kwargs=marker)
 
 
 def extract_snapshot(

@@ -31,7 +31,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     ToolMessage,
 )
 
@@ -39,9 +38,11 @@ from langgraph_context.compaction._units import (
     CLEARED_TOOL_ARG,
     CLEARED_TOOL_RESULT,
     Costs,
+    Kept,
     Work,
     choose_drop,
     clear_results,
+    collect,
     drop_units,
     efficiency_score,
     is_round,
@@ -49,7 +50,11 @@ from langgraph_context.compaction._units import (
     pin_units,
 )
 from langgraph_context.compaction.options import check_one_of, check_positive
-from langgraph_context.compaction.provenance import compaction_kind, mark_later_system
+from langgraph_context.compaction.provenance import (
+    COMPACTION_MARKER,
+    compaction_kind,
+    mark_later_system,
+)
 from langgraph_context.compaction.snapshot import (
     StateSnapshot,
     extract_snapshot,
@@ -290,6 +295,8 @@ class _Earlier:
 
     snapshot: StateSnapshot | None = None
     messages: list[BaseMessage] = field(default_factory=list)
+    older_until: int | None = None
+    """Body messages before this index are older than what the earlier snapshot holds."""
 
 
 def _set_aside_snapshots(
@@ -304,6 +311,9 @@ def _set_aside_snapshots(
             # merged into the new snapshot; put back in `_finish` if it has no room
             earlier.snapshot = extract_snapshot([message], previous=earlier.snapshot)
             earlier.messages.append(message)
+            older = message.additional_kwargs[COMPACTION_MARKER].get("older", 0)
+            count = older if isinstance(older, int) and not isinstance(older, bool) else 0
+            earlier.older_until = len(body) + max(0, count)
         else:
             body.append(message)
             body_costs.append(cost)
@@ -336,39 +346,8 @@ def _apply(
     return applied
 
 
-@dataclass
-class _Kept:
-    """The history being assembled: kept messages, their cost, what left the context."""
-
-    messages: list[BaseMessage]
-    cost: int
-    evicted: list[BaseMessage]
-    pairs: list[tuple[BaseMessage, BaseMessage]]
-    lead: int = 0
-
-
-def _collect(work: Work) -> _Kept:
-    """Return the kept messages (cleared copies included) and the evicted originals."""
-    kept = _Kept([], 0, [], [])
-    for u, (start, end) in enumerate(work.units):
-        if u in work.dropped:
-            kept.evicted.extend(work.items[start:end])
-            continue
-        kept.messages.extend(work.current[start:end])
-        kept.cost += sum(work.costs[start:end])
-        cleared = [i for i in range(start, end) if i in work.cleared]
-        kept.evicted.extend(work.cleared[i] for i in cleared)
-        kept.pairs.extend((work.current[i], work.cleared[i]) for i in cleared)
-    while kept.lead < len(kept.messages) and (
-        isinstance(kept.messages[kept.lead], SystemMessage)
-        or compaction_kind(kept.messages[kept.lead]) == "summary"
-    ):
-        kept.lead += 1
-    return kept
-
-
 def _with_snapshot(
-    kept: _Kept, costs: Costs, snap: StateSnapshot, *, room: int, max_tokens: int
+    kept: Kept, costs: Costs, snap: StateSnapshot, *, room: int, max_tokens: int
 ) -> tuple[list[BaseMessage], int] | None:
     """Insert `snap` after the lead, halving its room until it fits; `None` if it never does.
 
@@ -379,7 +358,7 @@ def _with_snapshot(
         text = snap.render(max_tokens=room, token_counter=costs.token_counter)
         if not text:
             return None
-        message = snapshot_message(text, snap)
+        message = snapshot_message(text, snap, older=kept.older)
         candidate = [*kept.messages[: kept.lead], message, *kept.messages[kept.lead :]]
         if costs.total(candidate, kept.cost + costs.of(message)) <= max_tokens:
             kept.cost += costs.of(message)
@@ -424,19 +403,23 @@ def _finish(
 ) -> CompactionResult:
     """Assemble the result: kept messages, a snapshot of what left, and the stats."""
     max_tokens = before.max_tokens
-    kept = _collect(work)
+    kept = collect(work, earlier.older_until)
     snap = earlier.snapshot
     out = kept.messages
     snapshot_tokens = 0
-    if snapshot and (kept.evicted or earlier.snapshot is not None):
+    if snapshot and (kept.evicted or kept.older_evicted or earlier.snapshot is not None):
         calls = [c for m in kept.messages if isinstance(m, AIMessage) for c in m.tool_calls]
-        snap = extract_snapshot(kept.evicted, previous=earlier.snapshot, calls=calls)
+        previous = earlier.snapshot
+        if kept.older_evicted:  # their facts come first, as they came first
+            first = extract_snapshot(kept.older_evicted, calls=calls)
+            previous = first if previous is None else first.merge(previous)
+        snap = extract_snapshot(kept.evicted, previous=previous, calls=calls)
         wrapper = costs.of(HumanMessage(""))
         room = min(reserve, max_tokens - costs.total(kept.messages, kept.cost) - wrapper)
         inserted = _with_snapshot(kept, costs, snap, room=room, max_tokens=max_tokens)
         if inserted is not None:
             out, snapshot_tokens = inserted
-    evicted = kept.evicted
+    evicted = [*kept.older_evicted, *kept.evicted]
     lost_snapshots = 0
     if earlier.messages and out is kept.messages:
         # no new snapshot carries the earlier ones: keep them verbatim if they fit,

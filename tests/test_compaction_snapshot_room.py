@@ -1,0 +1,145 @@
+"""What a compaction's snapshot keeps: the task first, short facts beside long ones, room.
+
+* A head kept by a middle drop is older than what the snapshot holds; when a later
+  compaction evicts it, its request must come first (the render keeps the first one).
+* Sections share the render budget by tokens, so one long request cannot crowd out a
+  dozen ids.
+* A number with its unit (`405-token`) is not an identifier.
+* Over the high mark, the snapshot's room scales with the high mark, not the low one.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from langgraph_context.compaction import (
+    COMPACTION_MARKER,
+    StateSnapshot,
+    compact_messages,
+    compaction_kind,
+    create_compaction_node,
+    extract_snapshot,
+)
+from langgraph_context.compaction._step import SNAPSHOT_SHARE
+from langgraph_context.tokens import count_tokens
+
+TASK = "Deploy to pg-staging-7741.internal for account ACCT-20931; tag rel-kestrel-9."
+
+
+def _round(n: int, lines: int = 40) -> list[BaseMessage]:
+    call = {"name": "run", "args": {"command": f"make check-{n}"}, "id": f"c{n}"}
+    return [
+        HumanMessage(f"Step {n}: check module m{n} please."),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage(f"check {n}\n" + f"line ok {n}\n" * lines, tool_call_id=f"c{n}"),
+        AIMessage(f"Module m{n} checks out."),
+    ]
+
+
+def _history(first: int, last: int) -> list[BaseMessage]:
+    return [m for n in range(first, last) for m in _round(n)]
+
+
+def _snapshot(messages: list[BaseMessage]) -> StateSnapshot:
+    [marked] = [m for m in messages if compaction_kind(m) == "snapshot"]
+    return StateSnapshot.from_dict(marked.additional_kwargs[COMPACTION_MARKER]["snapshot"])
+
+
+def test_head_evicted_later_keeps_its_request_first() -> None:
+    """drop_middle keeps the task; when drop_oldest evicts it later, it leads the snapshot."""
+    start = [SystemMessage("You deploy services."), HumanMessage(TASK), *_history(0, 12)]
+    first = compact_messages(start, max_tokens=900, strategy="drop_middle")
+    kept = first.messages
+    assert any(m.content == TASK for m in kept)  # the head stayed
+    marked = next(m for m in kept if compaction_kind(m) == "snapshot")
+    assert marked.additional_kwargs[COMPACTION_MARKER]["older"] >= 1
+    assert _snapshot(kept).requests[0] != TASK  # it holds the middle only
+
+    second = compact_messages([*kept, *_history(12, 24)], max_tokens=900, strategy="drop_oldest")
+    assert not any(m.content == TASK for m in second.messages)  # the head left now
+    snap = _snapshot(second.messages)
+    assert snap.requests[0] == TASK
+    text = next(m.content for m in second.messages if compaction_kind(m) == "snapshot")
+    assert TASK in text  # the render keeps the first request, so the task is in context
+    assert snap.requests.index("Step 0: check module m0 please.") > 0
+
+
+class State(TypedDict):
+    messages: Annotated[list[BaseMessage], add_messages]
+    compaction: dict[str, Any]
+
+
+def _turn(state: State) -> dict[str, Any]:
+    n = sum(isinstance(m, ToolMessage) for m in state["messages"])
+    size = 10 + (n * 37) % 90  # tool outputs of varied size, as in real sessions
+    round_ = _round(n, lines=size)
+    return {"messages": round_[1:]}
+
+
+def test_task_facts_survive_many_compactions_in_a_graph() -> None:
+    """A long thread through a compiled graph: the first turn's facts stay in context."""
+    graph = StateGraph(State)
+    graph.add_node("work", _turn)
+    graph.add_node("compaction", create_compaction_node(max_tokens=3_000))
+    graph.add_edge(START, "work")
+    graph.add_edge("work", "compaction")
+    graph.add_edge("compaction", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "long"}}
+    app.invoke({"messages": [SystemMessage("You deploy services."), HumanMessage(TASK)]}, config)
+    for n in range(120):
+        state = app.invoke({"messages": [HumanMessage(f"Step {n}: check module m{n}.")]}, config)
+    assert state["compaction"]["count"] >= 10
+    text = "\n".join(str(m.content) for m in state["messages"])
+    for fact in ("pg-staging-7741.internal", "ACCT-20931", "rel-kestrel-9"):
+        assert fact in text
+    assert count_tokens(state["messages"]) <= 3_000
+
+
+def test_short_facts_share_the_budget_with_long_requests() -> None:
+    """Ten ids fit beside long requests: the budget is shared by tokens, not by items."""
+    requests = tuple(
+        f"Request {i}: " + "please look at the failing job again " * 6 for i in range(5)
+    )
+    ids = tuple(f"ORD-{1000 + i}" for i in range(10))
+    snap = StateSnapshot(requests=requests, identifiers=ids, message_count=15)
+    budget = count_tokens(snap.render(max_tokens=10_000)) // 2
+    text = snap.render(max_tokens=budget)
+    assert count_tokens(text) <= budget
+    assert all(i in text for i in ids)
+    assert requests[0] in text  # the first request still comes first
+
+
+def test_quantities_are_not_identifiers() -> None:
+    """`405-token` and `3-day` name sizes; ORD-1000 and K1NW8N are ids."""
+    result = ToolMessage(
+        "Booking K1NW8N for ORD-1000 (a 3-day hold)\n[... the 405-token result was cut ...]",
+        tool_call_id="t1",
+    )
+    snap = extract_snapshot(
+        [AIMessage("", tool_calls=[{"name": "x", "args": {}, "id": "t1"}]), result]
+    )
+    assert "K1NW8N" in snap.identifiers
+    assert "ORD-1000" in snap.identifiers
+    assert "405-token" not in snap.identifiers
+    assert "3-day" not in snap.identifiers
+
+
+def test_snapshot_room_scales_with_the_high_mark() -> None:
+    """A low mark far under the high mark still leaves the snapshot its share of the high mark."""
+    ids = " ".join(f"ORD-{5000 + i}" for i in range(400))
+    history = [SystemMessage("You track orders."), HumanMessage(f"Orders: {ids}")]
+    history += _history(0, 30)
+    node = create_compaction_node(max_tokens=2_000, target_tokens=500, strategy="drop_oldest")
+    update = node.invoke({"messages": history})
+    stats = update["compaction"]["last"]
+    assert stats["within_budget"]
+    # the old room was a fifth of the low mark (100 tokens)
+    assert 500 // 5 < stats["snapshot_tokens"] <= int(SNAPSHOT_SHARE * 2_000)
+    kept = [m for m in update["messages"] if m.type != "remove"]
+    assert count_tokens(kept) <= stats["target_tokens"]
