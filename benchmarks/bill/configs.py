@@ -162,7 +162,9 @@ def _ours_middleware(
         create_tool_output_limit_middleware(budget.tool_output_limit),
         create_compaction_middleware(max_tokens=budget.history, target_tokens=budget.target),
         create_context_middleware(
-            ContextBuilder(config=ContextConfig(max_tokens=window)), harden_from_start=True
+            # as the agent does: the line from the first call when there are tools
+            ContextBuilder(config=ContextConfig(max_tokens=window)),
+            harden_from_start=bool(tools or own_tools),
         ),
     ]
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware)
