@@ -339,32 +339,30 @@ def collect(work: Work, older_until: int | None = None) -> Kept:
     messages older than all evicted ones are counted (`older`) for the new marker.
     """
     kept = Kept([], 0, [], [])
-    limit = len(work.items) if older_until is None else older_until
     kept_at: list[int] = []
-
-    def evict(i: int, message: BaseMessage) -> None:
-        nonlocal limit
-        (
-            kept.older_evicted if older_until is not None and i < older_until else kept.evicted
-        ).append(message)
-        limit = min(limit, i)
-
+    gone: list[tuple[int, BaseMessage]] = []  # (index, original), in history order
     for u, (start, end) in enumerate(work.units):
         if u in work.dropped:
-            for i in range(start, end):
-                evict(i, work.items[i])
+            gone.extend((i, work.items[i]) for i in range(start, end))
             continue
         kept.messages.extend(work.current[start:end])
         kept_at.extend(range(start, end))
         kept.cost += sum(work.costs[start:end])
         cleared = [i for i in range(start, end) if i in work.cleared]
-        for i in cleared:
-            evict(i, work.cleared[i])
+        gone.extend((i, work.cleared[i]) for i in cleared)
         kept.pairs.extend((work.current[i], work.cleared[i]) for i in cleared)
+    until = -1 if older_until is None else older_until
+    kept.older_evicted = [m for i, m in gone if i < until]
+    kept.evicted = [m for i, m in gone if i >= until]
     while kept.lead < len(kept.messages) and (
         isinstance(kept.messages[kept.lead], SystemMessage)
         or compaction_kind(kept.messages[kept.lead]) == "summary"
     ):
         kept.lead += 1
+    # kept messages before the first evicted one (and before the earlier head's end)
+    # are older than everything the new snapshot will hold
+    limit = len(work.items) if older_until is None else older_until
+    if gone:
+        limit = min(limit, gone[0][0])
     kept.older = sum(1 for i in kept_at[kept.lead :] if i < limit)
     return kept
