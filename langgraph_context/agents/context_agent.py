@@ -204,7 +204,9 @@ def create_context_agent(
             the budget (at most 1,000 tokens) to its two ends as the agent's
             `ToolNode` returns it (`ToolOutputLimitMiddleware.wrap_tool_call`, no
             extra graph step), so the model never reads the long text; the notice
-            asks the model for a narrower part. An int sets the limit in tokens;
+            asks the model for a narrower part. A JSON result is minified first
+            (whitespace outside strings dropped: lossless, and cheaper on every
+            later call). An int sets the limit in tokens;
             `False` or `None` keeps results whole (pass it when your own
             `create_tool_output_limit_node(note_key=...)` should see the full text).
         pre_model: Further nodes, run in order after `compaction`.

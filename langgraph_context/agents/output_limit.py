@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from langgraph_context.compaction import cut_tool_result
+from langgraph_context.compaction import cut_tool_result, minify_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
@@ -28,8 +28,12 @@ _Result = ToolMessage | Command[Any]
 class ToolOutputLimitMiddleware(AgentMiddleware):
     """Cut each tool result over `max_tokens` to its two ends as the tool returns it.
 
+    A result that is one JSON object or array first loses the whitespace outside its
+    strings (lossless; see `compaction.minify_tool_result`), unless `minify_json=False`.
+
     Args:
         max_tokens: Most tokens one tool result keeps (notice included).
+        minify_json: Minify JSON results before measuring them.
         token_counter: Counter for the limit (default: offline tiktoken).
         name: Middleware name, unique per agent.
 
@@ -41,12 +45,14 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
         self,
         max_tokens: int,
         *,
+        minify_json: bool = True,
         token_counter: TokenCounter | BaseLanguageModel | None = None,
         name: str = "tool_output_limit",
     ) -> None:
         super().__init__()
         check_positive("max_tokens", max_tokens)
         self.max_tokens = max_tokens
+        self.minify_json = minify_json
         self._counter = resolve_counter(token_counter)
         self._name = name
 
@@ -58,6 +64,8 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
     def _cut(self, result: _Result) -> _Result:
         if not isinstance(result, ToolMessage):
             return result  # a Command updates state its own way: left alone
+        if self.minify_json:
+            result = minify_tool_result(result) or result
         short = cut_tool_result(result, self.max_tokens, token_counter=self._counter)
         return result if short is None else short
 
@@ -77,6 +85,7 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
 def create_tool_output_limit_middleware(
     max_tokens: int,
     *,
+    minify_json: bool = True,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     name: str = "tool_output_limit",
 ) -> ToolOutputLimitMiddleware:
@@ -84,6 +93,8 @@ def create_tool_output_limit_middleware(
 
     Args:
         max_tokens: Most tokens one tool result keeps (notice included).
+        minify_json: Drop the whitespace outside strings of JSON results first
+            (lossless).
         token_counter: Counter for the limit (default: offline tiktoken).
         name: Middleware name, unique per agent.
 
@@ -93,4 +104,6 @@ def create_tool_output_limit_middleware(
     Raises:
         ValueError: If `max_tokens` is not a positive int.
     """
-    return ToolOutputLimitMiddleware(max_tokens, token_counter=token_counter, name=name)
+    return ToolOutputLimitMiddleware(
+        max_tokens, minify_json=minify_json, token_counter=token_counter, name=name
+    )

@@ -5,6 +5,11 @@ from langgraph_context.compaction.entry import (
     create_tool_output_limit_node,
     cut_tool_result,
 )
+from langgraph_context.compaction.minify import (
+    MINIFIED_MARKER,
+    minify_json,
+    minify_tool_result,
+)
 from langgraph_context.compaction.node import (
     CompactionNode,
     CompactionRecord,
@@ -94,6 +99,7 @@ __all__ = [
     "DEFAULT_SNAPSHOT_FRACTION",
     "DEFAULT_STATE_KEY",
     "HANDOFF_PROMPT",
+    "MINIFIED_MARKER",
     "PROMPT_STYLES",
     "SNAPSHOT_PROMPT",
     "STATUS_LABELS",
@@ -131,6 +137,8 @@ __all__ = [
     "is_trusted_system",
     "is_untrusted_compaction",
     "mark_later_system",
+    "minify_json",
+    "minify_tool_result",
     "split_fenced",
     "summarize_history",
     "summary_instructions",

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 
+from langgraph_context.compaction.minify import minify_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import as_messages
@@ -95,6 +96,7 @@ def create_tool_output_limit_node(
     max_tokens: int,
     *,
     note_key: str | None = None,
+    minify_json: bool = True,
     messages_key: str = "messages",
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     name: str = "limit_tool_output",
@@ -107,12 +109,16 @@ def create_tool_output_limit_node(
     the same message id, by its start and end with a notice between them, and marked
     in `additional_kwargs[CUT_MARKER]` with its full size, so it is never cut twice.
     Results with block content, without an id, or within the limit are left alone.
+    With `minify_json` (default), a result that is one JSON object or array first
+    loses the whitespace outside its strings (`minify_tool_result`: lossless, and
+    paid for on every later call of the thread), then is measured against the limit.
 
     Args:
         max_tokens: Most tokens one tool result keeps (notice included).
         note_key: A notes key (e.g. `"note"` of `NoteStateMixin`, whose reducer merges):
             the full text of each cut result is saved as note
             `tool-output/<tool_call_id>`, and the notice names it. `None` keeps no copy.
+        minify_json: Drop the whitespace outside strings of JSON results first.
         messages_key: State key of the conversation (with the `add_messages` reducer,
             which replaces a message by id).
         token_counter: Counter for the limit (default: offline tiktoken).
@@ -148,14 +154,17 @@ def create_tool_output_limit_node(
         for result in _trailing_results(messages):
             if result.id is None:
                 continue
+            compact = (minify_tool_result(result) if minify_json else None) or result
             # a result cut before (by the agent's own limit) no longer holds its full
             # text: it is cut again if need be, but never saved as "the full text"
             noted = note_key is not None and CUT_MARKER not in result.additional_kwargs
-            short = cut_tool_result(result, max_tokens, token_counter=counter, noted=noted)
+            short = cut_tool_result(compact, max_tokens, token_counter=counter, noted=noted)
             if short is not None:
                 cut.append(short)
                 if noted and note_key:
-                    notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(result.content)
+                    notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(compact.content)
+            elif compact is not result:
+                cut.append(compact)
         update: dict[str, Any] = {messages_key: cut} if cut else {}
         if notes and note_key:
             update[note_key] = notes
