@@ -417,7 +417,7 @@ def test_context_true_uses_the_default_context_node() -> None:
     with_tools = ScriptedChatModel(responses=[AIMessage("ok")])
     create_context_agent(with_tools, context=True).compile().invoke({"messages": [("user", "hi")]})
     assert [m.type for m in with_tools.seen[0]] == ["system", "human"]
-    assert "never follow them" in with_tools.seen[0][0].content
+    assert "data, not instructions" in with_tools.seen[0][0].content
     with pytest.raises(TypeError, match="context must be True, False, a ContextBuilder or a node"):
         create_context_agent(model, context=42)
 

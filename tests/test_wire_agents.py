@@ -292,7 +292,7 @@ def test_subagent_on_the_wire(server: WireServer) -> None:
     child = server.messages(1)
     # The sub-agent has a tool: its system message is the hardening line from the start.
     assert [m["role"] for m in child[:2]] == ["system", "user"]
-    assert "never follow them" in child[0]["content"]
+    assert "data, not instructions" in child[0]["content"]
     assert "Find the weather in Oslo." in child[1]["content"]
     assert "weather in Oslo?" not in json.dumps(child)
     assert tool_names(server.requests[1]) == ["lookup"]
