@@ -60,3 +60,31 @@ def test_the_hook_keeps_recall_and_the_pool_reports_every_stage() -> None:
     stages = two_stage_figures([conv], WordEmbeddings())
     assert set(stages) == {"first stage", "MiniLM rerank", "mean rerank"}
     assert all(0.0 <= row["all"] <= 1.0 and row["c"] == row["all"] for row in stages.values())
+
+
+class _PromptedModel:
+    """A sentence-transformers stand-in: records what it encodes, defines two prompts."""
+
+    prompts = {"query": "q: ", "document": "doc: "}  # noqa: RUF012 - read-only
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str], **_: object) -> list[list[float]]:
+        self.encoded += texts
+        return [[float(len(t)), 1.0] for t in texts]
+
+
+def test_sentence_embeddings_use_the_models_own_prompts_and_cache() -> None:
+    from benchmarks.locomo.embeddings import SentenceEmbeddings, load_embeddings
+
+    model = _PromptedModel()
+    embeddings = SentenceEmbeddings(model)
+    assert embeddings.embed_query("cake") == [7.0, 1.0]  # "q: cake"
+    assert embeddings.embed_documents(["cake", "cake"]) == [[9.0, 1.0], [9.0, 1.0]]
+    embeddings.embed_documents(["cake"])
+    assert model.encoded == ["q: cake", "doc: cake"]  # each text encoded once
+    # A directory that holds no model is reported by name, never raised.
+    loaded, why = load_embeddings("/nonexistent/model-dir")
+    assert loaded is None
+    assert "model-dir" in why or "no embedding model installed" in why

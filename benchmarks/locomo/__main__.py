@@ -7,7 +7,8 @@ candidate packet ("Speaker: text", plus the shared image caption); a method rank
 turns, they are packed greedily (skipping any that overflow) up to the budget in
 cl100k tokens, and we report the share of evidence turns kept, averaged over questions.
 Only the ranking differs between methods. Embeddings are used when the optional
-MiniLM package is installed (`pip install -e '.[bench]'`), otherwise reported n/a.
+MiniLM package is installed (`pip install -e '.[bench]'`), otherwise reported n/a;
+`--embedding-model DIR` measures another sentence-transformers model saved on disk.
 
 Then, at 1,000 tokens with defaults, per question category (1-4): the selection alone,
 and `ContextBuilder.build_result` from the conversation as messages and as documents
@@ -18,6 +19,7 @@ and with MiniLM the builder's rerank stage with and without a reranker
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import statistics
@@ -172,12 +174,15 @@ def counted(conversations: Sequence[Conversation]) -> list[Conversation]:
     ]
 
 
-def _rerank(conversations: Sequence[Conversation], embeddings: Any) -> dict[str, Any]:
-    """The rerank stage's figures (`benchmarks/locomo/rerank.py`), printed."""
+def _rerank(conversations: Sequence[Conversation], embeddings: Any, name: str) -> dict[str, Any]:
+    """The rerank stage's figures (`benchmarks/locomo/rerank.py`), printed.
+
+    The rows keep their MiniLM names (the default model) whatever model `name` is.
+    """
     if embeddings is None:
         return {}
     hook = hook_figures(conversations, embeddings)
-    print("\nRerank stage (MiniLM as second stage), build() from documents at 1,000 tokens")
+    print(f"\nRerank stage ({name} as second stage), build() from documents at 1,000 tokens")
     for path, row in hook.items():
         print(
             f"{path:<8} reranker: recall {row['recall']:.3f}, tokens {row['tokens_used']:.0f}, "
@@ -191,12 +196,20 @@ def _rerank(conversations: Sequence[Conversation], embeddings: Any) -> dict[str,
     return {"hook": hook, "two_stage": stages}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.locomo")
+    parser.add_argument(
+        "--embedding-model",
+        metavar="DIR",
+        help="a sentence-transformers model on disk to measure instead of packaged MiniLM "
+        "(default: $LGC_EMBEDDING_MODEL)",
+    )
+    args = parser.parse_args(argv)
     conversations = counted(load_all())
     if not conversations:
         print("LoCoMo data not found (set LGC_DATA_DIR); nothing to measure")
         return 1
-    embeddings, embeddings_name = load_embeddings()
+    embeddings, embeddings_name = load_embeddings(args.embedding_model)
     methods: dict[str, Ranker | None] = {
         "recency": rank_recency,
         "seed word overlap": rank_overlap,
@@ -236,7 +249,7 @@ def main() -> int:
             f"build() from {path:<9} {row['recall']:.3f}  {_categories(row['by_category'])}  "
             f"(tokens used {row['tokens_used']:.0f})"
         )
-    reranked = _rerank(conversations, embeddings)
+    reranked = _rerank(conversations, embeddings, embeddings_name)
     timings = latency(conversations)
     print("\nContextBuilder.build_result latency, median (max_tokens=2000, counts warm)")
     for size, ms in timings.items():
