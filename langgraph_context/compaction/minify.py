@@ -27,7 +27,6 @@ MINIFIED_MARKER = "lgc_minified"
 
 # A JSON string literal (unrolled: no per-character alternation), or a whitespace run.
 _TOKEN = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\n\r]+')
-_WHITESPACE = frozenset(" \t\n\r")
 
 
 def _keep_strings(match: re.Match[str]) -> str:
@@ -51,7 +50,7 @@ def minify_json(text: str) -> str | None:
         True
     """
     head = text.lstrip()[:1]
-    if head not in ("{", "[") or not _WHITESPACE.intersection(text):
+    if head not in ("{", "[") or not any(ws in text for ws in " \t\n\r"):
         return None
     try:
         json.loads(text)
