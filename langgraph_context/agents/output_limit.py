@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from langgraph_context.compaction import cut_tool_result, minify_tool_result
+from langgraph_context.compaction import arrived_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
@@ -64,9 +64,9 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
     def _cut(self, result: _Result) -> _Result:
         if not isinstance(result, ToolMessage):
             return result  # a Command updates state its own way: left alone
-        if self.minify_json:
-            result = minify_tool_result(result) or result
-        short = cut_tool_result(result, self.max_tokens, token_counter=self._counter)
+        short = arrived_tool_result(
+            result, self.max_tokens, minify_json=self.minify_json, token_counter=self._counter
+        )
         return result if short is None else short
 
     def wrap_tool_call(

@@ -2,6 +2,7 @@
 
 from langgraph_context.compaction.entry import (
     CUT_MARKER,
+    arrived_tool_result,
     create_tool_output_limit_node,
     cut_tool_result,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "SummaryOptions",
     "Trigger",
     "TriggerKind",
+    "arrived_tool_result",
     "asummarize_history",
     "compact_messages",
     "compaction_kind",

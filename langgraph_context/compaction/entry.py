@@ -28,6 +28,7 @@ from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_tex
 __all__ = [
     "CUT_MARKER",
     "DEFAULT_NOTE_PREFIX",
+    "arrived_tool_result",
     "create_tool_output_limit_node",
     "cut_tool_result",
 ]
@@ -92,6 +93,36 @@ def cut_tool_result(
     return result.model_copy(update={"content": short, "additional_kwargs": kwargs})
 
 
+def arrived_tool_result(
+    result: ToolMessage,
+    max_tokens: int,
+    *,
+    minify_json: bool = True,
+    token_counter: TokenCounter | BaseLanguageModel | None = None,
+    noted: bool = False,
+) -> ToolMessage | None:
+    """The result as it enters the history (JSON minified, then cut), or `None` if as is.
+
+    The one path of the node and of `ToolOutputLimitMiddleware`: `minify_tool_result`
+    first (when `minify_json`), then `cut_tool_result` on what that left.
+
+    Args:
+        result: The tool result, as the tool returned it.
+        max_tokens: Most tokens it keeps (notice included).
+        minify_json: Drop the whitespace outside strings of a JSON result first.
+        token_counter: Counter for the limit (default: offline tiktoken).
+        noted: The cut notice names note `tool-output/<tool_call_id>`.
+
+    Returns:
+        The replacement (same id), or `None` when nothing changes.
+    """
+    compact = (minify_tool_result(result) if minify_json else None) or result
+    short = cut_tool_result(compact, max_tokens, token_counter=token_counter, noted=noted)
+    if short is not None:
+        return short
+    return None if compact is result else compact
+
+
 def create_tool_output_limit_node(
     max_tokens: int,
     *,
@@ -154,17 +185,17 @@ def create_tool_output_limit_node(
         for result in _trailing_results(messages):
             if result.id is None:
                 continue
-            compact = (minify_tool_result(result) if minify_json else None) or result
             # a result cut before (by the agent's own limit) no longer holds its full
             # text: it is cut again if need be, but never saved as "the full text"
             noted = note_key is not None and CUT_MARKER not in result.additional_kwargs
-            short = cut_tool_result(compact, max_tokens, token_counter=counter, noted=noted)
-            if short is not None:
-                cut.append(short)
-                if noted and note_key:
-                    notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(compact.content)
-            elif compact is not result:
-                cut.append(compact)
+            short = arrived_tool_result(
+                result, max_tokens, minify_json=minify_json, token_counter=counter, noted=noted
+            )
+            if short is None:
+                continue
+            cut.append(short)
+            if noted and note_key and CUT_MARKER in short.additional_kwargs:
+                notes[f"{DEFAULT_NOTE_PREFIX}{result.tool_call_id}"] = str(result.content)
         update: dict[str, Any] = {messages_key: cut} if cut else {}
         if notes and note_key:
             update[note_key] = notes
