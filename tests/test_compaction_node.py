@@ -89,7 +89,10 @@ def test_replace_mode_many_compactions_keep_plan_and_notes() -> None:
     snapshot = [m for m in state["messages"] if compaction_kind(m) == "snapshot"]
     assert len(snapshot) == 1
     assert "continue 3" in snapshot[0].content
-    assert state["messages"][2].content == "Fix lib/app.ex"
+    # the kept task stays where every earlier request had it (the prompt cache covers
+    # it); the snapshot stands where the evicted middle was
+    assert state["messages"][1].content == "Fix lib/app.ex"
+    assert state["messages"][2] is snapshot[0] or state["messages"][2] == snapshot[0]
     assert state["messages"][-1].type == "tool"
     assert any(m.content == "continue 19" for m in state["messages"])
 

@@ -26,6 +26,7 @@ from langgraph_context.compaction import (
     extract_snapshot,
 )
 from langgraph_context.compaction._step import SNAPSHOT_SHARE
+from langgraph_context.compaction.snapshot import snapshot_message
 from langgraph_context.tokens import count_tokens
 
 TASK = "Deploy to pg-staging-7741.internal for account ACCT-20931; tag rel-kestrel-9."
@@ -56,8 +57,10 @@ def test_head_evicted_later_keeps_its_request_first() -> None:
     first = compact_messages(start, max_tokens=900, strategy="drop_middle")
     kept = first.messages
     assert any(m.content == TASK for m in kept)  # the head stayed
-    marked = next(m for m in kept if compaction_kind(m) == "snapshot")
-    assert marked.additional_kwargs[COMPACTION_MARKER]["older"] >= 1
+    # the snapshot stands after the kept head, where the evicted middle was
+    at = next(i for i, m in enumerate(kept) if compaction_kind(m) == "snapshot")
+    assert at >= 2
+    assert kept[:at] == start[:at]  # the head as it was, so a prompt cache still covers it
     assert _snapshot(kept).requests[0] != TASK  # it holds the middle only
 
     second = compact_messages([*kept, *_history(12, 24)], max_tokens=900, strategy="drop_oldest")
@@ -143,3 +146,68 @@ def test_snapshot_room_scales_with_the_high_mark() -> None:
     assert 500 // 5 < stats["snapshot_tokens"] <= int(SNAPSHOT_SHARE * 2_000)
     kept = [m for m in update["messages"] if m.type != "remove"]
     assert count_tokens(kept) <= stats["target_tokens"]
+
+
+def _stored_prefix(before: list[BaseMessage], after: list[BaseMessage]) -> int:
+    """How many leading messages of `after` are `before`'s, unchanged (ids and content)."""
+    n = 0
+    for old, new in zip(before, after, strict=False):
+        if old.id != new.id or old.content != new.content:
+            break
+        n += 1
+    return n
+
+
+def test_compaction_leaves_the_kept_head_where_the_cache_has_it() -> None:
+    """Through a compiled graph: each drop_middle compaction keeps system and task in place.
+
+    The messages before the snapshot are the ones every earlier request began with, so a
+    provider's prompt cache still covers them after the compaction; the snapshot stands
+    where the evicted middle was.
+    """
+    graph = StateGraph(State)
+    graph.add_node("work", _turn)
+    node = create_compaction_node(max_tokens=2_000, strategy="drop_middle")
+    graph.add_node("compaction", node)
+    graph.add_edge(START, "work")
+    graph.add_edge("work", "compaction")
+    graph.add_edge("compaction", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "head"}}
+    app.invoke({"messages": [SystemMessage("You deploy services."), HumanMessage(TASK)]}, config)
+    before = app.get_state(config).values["messages"]
+    compactions = 0
+    for n in range(40):
+        state = app.invoke({"messages": [HumanMessage(f"Step {n}: check module m{n}.")]}, config)
+        after = state["messages"]
+        if state.get("compaction", {}).get("count", 0) > compactions:
+            compactions = state["compaction"]["count"]
+            at = next(i for i, m in enumerate(after) if compaction_kind(m) == "snapshot")
+            assert at >= 2
+            assert _stored_prefix(before, after) >= at  # system, task (and more) unmoved
+            assert after[1].content == TASK
+        before = after
+    assert compactions >= 3
+
+
+def test_snapshot_stored_before_its_head_by_an_older_version_still_works() -> None:
+    """A checkpoint from before the move (snapshot ahead of the head, `older=N`) compacts right.
+
+    The head it counts is still told apart: when it is evicted, its request leads the new
+    snapshot; the new snapshot is written in the current layout (no `older` count).
+    """
+    middle = extract_snapshot(_history(0, 3))
+    old_layout = [
+        SystemMessage("You deploy services."),
+        snapshot_message(middle.render(max_tokens=300), middle, older=1),
+        HumanMessage(TASK),
+        *_history(3, 14),
+    ]
+    result = compact_messages(old_layout, max_tokens=900, strategy="drop_oldest")
+    assert not any(m.content == TASK for m in result.messages)
+    snap = _snapshot(result.messages)
+    assert snap.requests[0] == TASK
+    assert "Step 0: check module m0 please." in snap.requests
+    [marked] = [m for m in result.messages if compaction_kind(m) == "snapshot"]
+    assert "older" not in marked.additional_kwargs[COMPACTION_MARKER]
+    assert result.stats.within_budget

@@ -327,16 +327,17 @@ class Kept:
     older_evicted: list[BaseMessage] = field(default_factory=list)
     """Evicted originals older than the earlier snapshot's facts (a head it left in place)."""
     older: int = 0
-    """Kept messages after the lead older than everything the new snapshot holds."""
+    """Kept messages after the lead older than everything the new snapshot holds (the
+    head it goes after)."""
 
 
 def collect(work: Work, older_until: int | None = None) -> Kept:
     """Return the kept messages (cleared copies included) and the evicted originals.
 
-    The snapshot goes right after the lead, but a middle drop keeps a head that is
-    older than what it evicts; `older_until` (from the earlier snapshot's marker) marks
-    that head, so evicted messages in it are told apart (`older_evicted`), and the kept
-    messages older than all evicted ones are counted (`older`) for the new marker.
+    A middle drop keeps a head that is older than what it evicts; `older_until` (where
+    the earlier snapshot stood, or its marker's count) marks that head, so evicted
+    messages in it are told apart (`older_evicted`), and the kept messages older than
+    all evicted ones are counted (`older`): the new snapshot goes right after them.
     """
     kept = Kept([], 0, [], [])
     kept_at: list[int] = []
@@ -359,10 +360,15 @@ def collect(work: Work, older_until: int | None = None) -> Kept:
         or compaction_kind(kept.messages[kept.lead]) == "summary"
     ):
         kept.lead += 1
-    # kept messages before the first evicted one (and before the earlier head's end)
-    # are older than everything the new snapshot will hold
+    # kept messages before the first evicted or cleared one (and before the earlier
+    # head's end) are older than everything the new snapshot will hold; the boundary
+    # is moved back to the start of its unit, so the snapshot never splits a tool round
     limit = len(work.items) if older_until is None else older_until
     if gone:
         limit = min(limit, gone[0][0])
+    for start, end in work.units:
+        if start < limit < end:
+            limit = start
+            break
     kept.older = sum(1 for i in kept_at[kept.lead :] if i < limit)
     return kept

@@ -275,9 +275,10 @@ def snapshot_message(text: str, snapshot: StateSnapshot, *, older: int = 0) -> H
     Args:
         text: The rendered snapshot.
         snapshot: The structured snapshot it renders.
-        older: How many messages right after it are older than what it stands for
-            (the head a middle drop kept), so the next compaction that evicts them
-            puts their facts first.
+        older: How many messages right after it are older than what it stands for,
+            for a snapshot placed before a kept head (compaction itself places it
+            after the head and leaves this 0), so the next compaction that evicts
+            them puts their facts first.
 
     Returns:
         The message.

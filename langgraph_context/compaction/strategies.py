@@ -299,6 +299,13 @@ class _Earlier:
     """Body messages before this index are older than what the earlier snapshot holds."""
 
 
+def _older(message: BaseMessage) -> int:
+    """The `older` count a snapshot marker stored (0 if none or not a count)."""
+    marker = message.additional_kwargs.get(COMPACTION_MARKER)
+    older = marker.get("older", 0) if isinstance(marker, dict) else 0
+    return max(0, older) if isinstance(older, int) and not isinstance(older, bool) else 0
+
+
 def _set_aside_snapshots(
     items: list[BaseMessage], item_costs: list[int], *, merge: bool
 ) -> tuple[Work, _Earlier]:
@@ -311,9 +318,9 @@ def _set_aside_snapshots(
             # merged into the new snapshot; put back in `_finish` if it has no room
             earlier.snapshot = extract_snapshot([message], previous=earlier.snapshot)
             earlier.messages.append(message)
-            older = message.additional_kwargs[COMPACTION_MARKER].get("older", 0)
-            count = older if isinstance(older, int) and not isinstance(older, bool) else 0
-            earlier.older_until = len(body) + max(0, count)
+            # body messages before it (a kept head) are older than its facts; a
+            # snapshot stored before the head counts that head as `older`
+            earlier.older_until = len(body) + _older(message)
         else:
             body.append(message)
             body_costs.append(cost)
@@ -349,17 +356,22 @@ def _apply(
 def _with_snapshot(
     kept: Kept, costs: Costs, snap: StateSnapshot, *, room: int, max_tokens: int
 ) -> tuple[list[BaseMessage], int] | None:
-    """Insert `snap` after the lead, halving its room until it fits; `None` if it never does.
+    """Insert `snap` after the kept head, halving its room until it fits (`None`: never).
+
+    The snapshot goes where the evicted messages were: after the lead and any head a
+    middle drop kept, before the tail. So the head stays where the previous requests
+    had it, and a provider's prompt cache still covers it after the compaction.
 
     Returns:
         The messages with the snapshot and the snapshot text's tokens.
     """
+    at = kept.lead + kept.older
     while room > 0:
         text = snap.render(max_tokens=room, token_counter=costs.token_counter)
         if not text:
             return None
-        message = snapshot_message(text, snap, older=kept.older)
-        candidate = [*kept.messages[: kept.lead], message, *kept.messages[kept.lead :]]
+        message = snapshot_message(text, snap)
+        candidate = [*kept.messages[:at], message, *kept.messages[at:]]
         if costs.total(candidate, kept.cost + costs.of(message)) <= max_tokens:
             kept.cost += costs.of(message)
             return candidate, int(costs.token_counter(text))
@@ -425,8 +437,11 @@ def _finish(
         # no new snapshot carries the earlier ones: keep them verbatim if they fit,
         # otherwise report them as dropped (their text is in `evicted`)
         old_cost = sum(costs.of(m) for m in earlier.messages)
-        head, rest = kept.messages[: kept.lead], kept.messages[kept.lead :]
-        candidate = [*head, *earlier.messages, *rest]
+        # back where they were: before the head for a snapshot that counts it as
+        # `older` (the layout before the snapshot moved after the head), else after it
+        moved = any(_older(m) for m in earlier.messages)
+        at = kept.lead if moved else kept.lead + kept.older
+        candidate = [*kept.messages[:at], *earlier.messages, *kept.messages[at:]]
         if costs.total(candidate, kept.cost + old_cost) <= max_tokens:
             out = candidate
             kept.cost += old_cost
