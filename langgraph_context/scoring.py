@@ -145,11 +145,11 @@ def _query_counts(
     lengths: list[int] = []
     for text in texts:
         doc = _tokenize_cached(text)
-        found: dict[str, int] = {}
-        for term in doc:
-            if term in wanted:
-                found[term] = found.get(term, 0) + 1
-        counts.append(found)
+        # the set intersection walks the terms in C (most texts hold no query term);
+        # the hits are keyed in text order, as a plain loop would, so score sums are
+        # added in the same order whatever the string hash seed
+        hits = wanted.intersection(doc)
+        counts.append({t: doc.count(t) for t in sorted(hits, key=doc.index)} if hits else {})
         lengths.append(len(doc))
     return counts, lengths
 

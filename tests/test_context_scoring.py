@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import doctest
+import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langgraph_context import scoring
 from langgraph_context.scoring import rank_texts, score_passages, score_texts, tokenize
@@ -84,3 +87,41 @@ def test_a_passage_scores_as_its_texts_joined_into_one() -> None:
     assert passages[0] > 0.0 == passages[2]
     with pytest.raises(ValueError, match="indices"):
         score_passages("x", texts, [(4,)])
+
+
+def _reference_bm25(query: str, texts: list[str]) -> list[float]:
+    """BM25 (Lucene IDF) written out term by term, in text order, over `tokenize`."""
+    wanted = set(tokenize(query))
+    docs = [tokenize(t) for t in texts]
+    counts = []
+    for doc in docs:
+        found: dict[str, int] = {}
+        for term in doc:
+            if term in wanted:
+                found[term] = found.get(term, 0) + 1
+        counts.append(found)
+    n = len(docs)
+    df: dict[str, int] = {}
+    for found in counts:
+        for term in found:
+            df[term] = df.get(term, 0) + 1
+    idf = {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    average = (sum(len(d) for d in docs) / n) or 1.0
+    k1, b = scoring.BM25_K1, scoring.BM25_B
+    scores = []
+    for found, doc in zip(counts, docs, strict=True):
+        norm = k1 * (1.0 - b + b * len(doc) / average)
+        scores.append(sum(idf[t] * tf * (k1 + 1.0) / (tf + norm) for t, tf in found.items()))
+    return [float(s) for s in scores]
+
+
+_WORDS = st.sampled_from(["river", "rivers", "boat", "the", "42", "数据", "Zoë", "x-ray", "boat."])
+_TEXT = st.lists(_WORDS, max_size=25).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=_TEXT, texts=st.lists(_TEXT, min_size=1, max_size=12))
+def test_score_texts_equals_term_by_term_bm25(query: str, texts: list[str]) -> None:
+    """Generated queries and texts: the fast count gives the written-out BM25, bit for bit."""
+    expected = _reference_bm25(query, texts) if tokenize(query) else [0.0] * len(texts)
+    assert score_texts(query, texts) == expected
