@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from benchmarks.__main__ import BENCHMARKS
-from benchmarks.scale.__main__ import build_curve, middleware_turns, retained_messages
+from benchmarks.scale.__main__ import (
+    build_curve,
+    growth_exponent,
+    middleware_turns,
+    retained_messages,
+)
 
 
 def test_scale_benchmark_measures_a_small_curve_and_session() -> None:
@@ -16,3 +21,12 @@ def test_scale_benchmark_measures_a_small_curve_and_session() -> None:
     assert len(middleware_turns(4)) == 4
     assert retained_messages() == 0
     assert BENCHMARKS["scale"] == ["--quick"]
+
+
+def test_growth_exponent_reads_linear_and_quadratic_curves() -> None:
+    """The log-log fit gives 1 for time proportional to size and 2 for its square."""
+    sizes = [1_000, 3_000, 10_000, 100_000]
+    linear = [{"packets": n, "warm_ms": 0.01 * n} for n in sizes]
+    square = [{"packets": n, "warm_ms": 1e-6 * n * n} for n in sizes]
+    assert abs(growth_exponent(linear, "warm_ms") - 1.0) < 1e-9
+    assert abs(growth_exponent(square, "warm_ms") - 2.0) < 1e-9

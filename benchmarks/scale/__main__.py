@@ -10,7 +10,8 @@ Run: `.venv/bin/python -m benchmarks.scale [--quick]`
    Each point is the median over `--rounds` passes (3) of a median of >= 5 builds.
    Targets: at most 1.5x the floor, and no step of the curve steeper than linear by
    more than 20% (`slope` = time ratio / size ratio, target <= 1.2); the floor's own
-   slope is printed beside ours (cache effects of a growing working set hit both).
+   slope is printed beside ours (cache effects of a growing working set hit both), and
+   so is the growth exponent of the whole curve (log-log least-squares fit).
 2. Recount: a 1,000-message history counted cold, then recounted after one append by
    the warm counter, for the same message objects, for deep copies (what a checkpoint
    load hands back) and for OpenAI-style dicts. Target: under 5% of cold. Also checks
@@ -28,6 +29,7 @@ import copy
 import functools
 import gc
 import itertools
+import math
 import random
 import statistics
 import time
@@ -136,6 +138,17 @@ def build_curve(sizes: list[int], *, rounds: int = 3) -> list[dict[str, Any]]:
     return rows
 
 
+def growth_exponent(curve: list[dict[str, Any]], key: str) -> float:
+    """The least-squares slope of log(time) on log(packets): 1.0 is linear growth.
+
+    One figure for the whole curve, steadier than any single step (a step moves with
+    a neighbour's cache traffic; the fit weighs every point).
+    """
+    xs = [math.log(row["packets"]) for row in curve]
+    ys = [math.log(row[key]) for row in curve]
+    return statistics.linear_regression(xs, ys).slope
+
+
 def _ratio(history: list[Any], reloaded: Callable[[], list[Any]], extra: Any) -> dict[str, float]:
     cold = cpu_ms(lambda: TiktokenCounter().count_messages(history))
     warm = TiktokenCounter()
@@ -239,6 +252,11 @@ def _print_curve(curve: list[dict[str, Any]]) -> None:
             f"  steepest step: {start:,} -> {worst['packets']:,} at {worst['slope']:.2f}x linear"
             f" (floor {worst['floor_slope']:.2f}x; target <= {MAX_SLOPE}x): {verdict}"
         )
+        ours, floor = growth_exponent(curve, "warm_ms"), growth_exponent(curve, "floor_ms")
+        print(
+            "  growth exponent over the curve (log-log fit, 1.00 = linear):"
+            f" {ours:.2f} (floor {floor:.2f})"
+        )
 
 
 def _print_recounts(ratios: dict[str, dict[str, float]], retained: int) -> None:
@@ -281,7 +299,12 @@ def main(argv: list[str] | None = None) -> None:
         _print_recounts(ratios, retained)
     if turns:
         _print_turns(turns)
-    payload = {"build": curve, "recount": ratios, "retained_messages": retained}
+    payload: dict[str, Any] = {"build": curve, "recount": ratios, "retained_messages": retained}
+    if len(curve) > 1:
+        payload["growth_exponent"] = {
+            "warm": growth_exponent(curve, "warm_ms"),
+            "floor": growth_exponent(curve, "floor_ms"),
+        }
     path = write_result("scale", {**payload, "turn_overhead_ms": turns})
     print(f"  written to {path}")
 
