@@ -84,15 +84,20 @@ def _turn(state: State) -> dict[str, Any]:
     return {"messages": round_[1:]}
 
 
-def test_task_facts_survive_many_compactions_in_a_graph() -> None:
-    """A long thread through a compiled graph: the first turn's facts stay in context."""
+def _worker_graph(compaction: Any) -> Any:
+    """START -> work (one tool round) -> compaction -> END, checkpointed."""
     graph = StateGraph(State)
     graph.add_node("work", _turn)
-    graph.add_node("compaction", create_compaction_node(max_tokens=3_000))
+    graph.add_node("compaction", compaction)
     graph.add_edge(START, "work")
     graph.add_edge("work", "compaction")
     graph.add_edge("compaction", END)
-    app = graph.compile(checkpointer=InMemorySaver())
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+def test_task_facts_survive_many_compactions_in_a_graph() -> None:
+    """A long thread through a compiled graph: the first turn's facts stay in context."""
+    app = _worker_graph(create_compaction_node(max_tokens=3_000))
     config = {"configurable": {"thread_id": "long"}}
     app.invoke({"messages": [SystemMessage("You deploy services."), HumanMessage(TASK)]}, config)
     for n in range(120):
@@ -165,14 +170,7 @@ def test_compaction_leaves_the_kept_head_where_the_cache_has_it() -> None:
     provider's prompt cache still covers them after the compaction; the snapshot stands
     where the evicted middle was.
     """
-    graph = StateGraph(State)
-    graph.add_node("work", _turn)
-    node = create_compaction_node(max_tokens=2_000, strategy="drop_middle")
-    graph.add_node("compaction", node)
-    graph.add_edge(START, "work")
-    graph.add_edge("work", "compaction")
-    graph.add_edge("compaction", END)
-    app = graph.compile(checkpointer=InMemorySaver())
+    app = _worker_graph(create_compaction_node(max_tokens=2_000, strategy="drop_middle"))
     config = {"configurable": {"thread_id": "head"}}
     app.invoke({"messages": [SystemMessage("You deploy services."), HumanMessage(TASK)]}, config)
     before = app.get_state(config).values["messages"]
