@@ -37,6 +37,11 @@ from langgraph_context.agents.models import (
 )
 from langgraph_context.compaction import CompactionNode
 from langgraph_context.context import stamp_message
+from langgraph_context.context.breakpoints import (
+    CacheBreakpoints,
+    cache_control_for,
+    mark_cache_breakpoints,
+)
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
@@ -143,6 +148,12 @@ class ModelInput:
     name: str | None = None
     read_tool: str = "query_note"
     compaction: CompactionNode | None = None
+    cache_breakpoints: CacheBreakpoints = None
+
+    def for_model(self, messages: list[BaseMessage], chat: Any) -> list[BaseMessage]:
+        """`messages` with prompt-cache marks when the model's provider needs them."""
+        mark = cache_control_for(self.cache_breakpoints, chat)
+        return messages if mark is None else mark_cache_breakpoints(messages, mark)
 
     def quiet(self, config: RunnableConfig) -> RunnableConfig:
         """The config the context node runs with: nothing of it is streamed.
@@ -284,7 +295,7 @@ def model_node(
             step = how.context if kind == "context" else how.compaction
             if kind != "model" and step is not None:
                 return step.invoke(value, how.quiet(config))
-            return chat.invoke(value, config)
+            return chat.invoke(how.for_model(value, chat), config)
 
         return drive(_steps(state, how, system_prompt, chat), call)
 
@@ -296,7 +307,7 @@ def model_node(
             step = how.context if kind == "context" else how.compaction
             if kind != "model" and step is not None:
                 return await step.ainvoke(value, how.quiet(config))
-            return await chat.ainvoke(value, config)
+            return await chat.ainvoke(how.for_model(value, chat), config)
 
         return await adrive(_steps(state, how, system_prompt, chat), acall)
 

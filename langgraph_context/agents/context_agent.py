@@ -76,6 +76,7 @@ from langgraph_context.agents._schemas import public_input_schema
 from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
 from langgraph_context.compaction import CompactionNode, CompactionStateMixin
+from langgraph_context.context.breakpoints import CacheBreakpoints, cache_control_for
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.memory import (
     MemoryStateMixin,
@@ -155,6 +156,7 @@ def create_context_agent(
     store_view: bool = False,
     context_window: int | None = None,
     name: str | None = None,
+    cache_breakpoints: CacheBreakpoints = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Build (uncompiled) a tool-calling agent with plan/note tools and pre-model steps.
 
@@ -239,6 +241,12 @@ def create_context_agent(
         name: The agent's name, set on every AI message it writes (a supervisor
             tells its agents apart by it); name the compiled graph with
             `compile(name=...)`.
+        cache_breakpoints: Prompt-cache marks in each request
+            (`context.mark_cache_breakpoints`: the system message and the end of
+            the history, before the plan's closing message). `None` (default):
+            for Anthropic models only, whose cache reads a prefix only where a
+            request marks one; `True` or a mark such as
+            `{"type": "ephemeral", "ttl": "1h"}`: always; `False`: never.
 
     Every answer's reported input tokens are kept in `token_usage` with the offline
     count of the same request; the compaction node multiplies its counts by that
@@ -261,7 +269,8 @@ def create_context_agent(
             the error), `tool_output_limit` is an int below 1,
             or `max_tokens` is not a positive int or is given while neither
             `compaction` nor `context` is `True`, `context_window` is not a positive
-            int, or `name` is blank.
+            int, `name` is blank, or `cache_breakpoints` is not `None`, a bool or
+            a mapping.
 
     Example:
         >>> from langchain_core.language_models import FakeListChatModel
@@ -273,6 +282,7 @@ def create_context_agent(
         'hello'
     """
     _check_model(model)
+    cache_control_for(cache_breakpoints, None)  # refuse a bad setting now, not per call
     all_tools = agent_tools(tools, plan_tools, note_tools, memory_tools, note_prefix)
     window = _window(model, context_window, all_tools)
     check_sized(compaction, context, max_tokens)
@@ -298,6 +308,7 @@ def create_context_agent(
             name=_check_name(name),
             read_tool=f"{note_prefix}_query_note" if note_prefix else "query_note",
             compaction=in_call,
+            cache_breakpoints=cache_breakpoints,
         ),
     )
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(

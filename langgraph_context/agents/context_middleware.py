@@ -17,8 +17,11 @@ from langgraph.types import Command
 
 from langgraph_context.agents.middleware import PreModelNodeMiddleware
 from langgraph_context.context import (
+    CacheBreakpoints,
     ContextBuilder,
+    cache_control_for,
     create_context_node,
+    mark_cache_breakpoints,
     stamp_message,
     stamp_messages,
 )
@@ -46,7 +49,10 @@ def create_context_middleware(
             and add the hardening instruction (`ContextBuilder(protect_untrusted=...)`).
         name: Middleware name, unique per agent.
         **options: Any other `create_context_node` option (`keep_last`,
-            `system_instructions`, `query_key`, ...).
+            `system_instructions`, `query_key`, ...), and `cache_breakpoints`:
+            prompt-cache marks on the system message and the end of the history
+            (`context.mark_cache_breakpoints`); `None` (default) for Anthropic
+            models only, `True` or a mark for every model, `False` for none.
 
     Returns:
         The middleware.
@@ -69,7 +75,9 @@ class ContextMiddleware(PreModelNodeMiddleware):
         safe: For the default builder: protect untrusted packets and harden the prompt.
         name: Middleware name, unique per agent.
         **options: Any other `create_context_node` option (`stamp_times=False` turns
-            the stamping off).
+            the stamping off), and `cache_breakpoints` (as `create_context_agent`'s:
+            prompt-cache marks on the system message and the end of the history,
+            by default for Anthropic models only).
 
     Raises:
         ValueError: If an option is invalid (raised by `create_context_node`).
@@ -87,6 +95,8 @@ class ContextMiddleware(PreModelNodeMiddleware):
         # The node runs per model call, where it may not write messages: stamping
         # is done here, in state before the call and on the reply after it.
         self._stamp_times = bool(options.pop("stamp_times", True))
+        self._cache_breakpoints: CacheBreakpoints = options.pop("cache_breakpoints", None)
+        cache_control_for(self._cache_breakpoints, None)  # refuse a bad setting now
         super().__init__(create_context_node(chosen, stamp_times=False, **options), name=name)
 
     def _arrivals(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], list[Any]]:
@@ -114,7 +124,7 @@ class ContextMiddleware(PreModelNodeMiddleware):
     ) -> ModelCallResult[Any]:
         """Call the model on the assembled view; stamp arrivals and the reply."""
         request, arrived = self._arrivals(request)
-        answer = super().wrap_model_call(request, lambda r: self._stamped(handler(r)))
+        answer = super().wrap_model_call(request, lambda r: self._stamped(handler(self._marked(r))))
         return self._with_arrivals(answer, arrived)
 
     async def awrap_model_call(
@@ -125,10 +135,25 @@ class ContextMiddleware(PreModelNodeMiddleware):
         """Async twin of `wrap_model_call`."""
 
         async def stamped(prepared: ModelRequest[Any]) -> Any:
-            return self._stamped(await handler(prepared))
+            return self._stamped(await handler(self._marked(prepared)))
 
         request, arrived = self._arrivals(request)
         return self._with_arrivals(await super().awrap_model_call(request, stamped), arrived)
+
+    def _marked(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The assembled request with prompt-cache marks, when its model needs them."""
+        mark = cache_control_for(self._cache_breakpoints, request.model)
+        if mark is None:
+            return request
+        system = request.system_message
+        head: list[BaseMessage] = [system] if system is not None else []
+        marked = mark_cache_breakpoints([*head, *request.messages], mark)
+        if system is None:
+            return request.override(messages=marked)  # type: ignore[arg-type]
+        return request.override(
+            system_message=marked[0],  # type: ignore[arg-type]
+            messages=marked[1:],  # type: ignore[arg-type]
+        )
 
     def _with_arrivals(
         self, answer: ModelCallResult[Any], arrived: list[Any]

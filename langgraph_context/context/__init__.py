@@ -1,5 +1,12 @@
 """Context assembly: packets and the Gather-Select-Structure-Compress pipeline."""
 
+from langgraph_context.context.breakpoints import (
+    EPHEMERAL,
+    CacheBreakpoints,
+    cache_control_for,
+    mark_cache_breakpoints,
+    uses_cache_breakpoints,
+)
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
@@ -65,10 +72,12 @@ __all__ = [
     "DEFAULT_SECTION_ORDER",
     "DEFAULT_STATE_SOURCES",
     "DEFAULT_SUMMARY_TOKENS",
+    "EPHEMERAL",
     "MESSAGE_TIME_KEY",
     "SECTION_NAMES",
     "SEED_SECTION_ORDER",
     "TRUSTED_PACKET_TYPES",
+    "CacheBreakpoints",
     "Compressed",
     "ContextBuilder",
     "ContextConfig",
@@ -95,10 +104,12 @@ __all__ = [
     "arelevance_scores",
     "aselect_packets",
     "asummarize_lines",
+    "cache_control_for",
     "compress_context",
     "create_context_node",
     "gather_packets",
     "insert_summary",
+    "mark_cache_breakpoints",
     "message_packets",
     "messages_to_packets",
     "note_packets",
@@ -115,4 +126,5 @@ __all__ = [
     "structure_context",
     "summarize_lines",
     "tokenize",
+    "uses_cache_breakpoints",
 ]

@@ -29,6 +29,7 @@ from langgraph_context.tokens import TokenCounter
 __all__ = [
     "CONTINUE_NOTICE",
     "STATE_NOTICE",
+    "is_state_tail",
     "lead_turn",
     "split_pinned",
     "state_tail",
@@ -124,6 +125,15 @@ def state_tail(state: Any) -> list[BaseMessage]:
     if not plan:
         return []
     return [HumanMessage(f"{STATE_NOTICE}\n{render_plan(list(plan))}")]
+
+
+def is_state_tail(message: BaseMessage) -> bool:
+    """Whether `message` is the closing plan message `state_tail` makes."""
+    return (
+        isinstance(message, HumanMessage)
+        and isinstance(message.content, str)
+        and message.content.startswith(STATE_NOTICE)
+    )
 
 
 def _is_user_turn(message: BaseMessage) -> bool:

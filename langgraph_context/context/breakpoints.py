@@ -1,0 +1,183 @@
+"""Prompt-cache breakpoints for providers that cache only where the request says so.
+
+OpenAI and Gemini cache the longest prefix a request shares with an earlier one, on
+their own. Anthropic caches a prefix only up to a block marked `cache_control`, and a
+later request reads it only if its own prefix matches at one of those marks. Marking
+just the last block (what a top-level `cache_control` does) misses every time the
+request ends with something that changes between calls, such as the plan's closing
+message of the cache layout: the marked prefix then holds that message, and no later
+request starts with it.
+
+`mark_cache_breakpoints` marks the end of the stable part instead: the system message,
+and the last message before the closing plan message. Each call writes the prefix up
+to the latest history message; the next call, whose history extends it, reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable
+
+from langgraph_context.context._window import is_state_tail
+from langgraph_context.errors import InvalidArgumentError
+
+__all__ = [
+    "EPHEMERAL",
+    "CacheBreakpoints",
+    "cache_control_for",
+    "mark_cache_breakpoints",
+    "uses_cache_breakpoints",
+]
+
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+"""Anthropic's cache mark (5-minute lifetime); `{"type": "ephemeral", "ttl": "1h"}` for an hour."""
+
+CacheBreakpoints = bool | Mapping[str, str] | None
+"""`None`: mark when the model is Anthropic's; `True`: always, with `EPHEMERAL`; a mapping:
+always, with that mark; `False`: never."""
+
+# Anthropic refuses a cache mark on thinking blocks.
+_UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+def _marked_content(content: Any, cache_control: Mapping[str, str]) -> list[Any] | None:
+    """`content` with its last block carrying the mark, or `None` if it has no such block."""
+    mark = dict(cache_control)
+    if isinstance(content, str):
+        return [{"type": "text", "text": content, "cache_control": mark}] if content else None
+    if not isinstance(content, list):
+        return None
+    blocks = list(content)
+    for i in range(len(blocks) - 1, -1, -1):
+        block = blocks[i]
+        if isinstance(block, str):
+            if not block:
+                continue
+            blocks[i] = {"type": "text", "text": block, "cache_control": mark}
+            return blocks
+        if isinstance(block, dict) and block.get("type") not in _UNMARKABLE:
+            if block.get("type") == "text" and not block.get("text"):
+                continue
+            blocks[i] = {**block, "cache_control": mark}
+            return blocks
+    return None
+
+
+def _mark(message: BaseMessage, cache_control: Mapping[str, str]) -> BaseMessage | None:
+    """A copy of `message` with the mark on its last block (`None`: nothing to mark)."""
+    content = _marked_content(message.content, cache_control)
+    if content is None:
+        return None
+    return message.model_copy(update={"content": content})
+
+
+def mark_cache_breakpoints(
+    messages: Sequence[BaseMessage], cache_control: Mapping[str, str] | None = None
+) -> list[BaseMessage]:
+    """Mark the system message and the end of the stable history for a prompt cache.
+
+    Two marks at most (Anthropic allows four per request, so a caller's own mark on
+    the tools and a top-level one still fit): the last block of a leading system
+    message, and the last block of the last message before the plan's closing
+    message (an assistant message with only tool calls is passed over for the one
+    before it). The messages themselves are not changed; marked ones are copies.
+
+    Args:
+        messages: The request, as the model will receive it.
+        cache_control: The mark (default `EPHEMERAL`).
+
+    Returns:
+        The request with the marks.
+
+    Raises:
+        ValueError: If `cache_control` is not a mapping with a string `type`.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> sent = mark_cache_breakpoints([SystemMessage("Be brief."), HumanMessage("hi")])
+        >>> sent[1].content
+        [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
+    """
+    mark = EPHEMERAL if cache_control is None else cache_control
+    if not isinstance(mark, Mapping) or not isinstance(mark.get("type"), str):
+        msg = f"cache_control must be a mapping with a string 'type', got {cache_control!r}"
+        raise InvalidArgumentError(msg)
+    out = list(messages)
+    first = 0
+    if out and isinstance(out[0], SystemMessage):
+        marked = _mark(out[0], mark)
+        if marked is not None:
+            out[0] = marked
+        first = 1
+    end = len(out)
+    while end > first and is_state_tail(out[end - 1]):
+        end -= 1
+    for i in range(end - 1, first - 1, -1):
+        message = out[i]
+        if is_state_tail(message) or (
+            isinstance(message, AIMessage) and message.tool_calls and not message.text
+        ):
+            continue
+        marked = _mark(message, mark)
+        if marked is not None:
+            out[i] = marked
+            break
+    return out
+
+
+def _provider(model: Any) -> str | None:
+    """The `ls_provider` of a chat model, looking through bindings, retries and fallbacks."""
+    seen: set[int] = set()
+    while model is not None and id(model) not in seen:
+        seen.add(id(model))
+        params = getattr(model, "_get_ls_params", None)
+        if callable(params):
+            try:
+                provider = params().get("ls_provider")
+            except Exception:  # a model that cannot say is not Anthropic's
+                provider = None
+            if isinstance(provider, str):
+                return provider
+        model = getattr(model, "bound", None) or getattr(model, "runnable", None)
+    return None
+
+
+def uses_cache_breakpoints(model: Runnable[Any, Any] | Any) -> bool:
+    """Whether `model` is served by Anthropic, whose cache needs marks in the request.
+
+    Args:
+        model: A chat model, possibly bound to tools or wrapped in retries/fallbacks.
+
+    Returns:
+        `True` for Anthropic chat models.
+    """
+    return _provider(model) == "anthropic"
+
+
+def cache_control_for(setting: CacheBreakpoints, model: Any) -> Mapping[str, str] | None:
+    """The mark to put in `model`'s requests under `setting` (`None`: put none).
+
+    Args:
+        setting: See `CacheBreakpoints`.
+        model: The chat model the request goes to.
+
+    Returns:
+        The mark, or `None`.
+
+    Raises:
+        ValueError: If `setting` is not `None`, a bool or a mapping with a string
+            `type`.
+    """
+    if setting is None:
+        return EPHEMERAL if uses_cache_breakpoints(model) else None
+    if isinstance(setting, bool):
+        return EPHEMERAL if setting else None
+    if isinstance(setting, Mapping) and isinstance(setting.get("type"), str):
+        return setting
+    msg = (
+        f"cache_breakpoints must be None, a bool or a mapping with a string 'type', got {setting!r}"
+    )
+    raise InvalidArgumentError(msg)
