@@ -37,13 +37,14 @@ def test_a_request_extending_the_previous_one_is_all_cached() -> None:
 
 def test_requests_serialize_as_openai_chat_messages() -> None:
     """Messages become compact OpenAI chat dicts; the tool list comes first."""
-    chunks, system = request_chunks([SystemMessage("s"), HumanMessage("hi")], [{"t": 1}])
+    chunks, system, marked = request_chunks([SystemMessage("s"), HumanMessage("hi")], [{"t": 1}])
     assert chunks == [
         '[{"t":1}]',
         '{"content":"s","role":"system"}',
         '{"content":"hi","role":"user"}',
     ]
     assert system == [True, True, False]
+    assert marked == [False, False, False]
 
 
 def test_replay_through_compiled_graphs() -> None:

@@ -13,6 +13,10 @@ in the previous call is gone or changed), both per 100 model calls; calls over t
 window; early facts present in the probe call's input; pinned plan and constraint
 present in the last call's input (generated threads). A turn is one model call.
 
+Each row also prices the Anthropic table under Anthropic's own cache rules
+(`anthropic-breakpoints`, see `meter.py`): a prefix is read only where a request
+marks a breakpoint, so what sits after the stable part decides the bill there.
+
 Writes `benchmarks/results/bill.json` and `benchmarks/results/bill.png` (cumulative
 headline bill vs model call, per configuration).
 """
@@ -30,13 +34,15 @@ from benchmarks._common import RESULTS, data_dir, write_result
 from benchmarks._progress import track
 from benchmarks.bill.configs import Config, configurations
 from benchmarks.bill.generated import generated_session
-from benchmarks.bill.meter import load_prices, price
+from benchmarks.bill.meter import load_prices, price, price_breakpoints
 from benchmarks.bill.replay import SUMMARY_INSTRUCTIONS, SUMMARY_TOKENS, run_session
 from benchmarks.bill.sessions import Session, load_claude, load_tau
 
 WINDOWS = {"claude-code": 16_000, "tau": 4_000, "generated": 16_000}
 GENERATED_CALLS = (50, 200, 1000)
 HEADLINE = "headline"
+ANTHROPIC = "anthropic-claude-sonnet-4"
+BREAKPOINTS = "anthropic-breakpoints"  # the Anthropic table under its breakpoint cache
 
 
 def load_sessions(*, quick: bool, tau: int) -> list[Session]:
@@ -95,6 +101,15 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
             summarizer.tokens_in * table["input"] + summarizer.tokens_out * table["output"]
         ) / 1e6
         bills[key] = agent + summaries
+    anthropic = tables[ANTHROPIC]
+    bills[BREAKPOINTS] = (
+        sum(
+            price_breakpoints(n, r, w, anthropic)
+            for n, r, w in zip(log.tokens, log.breakpoint_read, log.breakpoint_written, strict=True)
+        )
+        + (summarizer.tokens_in * anthropic["input"] + summarizer.tokens_out * anthropic["output"])
+        / 1e6
+    )
     compactions = _compactions(config, log, state)
     probe = log.texts.get(session.probe, "")
     row.update(
@@ -104,6 +119,7 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
             "tokens_sent": sent,
             "tokens_cached": cached,
             "cache_hit_share": round(cached / sent, 4) if sent else None,
+            "breakpoint_hit_share": round(sum(log.breakpoint_read) / sent, 4) if sent else None,
             "max_input_tokens": max(log.tokens, default=0),
             "over_window_calls": log.over_window,
             "bill": {k: round(v, 6) for k, v in bills.items()},
@@ -122,7 +138,12 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
             "pinned_at_last_call": sum(p in log.last_text for p in session.pinned),
             "script_exhausted_calls": log.exhausted,
             "seconds": round(time.perf_counter() - started, 1),
-            "per_call": {"tokens": log.tokens, "cached": log.cached},
+            "per_call": {
+                "tokens": log.tokens,
+                "cached": log.cached,
+                "breakpoint_read": log.breakpoint_read,
+                "breakpoint_written": log.breakpoint_written,
+            },
         }
     )
     return row
@@ -251,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("llmslim").setLevel(logging.ERROR)
     prices = load_prices()
     tables = prices["tables"]
-    keys = list(tables)
+    keys = [*tables, BREAKPOINTS]
     sessions = load_sessions(quick=args.quick, tau=args.tau)
     configs = configurations()
     started = time.perf_counter()

@@ -135,6 +135,9 @@ def _ours_agent(
         system_prompt=system_prompt,
         **_state_tools(native),
         **{OURS_BUDGET_KEYWORD: window},
+        # as for a real Anthropic model (the default marks only those); the meter
+        # strips the marks for every other price table
+        cache_breakpoints=True,
     ).compile()
 
 
@@ -165,6 +168,7 @@ def _ours_middleware(
             # as the agent does: the line from the first call when there are tools
             ContextBuilder(config=ContextConfig(max_tokens=window)),
             harden_from_start=bool(tools or own_tools),
+            cache_breakpoints=True,  # as for a real Anthropic model
         ),
     ]
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware)

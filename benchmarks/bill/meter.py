@@ -16,10 +16,23 @@ block rounding (128 tokens) are applied.
 
 Price of a call under a table: uncached tokens at `cache_write` (the input price where
 writing the cache costs nothing extra), cached tokens at `cached_input`.
+
+Anthropic caches differently, and `Meter.measure_breakpoints` models it: a prefix is
+written only up to a block marked `cache_control` (a breakpoint), and a request reads a
+prefix only where one of its breakpoints, or one of the 20 blocks before it, ends a
+prefix written earlier. Every configuration gets the marks Anthropic's own LangChain
+middleware (`AnthropicPromptCachingMiddleware`) sets: the tool list, the system message
+and the request's last block; a configuration may add its own marks to messages
+(`request_chunks` finds and strips them, so the other meters see the same bytes).
+Priced: read tokens at `cached_input`, tokens up to the last breakpoint not read at
+`cache_write`, the rest at `input`. Here a block is one message (a message's content
+blocks are not counted apart), and there is no minimum cacheable length or lifetime.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,6 +47,7 @@ from langgraph_context.tokens import DEFAULT_ENCODING
 PRICES = Path(__file__).with_name("prices.json")
 PER_TOKENS = 1_000_000
 _SYSTEM_ROLES = frozenset({"system", "developer"})
+LOOKBACK_BLOCKS = 20  # Anthropic checks a breakpoint and the blocks before it, about 20
 
 Encode = Callable[[str], Sequence[Any]]
 
@@ -51,24 +65,51 @@ def price(tokens: int, cached: int, table: dict[str, float]) -> float:
 _PAYLOAD = ChatOpenAI(model="gpt-4.1", api_key="offline-no-calls")  # type: ignore[arg-type]
 
 
+def unmarked(message: BaseMessage) -> tuple[BaseMessage, bool]:
+    """`message` without `cache_control` marks, and whether it carried one.
+
+    A content that is one plain text block is metered as its string, marked or not
+    (a mark turns a string into such a block), so a mark never changes the bytes.
+    """
+    content = message.content
+    if not isinstance(content, list):
+        return message, False
+    had = any(isinstance(b, dict) and "cache_control" in b for b in content)
+    blocks = [
+        {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+        for b in content
+    ]
+    lone = blocks[0] if len(blocks) == 1 else None
+    if isinstance(lone, dict) and lone.get("type") == "text" and set(lone) == {"type", "text"}:
+        return message.model_copy(update={"content": lone["text"]}), had
+    return (message.model_copy(update={"content": blocks}) if had else message), had
+
+
 def request_chunks(
     messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]
-) -> tuple[list[str], list[bool]]:
+) -> tuple[list[str], list[bool], list[bool]]:
     """Serialize a request: the tool list, then each message, as compact JSON strings.
 
     Returns:
-        The chunks and, per chunk, whether it is a system message (the tool chunk is
-        counted as system: it is the fixed head of every request).
+        The chunks; per chunk, whether it is a system message (the tool chunk is
+        counted as system: it is the fixed head of every request); and per chunk,
+        whether its message carried a `cache_control` mark (stripped from the chunk).
     """
+    stripped = [unmarked(m) for m in messages]
+    messages = [m for m, _ in stripped]
     # langchain-openai's own request conversion, the dicts its client sends
     payload = _PAYLOAD._get_request_payload(list(messages))
     dumps = lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
     chunks = [dumps(tools)] if tools else []
     system = [True] if tools else []
-    for item in payload["messages"]:
+    marked = [False] if tools else []
+    items = payload["messages"]
+    flags = [m for _, m in stripped] if len(items) == len(stripped) else [False] * len(items)
+    for item, flag in zip(items, flags, strict=True):
         chunks.append(dumps(item))
         system.append(item.get("role") in _SYSTEM_ROLES)
-    return chunks, system
+        marked.append(flag)
+    return chunks, system, marked
 
 
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
@@ -95,6 +136,7 @@ class Meter:
         self._encode = encode
         self._memo: dict[str, Sequence[Any]] = {}
         self._previous: list[str] = []
+        self._written: set[bytes] = set()
 
     def tokens(self, chunk: str) -> Sequence[Any]:
         """The tokens of one chunk."""
@@ -115,3 +157,47 @@ class Meter:
             break
         self._previous = chunks
         return total, cached
+
+    def measure_breakpoints(
+        self, chunks: list[str], system: list[bool], marked: list[bool]
+    ) -> tuple[int, int]:
+        """Anthropic's cache for one request: (tokens read, tokens written).
+
+        Breakpoints: the last leading system chunk (tools and system message), the
+        last chunk, and every marked chunk. The read is the longest prefix ending at a
+        breakpoint or up to 19 chunks before one that an earlier request wrote; the
+        write is what lies between the read and the last breakpoint. Each breakpoint's
+        prefix is remembered as written.
+        """
+        sizes = [len(self.tokens(c)) for c in chunks]
+        ends = list(itertools.accumulate(sizes))
+        digest = hashlib.sha256()
+        prefixes = []
+        for chunk in chunks:
+            digest.update(chunk.encode())
+            digest.update(b"\x00")
+            prefixes.append(digest.copy().digest())
+        lead = next((i for i, s in enumerate(system) if not s), len(chunks))
+        points = {i for i, m in enumerate(marked) if m}
+        if lead:
+            points.add(lead - 1)
+        if chunks:
+            points.add(len(chunks) - 1)
+        read = 0
+        for point in sorted(points, reverse=True):
+            for j in range(point, max(-1, point - LOOKBACK_BLOCKS), -1):
+                if prefixes[j] in self._written:
+                    read = max(read, ends[j])
+                    break
+        last = max(points, default=-1)
+        written = max(0, (ends[last] if last >= 0 else 0) - read)
+        self._written.update(prefixes[i] for i in points)
+        return read, written
+
+
+def price_breakpoints(tokens: int, read: int, written: int, table: dict[str, float]) -> float:
+    """Price one call under Anthropic's cache: read, written and plain input tokens."""
+    plain = tokens - read - written
+    return (
+        read * table["cached_input"] + written * table["cache_write"] + plain * table["input"]
+    ) / PER_TOKENS

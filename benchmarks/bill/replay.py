@@ -55,6 +55,8 @@ class CallLog:
     script: list[AIMessage] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     cached: list[int] = field(default_factory=list)
+    breakpoint_read: list[int] = field(default_factory=list)  # Anthropic's cache (meter)
+    breakpoint_written: list[int] = field(default_factory=list)
     rewrites: int = 0  # calls whose non-system history does not extend the previous one
     cleared_events: int = 0  # calls showing more cleared tool results than the call before
     over_window: int = 0
@@ -73,8 +75,11 @@ class CallLog:
 
     def record(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> None:
         """Meter one request and remember what is needed for the quality checks."""
-        chunks, system = request_chunks(messages, tools)
+        chunks, system, marked = request_chunks(messages, tools)
         total, cached = self.meter.measure(chunks)
+        read, written = self.meter.measure_breakpoints(chunks, system, marked)
+        self.breakpoint_read.append(read)
+        self.breakpoint_written.append(written)
         history = [c for c, s in zip(chunks, system, strict=True) if not s]
         if self.tokens and history[: len(self._history)] != self._history:
             self.rewrites += 1
