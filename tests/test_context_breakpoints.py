@@ -78,6 +78,17 @@ def test_marks_system_and_last_history_message_not_the_plan() -> None:
     assert _marks(mark_cache_breakpoints(sent[:3])) == [0, 1]
 
 
+def test_marks_already_in_the_request_count_against_the_two() -> None:
+    """A caller's own marks are kept and counted: never more than two in the messages."""
+    own = HumanMessage([{"type": "text", "text": "a long doc", "cache_control": EPHEMERAL}])
+    sent = [SystemMessage("s"), own, AIMessage("ok"), HumanMessage("next")]
+    assert _marks(mark_cache_breakpoints(sent)) == [0, 1]
+    two = [SystemMessage("s"), own, AIMessage("ok"), own, HumanMessage("next")]
+    assert mark_cache_breakpoints(two) == two
+    end_marked = [SystemMessage("s"), HumanMessage("hi"), own]
+    assert _marks(mark_cache_breakpoints(end_marked)) == [0, 2]
+
+
 _TEXT = st.text(max_size=30)
 _MESSAGE = st.one_of(
     _TEXT.map(HumanMessage),

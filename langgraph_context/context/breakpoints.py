@@ -39,6 +39,10 @@ CacheBreakpoints = bool | Mapping[str, str] | None
 """`None`: mark when the model is Anthropic's; `True`: always, with `EPHEMERAL`; a mapping:
 always, with that mark; `False`: never."""
 
+MAX_MESSAGE_MARKS = 2
+"""Marks the messages may hold after marking: Anthropic allows four per request, and the
+tool list and a top-level mark (`AnthropicPromptCachingMiddleware`) may take the others."""
+
 # Anthropic refuses a cache mark on thinking blocks.
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
@@ -79,11 +83,12 @@ def mark_cache_breakpoints(
 ) -> list[BaseMessage]:
     """Mark the system message and the end of the stable history for a prompt cache.
 
-    Two marks at most (Anthropic allows four per request, so a caller's own mark on
-    the tools and a top-level one still fit): the last block of a leading system
-    message, and the last block of the last message before the plan's closing
-    message (an assistant message with only tool calls is passed over for the one
-    before it). The messages themselves are not changed; marked ones are copies.
+    Two marks at most, counting marks the messages already hold (Anthropic allows
+    four per request, so a caller's own mark on the tools and a top-level one still
+    fit): the last block of a leading system message, and the last block of the last
+    message before the plan's closing message (an assistant message with only tool
+    calls is passed over for the one before it). The messages themselves are not
+    changed; marked ones are copies.
 
     Args:
         messages: The request, as the model will receive it.
@@ -106,12 +111,19 @@ def mark_cache_breakpoints(
         msg = f"cache_control must be a mapping with a string 'type', got {cache_control!r}"
         raise InvalidArgumentError(msg)
     out = list(messages)
+    # Anthropic refuses a fifth mark: marks already in the messages count against the
+    # two this leaves room for (a caller's mark on the tools and a top-level one).
+    room = MAX_MESSAGE_MARKS - sum(_has_mark(m) for m in out)
     first = 0
     if out and isinstance(out[0], SystemMessage):
-        marked = _mark(out[0], mark)
-        if marked is not None:
-            out[0] = marked
         first = 1
+        if room > 0 and not _has_mark(out[0]):
+            marked = _mark(out[0], mark)
+            if marked is not None:
+                out[0] = marked
+                room -= 1
+    if room <= 0:
+        return out
     end = len(out)
     while end > first and is_state_tail(out[end - 1]):
         end -= 1
@@ -121,11 +133,20 @@ def mark_cache_breakpoints(
             isinstance(message, AIMessage) and message.tool_calls and not message.text
         ):
             continue
+        if _has_mark(message):
+            break  # the history's end is marked already
         marked = _mark(message, mark)
         if marked is not None:
             out[i] = marked
             break
     return out
+
+
+def _has_mark(message: BaseMessage) -> bool:
+    content = message.content
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and "cache_control" in b for b in content
+    )
 
 
 def _provider(model: Any) -> str | None:
