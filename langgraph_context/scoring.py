@@ -146,10 +146,15 @@ def _query_counts(
     for text in texts:
         doc = _tokenize_cached(text)
         # the set intersection walks the terms in C (most texts hold no query term);
-        # the hits are keyed in text order, as a plain loop would, so score sums are
-        # added in the same order whatever the string hash seed
+        # a text with hits is counted in one pass, keyed in text order, so score sums
+        # are added in the same order whatever the string hash seed
         hits = wanted.intersection(doc)
-        counts.append({t: doc.count(t) for t in sorted(hits, key=doc.index)} if hits else {})
+        found: dict[str, int] = {}
+        if hits:
+            for term in doc:
+                if term in hits:
+                    found[term] = found.get(term, 0) + 1
+        counts.append(found)
         lengths.append(len(doc))
     return counts, lengths
 

@@ -209,3 +209,17 @@ def test_snapshot_stored_before_its_head_by_an_older_version_still_works() -> No
     [marked] = [m for m in result.messages if compaction_kind(m) == "snapshot"]
     assert "older" not in marked.additional_kwargs[COMPACTION_MARKER]
     assert result.stats.within_budget
+
+
+def test_a_stored_older_count_too_large_never_puts_the_snapshot_last() -> None:
+    """A marker counting more head messages than there are: the request stays last."""
+    earlier = extract_snapshot([HumanMessage("Earlier: edit lib/a.py for ACCT-1")])
+    stored = snapshot_message(earlier.render(max_tokens=300), earlier, older=1)
+    for strategy in ("auto", "drop_oldest", "drop_middle"):
+        out = compact_messages(
+            [SystemMessage("rules " * 300), stored, HumanMessage("Fix lib/app.ex now")],
+            max_tokens=400,
+            strategy=strategy,
+        ).messages
+        assert out[-1].content == "Fix lib/app.ex now"
+        assert [compaction_kind(m) for m in out].count("snapshot") == 1

@@ -353,6 +353,19 @@ def _apply(
     return applied
 
 
+def _snapshot_at(kept: Kept) -> int:
+    """Where the snapshot goes: after the lead and the kept head, and never last.
+
+    Only a stored `older` count too large for the history (a corrupted or hand-edited
+    marker) reaches the end; the snapshot then goes before the last unit instead, so
+    the latest turn stays the last message.
+    """
+    at = kept.lead + kept.older
+    if at < len(kept.messages) or len(kept.messages) <= kept.lead:
+        return at
+    return max(kept.lead, group_tool_rounds(kept.messages)[-1][0])
+
+
 def _with_snapshot(
     kept: Kept, costs: Costs, snap: StateSnapshot, *, room: int, max_tokens: int
 ) -> tuple[list[BaseMessage], int] | None:
@@ -365,7 +378,7 @@ def _with_snapshot(
     Returns:
         The messages with the snapshot and the snapshot text's tokens.
     """
-    at = kept.lead + kept.older
+    at = _snapshot_at(kept)
     while room > 0:
         text = snap.render(max_tokens=room, token_counter=costs.token_counter)
         if not text:
@@ -440,7 +453,7 @@ def _finish(
         # back where they were: before the head for a snapshot that counts it as
         # `older` (the layout before the snapshot moved after the head), else after it
         moved = any(_older(m) for m in earlier.messages)
-        at = kept.lead if moved else kept.lead + kept.older
+        at = kept.lead if moved else _snapshot_at(kept)
         candidate = [*kept.messages[:at], *earlier.messages, *kept.messages[at:]]
         if costs.total(candidate, kept.cost + old_cost) <= max_tokens:
             out = candidate
