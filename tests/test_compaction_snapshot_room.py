@@ -223,3 +223,23 @@ def test_a_stored_older_count_too_large_never_puts_the_snapshot_last() -> None:
         ).messages
         assert out[-1].content == "Fix lib/app.ex now"
         assert [compaction_kind(m) for m in out].count("snapshot") == 1
+
+
+def test_snapshot_state_stays_bounded_and_keeps_the_task_over_a_long_thread() -> None:
+    """1,200 merged compactions: each section holds at most its cap, task and latest kept."""
+    from langgraph_context.compaction._facts import MAX_ITEMS
+
+    snap = extract_snapshot([HumanMessage(TASK)])
+    for n in range(1_200):
+        call = {"name": "edit", "args": {"path": f"src/m{n}.py"}, "id": f"e{n}"}
+        later = extract_snapshot(
+            [HumanMessage(f"Step {n}: fix ORD-{n:05d} please."), AIMessage("", tool_calls=[call])]
+        )
+        snap = snap.merge(later)
+    assert snap.requests[0] == TASK
+    assert snap.requests[-1] == "Step 1199: fix ORD-01199 please."
+    for section in (snap.requests, snap.files, snap.identifiers, snap.to_dict()["file_uses"]):
+        assert len(section) <= MAX_ITEMS
+    assert "ACCT-20931" in snap.identifiers  # the task's id, first seen, stays
+    again = StateSnapshot.from_dict(snap.to_dict())
+    assert again.to_dict() == snap.to_dict()

@@ -19,6 +19,9 @@ ERROR_LINE_CHARS = 200
 COMMAND_CHARS = 200
 SCAN_CHARS = 20_000
 MAX_ITEMS = 500
+"""Most entries a snapshot section keeps over all compactions of a thread (its state
+stays bounded): the first `FIRST_ITEMS` (the task, the first ids) and the latest."""
+FIRST_ITEMS = 20
 IDS_PER_MESSAGE = 20
 
 PATH_ARG_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "filepath")
@@ -58,7 +61,14 @@ def dedup(items: Iterable[str]) -> tuple[str, ...]:
     for item in items:
         if item and item not in seen:
             seen[item] = None
-    return tuple(seen)[-MAX_ITEMS:] if len(seen) > MAX_ITEMS else tuple(seen)
+    return _bounded(tuple(seen))
+
+
+def _bounded(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The first `FIRST_ITEMS` and the latest entries, `MAX_ITEMS` in all."""
+    if len(items) <= MAX_ITEMS:
+        return items
+    return items[:FIRST_ITEMS] + items[len(items) - (MAX_ITEMS - FIRST_ITEMS) :]
 
 
 def merge_uses(
@@ -69,7 +79,7 @@ def merge_uses(
         uses = order.setdefault(path, [])
         if use not in uses:
             uses.append(use)
-    return tuple((path, use) for path, uses in order.items() for use in uses)
+    return _bounded(tuple((path, use) for path, uses in order.items() for use in uses))
 
 
 def render_files(uses: Sequence[tuple[str, str]]) -> tuple[str, ...]:
@@ -80,7 +90,7 @@ def render_files(uses: Sequence[tuple[str, str]]) -> tuple[str, ...]:
     for path, kinds in grouped.items():
         shown = [k for k in ("edited", "read", "used") if k in kinds]
         out.append(f"{path} ({', '.join(shown)})" if shown else path)
-    return tuple(out)[-MAX_ITEMS:]
+    return _bounded(tuple(out))
 
 
 def clip(text: str, limit: int) -> str:
