@@ -227,3 +227,62 @@ def test_request_chunks_strip_marks_so_other_meters_see_the_same_bytes() -> None
     assert marked_chunks == plain_chunks
     assert plain_flags == [False, False, False]
     assert flags == [True, False, True]
+
+
+_PAYLOADS: list[dict[str, Any]] = []
+
+
+class RecordingClaude(ChatAnthropic):
+    """`ChatAnthropic` itself, with the network call replaced by recording the payload."""
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        _PAYLOADS.append(self._get_request_payload(messages, stop=stop, **kwargs))
+        calls = 1 + sum(isinstance(m, ToolMessage) for m in messages)
+        if calls <= 2:
+            reply = ai_calls(call("read_file", {"path": f"f{calls}.py"}, f"r{calls}"))
+        else:
+            reply = AIMessage("done")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def _cache_marks(payload: dict[str, Any]) -> int:
+    """Every cache_control in an Anthropic payload: top level, tools, system, messages."""
+    count = int("cache_control" in payload)
+    count += sum("cache_control" in t for t in payload.get("tools", []))
+    system = payload.get("system")
+    if isinstance(system, list):
+        count += sum("cache_control" in b for b in system)
+    for message in payload["messages"]:
+        content = message["content"]
+        if isinstance(content, list):
+            count += sum(isinstance(b, dict) and "cache_control" in b for b in content)
+    return count
+
+
+def test_with_anthropics_own_caching_middleware_the_request_stays_within_four_marks() -> None:
+    """ChatAnthropic + AnthropicPromptCachingMiddleware + ours: at most 4 marks, the
+    history's end among them."""
+    from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
+
+    _PAYLOADS.clear()
+    model = RecordingClaude(model="claude-sonnet-4-5", api_key="offline")  # type: ignore[call-arg]
+    agent = create_agent(
+        model,
+        [read_file],
+        system_prompt="You read files.",
+        middleware=[AnthropicPromptCachingMiddleware(), create_context_middleware()],
+        checkpointer=InMemorySaver(),
+    )
+    agent.invoke(
+        {"messages": [HumanMessage("read two files")]}, {"configurable": {"thread_id": "a"}}
+    )
+    assert len(_PAYLOADS) == 3
+    for payload in _PAYLOADS:
+        assert 3 <= _cache_marks(payload) <= 4
+        last = payload["messages"][-1]["content"]
+        assert isinstance(last, list)
+        assert "cache_control" in last[-1]  # ours on the history's end (a tool_result later)
