@@ -133,6 +133,10 @@ def test_provider_detection_looks_through_bindings_retries_and_fallbacks() -> No
     claude = ChatAnthropic(model="claude-sonnet-4-5", api_key="offline")  # type: ignore[call-arg]
     assert uses_cache_breakpoints(claude)
     assert uses_cache_breakpoints(claude.bind_tools([read_file]).with_retry())
+    backup = ChatAnthropic(model="claude-haiku-4-5", api_key="offline")  # type: ignore[call-arg]
+    assert uses_cache_breakpoints(claude.with_fallbacks([backup]))
+    # a fallback to another provider would be sent the marks too: none by default
+    assert not uses_cache_breakpoints(claude.with_fallbacks([ScriptedChatModel(responses=[])]))
     assert not uses_cache_breakpoints(ScriptedChatModel(responses=[]))
     assert cache_control_for(None, claude) == EPHEMERAL
     assert cache_control_for(False, claude) is None

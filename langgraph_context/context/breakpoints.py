@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableWithFallbacks
+from langchain_core.runnables.base import RunnableBindingBase
 
 from langgraph_context.context._window import is_state_tail
 from langgraph_context.errors import InvalidArgumentError
@@ -149,25 +150,35 @@ def _has_mark(message: BaseMessage) -> bool:
     )
 
 
-def _provider(model: Any) -> str | None:
-    """The `ls_provider` of a chat model, looking through bindings, retries and fallbacks."""
-    seen: set[int] = set()
-    while model is not None and id(model) not in seen:
-        seen.add(id(model))
-        params = getattr(model, "_get_ls_params", None)
-        if callable(params):
-            try:
-                provider = params().get("ls_provider")
-            except Exception:  # a model that cannot say is not Anthropic's
-                provider = None
-            if isinstance(provider, str):
-                return provider
-        model = getattr(model, "bound", None) or getattr(model, "runnable", None)
-    return None
+def _providers(model: Any, seen: set[int] | None = None) -> set[str | None]:
+    """The `ls_provider` of every chat model behind `model` (bindings, retries, fallbacks)."""
+    seen = set() if seen is None else seen
+    if model is None or id(model) in seen:
+        return set()
+    seen.add(id(model))
+    # Wrappers first: `RunnableWithFallbacks` answers attribute lookups for its primary.
+    if isinstance(model, RunnableWithFallbacks):
+        found: set[str | None] = set()
+        for part in (model.runnable, *model.fallbacks):
+            found |= _providers(part, seen)
+        return found
+    if isinstance(model, RunnableBindingBase):  # bind_tools, with_retry, with_config
+        return _providers(model.bound, seen)
+    params = getattr(model, "_get_ls_params", None)
+    if not callable(params):
+        return {None}
+    try:
+        provider = params().get("ls_provider")
+    except Exception:  # a model that cannot say is not Anthropic's
+        provider = None
+    return {provider if isinstance(provider, str) else None}
 
 
 def uses_cache_breakpoints(model: Runnable[Any, Any] | Any) -> bool:
     """Whether `model` is served by Anthropic, whose cache needs marks in the request.
+
+    Every model behind it must be: a fallback to another provider would be sent the
+    marks too, and OpenAI's API does not know them.
 
     Args:
         model: A chat model, possibly bound to tools or wrapped in retries/fallbacks.
@@ -175,7 +186,7 @@ def uses_cache_breakpoints(model: Runnable[Any, Any] | Any) -> bool:
     Returns:
         `True` for Anthropic chat models.
     """
-    return _provider(model) == "anthropic"
+    return _providers(model) == {"anthropic"}
 
 
 def cache_control_for(setting: CacheBreakpoints, model: Any) -> Mapping[str, str] | None:
