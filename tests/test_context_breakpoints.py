@@ -23,6 +23,7 @@ from langgraph_context.context import (
     uses_cache_breakpoints,
 )
 from langgraph_context.context._window import STATE_NOTICE
+from langgraph_context.context.breakpoints import has_cache_mark
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -43,12 +44,7 @@ def read_file(path: str) -> str:
 
 def _marks(messages: list[BaseMessage]) -> list[int]:
     """Indices of the messages carrying a cache mark."""
-    return [
-        i
-        for i, m in enumerate(messages)
-        if isinstance(m.content, list)
-        and any(isinstance(b, dict) and "cache_control" in b for b in m.content)
-    ]
+    return [i for i, m in enumerate(messages) if has_cache_mark(m)]
 
 
 def _script(turns: int) -> list[AIMessage]:

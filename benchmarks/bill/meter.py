@@ -42,6 +42,7 @@ import tiktoken
 from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
 
+from langgraph_context.context.breakpoints import has_cache_mark
 from langgraph_context.tokens import DEFAULT_ENCODING
 
 PRICES = Path(__file__).with_name("prices.json")
@@ -74,7 +75,7 @@ def unmarked(message: BaseMessage) -> tuple[BaseMessage, bool]:
     content = message.content
     if not isinstance(content, list):
         return message, False
-    had = any(isinstance(b, dict) and "cache_control" in b for b in content)
+    had = has_cache_mark(message)
     blocks = [
         {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
         for b in content

@@ -4,6 +4,7 @@ from langgraph_context.context.breakpoints import (
     EPHEMERAL,
     CacheBreakpoints,
     cache_control_for,
+    has_cache_mark,
     mark_cache_breakpoints,
     uses_cache_breakpoints,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "compress_context",
     "create_context_node",
     "gather_packets",
+    "has_cache_mark",
     "insert_summary",
     "mark_cache_breakpoints",
     "message_packets",

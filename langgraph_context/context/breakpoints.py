@@ -29,6 +29,7 @@ __all__ = [
     "EPHEMERAL",
     "CacheBreakpoints",
     "cache_control_for",
+    "has_cache_mark",
     "mark_cache_breakpoints",
     "uses_cache_breakpoints",
 ]
@@ -107,34 +108,28 @@ def mark_cache_breakpoints(
         >>> sent[1].content
         [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
     """
-    mark = EPHEMERAL if cache_control is None else cache_control
-    if not isinstance(mark, Mapping) or not isinstance(mark.get("type"), str):
-        msg = f"cache_control must be a mapping with a string 'type', got {cache_control!r}"
-        raise InvalidArgumentError(msg)
+    mark = EPHEMERAL if cache_control is None else _checked_mark(cache_control, "cache_control")
     out = list(messages)
     # Anthropic refuses a fifth mark: marks already in the messages count against the
     # two this leaves room for (a caller's mark on the tools and a top-level one).
-    room = MAX_MESSAGE_MARKS - sum(_has_mark(m) for m in out)
+    room = MAX_MESSAGE_MARKS - sum(has_cache_mark(m) for m in out)
     first = 0
     if out and isinstance(out[0], SystemMessage):
         first = 1
-        if room > 0 and not _has_mark(out[0]):
+        if room > 0 and not has_cache_mark(out[0]):
             marked = _mark(out[0], mark)
             if marked is not None:
                 out[0] = marked
                 room -= 1
     if room <= 0:
         return out
-    end = len(out)
-    while end > first and is_state_tail(out[end - 1]):
-        end -= 1
-    for i in range(end - 1, first - 1, -1):
+    for i in range(len(out) - 1, first - 1, -1):
         message = out[i]
         if is_state_tail(message) or (
             isinstance(message, AIMessage) and message.tool_calls and not message.text
         ):
             continue
-        if _has_mark(message):
+        if has_cache_mark(message):
             break  # the history's end is marked already
         marked = _mark(message, mark)
         if marked is not None:
@@ -143,11 +138,31 @@ def mark_cache_breakpoints(
     return out
 
 
-def _has_mark(message: BaseMessage) -> bool:
+def has_cache_mark(message: BaseMessage) -> bool:
+    """Whether a block of `message`'s content carries a `cache_control` mark.
+
+    Args:
+        message: Any message.
+
+    Returns:
+        `True` if one does.
+    """
     content = message.content
     return isinstance(content, list) and any(
         isinstance(b, dict) and "cache_control" in b for b in content
     )
+
+
+def _checked_mark(mark: Any, name: str, allowed: str = "") -> Mapping[str, str]:
+    """`mark` if it is a mapping with a string `type`.
+
+    Raises:
+        ValueError: Otherwise, naming the argument `name` and what else it may be.
+    """
+    if isinstance(mark, Mapping) and isinstance(mark.get("type"), str):
+        return mark
+    msg = f"{name} must be {allowed}a mapping with a string 'type', got {mark!r}"
+    raise InvalidArgumentError(msg)
 
 
 def _providers(model: Any, seen: set[int] | None = None) -> set[str | None]:
@@ -207,9 +222,4 @@ def cache_control_for(setting: CacheBreakpoints, model: Any) -> Mapping[str, str
         return EPHEMERAL if uses_cache_breakpoints(model) else None
     if isinstance(setting, bool):
         return EPHEMERAL if setting else None
-    if isinstance(setting, Mapping) and isinstance(setting.get("type"), str):
-        return setting
-    msg = (
-        f"cache_breakpoints must be None, a bool or a mapping with a string 'type', got {setting!r}"
-    )
-    raise InvalidArgumentError(msg)
+    return _checked_mark(setting, "cache_breakpoints", "None, a bool or ")
