@@ -188,6 +188,13 @@ def test_compaction_leaves_the_kept_head_where_the_cache_has_it() -> None:
     assert compactions >= 3
 
 
+def _stored_before_head(snap: StateSnapshot, *, older: int) -> BaseMessage:
+    """A snapshot as versions before the move stored it: a count of the head after it."""
+    message = snapshot_message(snap.render(max_tokens=300), snap)
+    message.additional_kwargs[COMPACTION_MARKER]["older"] = older
+    return message
+
+
 def test_snapshot_stored_before_its_head_by_an_older_version_still_works() -> None:
     """A checkpoint from before the move (snapshot ahead of the head, `older=N`) compacts right.
 
@@ -197,7 +204,7 @@ def test_snapshot_stored_before_its_head_by_an_older_version_still_works() -> No
     middle = extract_snapshot(_history(0, 3))
     old_layout = [
         SystemMessage("You deploy services."),
-        snapshot_message(middle.render(max_tokens=300), middle, older=1),
+        _stored_before_head(middle, older=1),
         HumanMessage(TASK),
         *_history(3, 14),
     ]
@@ -214,7 +221,7 @@ def test_snapshot_stored_before_its_head_by_an_older_version_still_works() -> No
 def test_a_stored_older_count_too_large_never_puts_the_snapshot_last() -> None:
     """A marker counting more head messages than there are: the request stays last."""
     earlier = extract_snapshot([HumanMessage("Earlier: edit lib/a.py for ACCT-1")])
-    stored = snapshot_message(earlier.render(max_tokens=300), earlier, older=1)
+    stored = _stored_before_head(earlier, older=1)
     for strategy in ("auto", "drop_oldest", "drop_middle"):
         out = compact_messages(
             [SystemMessage("rules " * 300), stored, HumanMessage("Fix lib/app.ex now")],

@@ -264,7 +264,7 @@ def _request_order(requests: Sequence[str]) -> list[str]:
     return [requests[0], *reversed(requests[1:])]
 
 
-def snapshot_message(text: str, snapshot: StateSnapshot, *, older: int = 0) -> HumanMessage:
+def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
     """Wrap a rendered snapshot in the marked message compaction inserts.
 
     It is a user-role message so it is valid right after the system prompt for every
@@ -275,18 +275,13 @@ def snapshot_message(text: str, snapshot: StateSnapshot, *, older: int = 0) -> H
     Args:
         text: The rendered snapshot.
         snapshot: The structured snapshot it renders.
-        older: How many messages right after it are older than what it stands for,
-            for a snapshot placed before a kept head (compaction itself places it
-            after the head and leaves this 0), so the next compaction that evicts
-            them puts their facts first.
 
     Returns:
         The message.
     """
-    marker = compaction_marker("snapshot", snapshot=snapshot.to_dict())
-    if older:
-        marker[COMPACTION_MARKER]["older"] = older
-    return HumanMessage(text, additional_kwargs=marker)
+    return HumanMessage(
+        text, additional_kwargs=compaction_marker("snapshot", snapshot=snapshot.to_dict())
+    )
 
 
 def extract_snapshot(
