@@ -94,22 +94,22 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
         return row
     calls = len(log.tokens)
     sent, cached = sum(log.tokens), sum(log.cached)
+
+    def summaries(table: dict[str, float]) -> float:
+        return (
+            summarizer.tokens_in * table["input"] + summarizer.tokens_out * table["output"]
+        ) / 1e6
+
     bills = {}
     for key, table in tables.items():
         agent = sum(price(n, c, table) for n, c in zip(log.tokens, log.cached, strict=True))
-        summaries = (
-            summarizer.tokens_in * table["input"] + summarizer.tokens_out * table["output"]
-        ) / 1e6
-        bills[key] = agent + summaries
+        bills[key] = agent + summaries(table)
     anthropic = tables[ANTHROPIC]
-    bills[BREAKPOINTS] = (
-        sum(
-            price_breakpoints(n, r, w, anthropic)
-            for n, r, w in zip(log.tokens, log.breakpoint_read, log.breakpoint_written, strict=True)
-        )
-        + (summarizer.tokens_in * anthropic["input"] + summarizer.tokens_out * anthropic["output"])
-        / 1e6
+    agent = sum(
+        price_breakpoints(n, r, w, anthropic)
+        for n, r, w in zip(log.tokens, log.breakpoint_read, log.breakpoint_written, strict=True)
     )
+    bills[BREAKPOINTS] = agent + summaries(anthropic)
     compactions = _compactions(config, log, state)
     probe = log.texts.get(session.probe, "")
     row.update(
