@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cli]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -22,4 +22,5 @@ graph = create_codebase_maintainer_graph(
     workspace=os.environ.get(WORKSPACE_ENV_VAR) or os.getcwd(),
     note_namespace=("codebase_maintainer", "notes", "{user_id}"),
     context_schema=ContextSettings,
-).compile(name="codebase_maintainer")
+    name="codebase_maintainer",
+)

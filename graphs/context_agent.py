@@ -17,9 +17,8 @@ as they arrive).
 
 import os
 
-from langgraph_context.agents import ContextSettings, create_context_agent
+from langgraph_context.agents import ContextSettings, NoteSyncMiddleware, create_context_agent
 from langgraph_context.cli.models import resolve_chat_model
-from langgraph_context.notes import create_load_notes_node, create_save_notes_node
 
 DEFAULT_WINDOW = 32_000
 MIN_WINDOW = 8_192
@@ -49,11 +48,12 @@ SYSTEM_PROMPT = (
     "conversations."
 )
 
+
 graph = create_context_agent(
     resolve_chat_model,
     system_prompt=SYSTEM_PROMPT,
     max_tokens=WINDOW - REPLY_TOKENS,
-    pre_model={"load_notes": create_load_notes_node()},
-    post_tools={"save_notes": create_save_notes_node()},
+    middleware=[NoteSyncMiddleware()],
     context_schema=ContextSettings,
-).compile(name="context_agent")
+    name="context_agent",
+)

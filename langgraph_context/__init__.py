@@ -14,13 +14,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from langgraph_context.errors import renamed_attribute
-
 if TYPE_CHECKING:
     from langgraph_context.agents import (
+        CompactionMiddleware,
+        ContextMiddleware,
         create_codebase_maintainer_graph,
         create_context_agent,
-        create_context_middleware,
         create_subagent_tool,
     )
     from langgraph_context.compaction import (
@@ -53,6 +52,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _HOMES: dict[str, str] = {
+    "CompactionMiddleware": "agents",
+    "ContextMiddleware": "agents",
     "CompactionStateMixin": "compaction",
     "ContextBuilder": "context",
     "ContextPacket": "packet",
@@ -67,7 +68,6 @@ _HOMES: dict[str, str] = {
     "create_codebase_maintainer_graph": "agents",
     "create_compaction_node": "compaction",
     "create_context_agent": "agents",
-    "create_context_middleware": "agents",
     "create_context_node": "context",
     "create_ls_tool": "tools",
     "create_note_tools": "notes",
@@ -84,15 +84,12 @@ _HOMES: dict[str, str] = {
 }
 
 
-# Renamed in 0.1.1 (langmem has these names with other signatures); kept one release.
-_RENAMED = {"asummarize_messages": "asummarize_history", "summarize_messages": "summarize_history"}
-
-
 def __getattr__(name: str) -> Any:
     """Load a public name from its home module on first use (PEP 562)."""
     home = _HOMES.get(name)
     if home is None:
-        return renamed_attribute(__name__, name, _RENAMED)
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
     value = getattr(importlib.import_module(f"langgraph_context.{home}"), name)
     globals()[name] = value
     return value
@@ -103,8 +100,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CompactionMiddleware",
     "CompactionStateMixin",
     "ContextBuilder",
+    "ContextMiddleware",
     "ContextPacket",
     "ContextStateMixin",
     "LangGraphContextError",
@@ -117,7 +116,6 @@ __all__ = [
     "create_codebase_maintainer_graph",
     "create_compaction_node",
     "create_context_agent",
-    "create_context_middleware",
     "create_context_node",
     "create_ls_tool",
     "create_note_tools",

@@ -8,17 +8,11 @@ working while `except LangGraphContextError:` catches all of them.
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from collections.abc import Mapping
-from typing import Any
-
 __all__ = [
     "ContextWindowError",
     "InvalidArgumentError",
     "InvalidTypeError",
     "LangGraphContextError",
-    "renamed_attribute",
 ]
 
 
@@ -51,35 +45,5 @@ class ContextWindowError(LangGraphContextError, RuntimeError):
         super().__init__(
             "the provider refused the request as over the model's context window twice: "
             f"{sent_tokens} tokens sent, then {retried_tokens} after compacting; "
-            f"window {known}. Lower the compaction budget (max_tokens) or the context size."
+            f"window {known}. Lower the agent's max_tokens or the compaction's trigger_tokens."
         )
-
-
-def renamed_attribute(module: str, name: str, renamed: Mapping[str, str]) -> Any:
-    """Resolve a deprecated public name of `module` to its new name, with a warning.
-
-    A package's `__getattr__` (PEP 562) calls this for names it does not define, so a
-    renamed class or function stays importable for one release.
-
-    Args:
-        module: The module's `__name__`.
-        name: The attribute asked for.
-        renamed: Old name -> new name, for the names kept as deprecated aliases.
-
-    Returns:
-        The object now published under the new name.
-
-    Raises:
-        AttributeError: If `name` is not a deprecated alias either.
-    """
-    new = renamed.get(name)
-    if new is None:
-        msg = f"module {module!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    warnings.warn(
-        f"{module}.{name} is deprecated and will be removed in 0.2: use {module}.{new} "
-        "(renamed so it no longer shares a name with langmem or deepagents)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return getattr(importlib.import_module(module), new)

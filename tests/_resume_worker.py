@@ -53,8 +53,8 @@ def run_context(db: str, turn: int) -> dict[str, Any]:
     model = ScriptedChatModel(responses=responses)
     with SqliteSaver.from_conn_string(db) as saver:
         graph = create_context_agent(
-            model, system_prompt="You maintain a repo.", context=False
-        ).compile(checkpointer=saver)
+            model, system_prompt="You maintain a repo.", context=False, checkpointer=saver
+        )
         out = graph.invoke(
             {"messages": [HumanMessage(question)]}, {"configurable": {"thread_id": "resume"}}
         )
@@ -110,8 +110,8 @@ def run_maintainer(db: str, turn: int, workspace: str, notes: str) -> dict[str, 
     inputs, responses = MAINTAINER_TURNS[turn]
     model = ScriptedChatModel(responses=responses)
     with SqliteSaver.from_conn_string(db) as saver:
-        graph = create_codebase_maintainer_graph(model, workspace=workspace, notes=notes).compile(
-            checkpointer=saver
+        graph = create_codebase_maintainer_graph(
+            model, workspace=workspace, notes=notes, checkpointer=saver
         )
         out = graph.invoke(inputs, {"configurable": {"thread_id": "maintainer"}})
     return {

@@ -1,4 +1,4 @@
-"""create_context_agent: a real compiled loop with plan/note tools and pre-model steps."""
+"""create_context_agent: create_agent with plan/note tools and the context middleware."""
 
 from __future__ import annotations
 
@@ -6,16 +6,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain.agents.middleware import AgentState
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import MessagesState
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from langgraph_context.agents import LLM_INPUT_KEY, create_context_agent, render_state_block
+from langgraph_context.agents import (
+    CompactionMiddleware,
+    ContextMiddleware,
+    create_context_agent,
+    render_state_block,
+)
 from langgraph_context.cli.models import register_model_factory, resolve_chat_model
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -48,8 +52,13 @@ def test_multi_turn_plan_and_notes_with_checkpointer() -> None:
         ]
     )
     graph = create_context_agent(
-        model, [add], system_prompt="You add numbers.", compaction=False, context=False
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        [add],
+        system_prompt="You add numbers.",
+        compaction=False,
+        context=False,
+        checkpointer=InMemorySaver(),
+    )
     cfg = _thread("t1")
     out = graph.invoke({"messages": [HumanMessage("add 2 and 3")]}, cfg)
     assert out["messages"][-1].content == "2 + 3 = 5"
@@ -76,112 +85,6 @@ def test_multi_turn_plan_and_notes_with_checkpointer() -> None:
     assert "llm_input_messages" not in out
 
 
-def test_pre_model_view_is_used_once_and_cleared() -> None:
-    """A pre-model step's llm_input_messages is what the model sees, then it is cleared."""
-    calls: list[int] = []
-
-    def view_step(state: dict[str, Any]) -> dict[str, Any]:
-        calls.append(len(state["messages"]))
-        return {LLM_INPUT_KEY: [SystemMessage("assembled"), state["messages"][-1]]}
-
-    model = ScriptedChatModel(
-        responses=[ai_calls(call("add", {"a": 1, "b": 1}, "a1")), AIMessage("2")]
-    )
-    graph = create_context_agent(
-        model,
-        [add],
-        plan_tools=False,
-        note_tools=False,
-        pre_model={"context": view_step},
-        context=False,
-    ).compile(checkpointer=InMemorySaver())
-    out = graph.invoke({"messages": [HumanMessage("1+1")]}, _thread("v"))
-    assert calls == [1, 3]
-    assert [[m.content for m in seen] for seen in model.seen] == [
-        ["assembled", "1+1"],
-        ["assembled", "2"],
-    ]
-    assert out[LLM_INPUT_KEY] == []
-    assert [m.content for m in out["messages"]][-1] == "2"
-
-
-def test_pre_model_view_gets_system_prompt_when_it_has_none() -> None:
-    """A view without a system message gets the agent's system prompt prepended."""
-    model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = create_context_agent(
-        model,
-        plan_tools=False,
-        note_tools=False,
-        memory_tools=False,  # no tools: no hardening line in the system message
-        system_prompt=lambda state: f"{len(state['messages'])} messages",
-        pre_model=[lambda state: {LLM_INPUT_KEY: list(state["messages"])}],
-    ).compile()
-    graph.invoke({"messages": [HumanMessage("hi")]})
-    assert [(m.type, m.content) for m in model.seen[0]] == [
-        ("system", "1 messages"),
-        ("human", "hi"),
-    ]
-
-
-def test_pre_model_steps_run_in_order_and_may_rewrite_history() -> None:
-    """Steps run in order; a compaction-like step's RemoveMessage edits persist in state."""
-    order: list[str] = []
-
-    def compact(state: dict[str, Any]) -> dict[str, Any]:
-        order.append("compact")
-        old = state["messages"][:-1]
-        if len(old) < 2:
-            return {}
-        return {
-            "messages": [
-                RemoveMessage(id=REMOVE_ALL_MESSAGES),
-                HumanMessage("summary of earlier turns"),
-                state["messages"][-1],
-            ]
-        }
-
-    def context(state: dict[str, Any]) -> dict[str, Any]:
-        order.append("context")
-        return {}
-
-    model = ScriptedChatModel(responses=[AIMessage("a"), AIMessage("b")])
-    graph = create_context_agent(
-        model,
-        plan_tools=False,
-        note_tools=False,
-        memory_tools=False,
-        pre_model=[compact, context],
-    ).compile(checkpointer=InMemorySaver())
-    cfg = _thread("c")
-    graph.invoke({"messages": [HumanMessage("one")]}, cfg)
-    out = graph.invoke({"messages": [HumanMessage("two")]}, cfg)
-    assert order == ["compact", "context", "compact", "context"]
-    assert [m.content for m in out["messages"]] == ["summary of earlier turns", "two", "b"]
-    assert [m.content for m in model.seen[1]] == ["summary of earlier turns", "two"]
-
-
-def test_post_tools_steps_run_after_each_tool_round() -> None:
-    """post_tools steps see each tool round's results before the next model call."""
-    seen_results: list[str] = []
-
-    def watcher(state: dict[str, Any]) -> dict[str, Any]:
-        seen_results.append(state["messages"][-1].content)
-        return {}
-
-    model = ScriptedChatModel(
-        responses=[
-            ai_calls(call("add", {"a": 1, "b": 2}, "x")),
-            ai_calls(call("add", {"a": 3, "b": 4}, "y")),
-            AIMessage("done"),
-        ]
-    )
-    graph = create_context_agent(
-        model, [add], plan_tools=False, note_tools=False, post_tools={"watch": watcher}
-    ).compile()
-    graph.invoke({"messages": [HumanMessage("go")]})
-    assert seen_results == ["3", "7"]
-
-
 def test_model_factory_is_resolved_from_the_run_config() -> None:
     """A factory model (resolve_chat_model) is built per run from configurable values."""
     built: list[str] = []
@@ -191,7 +94,7 @@ def test_model_factory_is_resolved_from_the_run_config() -> None:
         return ScriptedChatModel(responses=[AIMessage(config["configurable"]["reply"])])
 
     register_model_factory("ctx-agent-test", factory)
-    graph = create_context_agent(resolve_chat_model).compile()
+    graph = create_context_agent(resolve_chat_model)
     out = graph.invoke(
         {"messages": [HumanMessage("hi")]},
         {"configurable": {"model_factory": "ctx-agent-test", "reply": "from config"}},
@@ -208,7 +111,7 @@ async def test_async_run_matches_sync() -> None:
             AIMessage("ok"),
         ]
     )
-    graph = create_context_agent(model).compile()
+    graph = create_context_agent(model)
     out = await graph.ainvoke({"messages": [HumanMessage("note it")]})
     assert out["note"] == {"a": "x"}
     assert out["messages"][-1].content == "ok"
@@ -219,27 +122,32 @@ def test_tools_off_means_model_then_end() -> None:
     model = ScriptedChatModel(responses=[AIMessage("plain")])
     graph = create_context_agent(
         model, plan_tools=False, note_tools=False, memory_tools=False, compaction=False
-    ).compile()
+    )
     out = graph.invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == "plain"
     assert set(graph.get_graph().nodes) == {"__start__", "model", "__end__"}
-    assert [m.type for m in model.seen[0]] == ["human"]
+    assert [m.type for m in model.seen[0]] == ["human"]  # no empty system message
 
 
 def test_custom_state_schema() -> None:
-    """A plain MessagesState works when plan and note tools are off."""
+    """A state schema of the caller's adds its keys beside the middleware's."""
+
+    class WithTopic(AgentState[Any]):
+        topic: NotRequired[str]
+
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = create_context_agent(
-        model, plan_tools=False, note_tools=False, state_schema=MessagesState
-    ).compile()
-    assert graph.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "ok"
+    graph = create_context_agent(model, state_schema=WithTopic)
+    out = graph.invoke({"messages": [HumanMessage("hi")], "topic": "maths"})
+    assert (out["messages"][-1].content, out["topic"], out["plan"]) == ("ok", "maths", [])
 
 
 def test_render_state_block_limits_note_names() -> None:
-    """The state block lists at most max_note_names notes and counts the rest."""
+    """The state block lists at most 50 note names and counts the rest."""
     state = {"note": {f"n{i}": "x" for i in range(5)}}
-    assert render_state_block(state, max_note_names=2) == (
-        "[State]\nNotes (read with query_note): n0, n1 (+3 more)"
+    many = {"note": {f"n{i:02d}": "x" for i in range(53)}}
+    assert render_state_block(many).endswith("n49 (+3 more)")
+    assert render_state_block(state, read_tool="notes_query_note") == (
+        "[State]\nNotes (read with notes_query_note): n0, n1, n2, n3, n4"
     )
     assert render_state_block({}) == ""
     rule = {"id": "c-1", "text": "Use uv", "status": "active", "source": "user"}
@@ -255,23 +163,21 @@ def test_construction_errors() -> None:
     """Programmer mistakes raise at construction with the parameter named."""
     model = ScriptedChatModel(responses=[])
     with pytest.raises(TypeError, match="model must be a chat model"):
-        create_context_agent("gpt")  # type: ignore[arg-type]
+        create_context_agent(42)  # type: ignore[arg-type]
     with pytest.raises(
         ValueError, match=r"two tools are named 'add': tools\[0\] 'add'.* and tools\[1\] 'add'"
     ):
         create_context_agent(model, [add, add])
-    with pytest.raises(ValueError, match="step name 'model' is reserved"):
-        create_context_agent(model, pre_model={"model": lambda s: {}})
-    with pytest.raises(TypeError, match="pre_model must be a mapping"):
-        create_context_agent(model, pre_model="step")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="post_tools step 'post_tools_1' must be a node"):
-        create_context_agent(model, post_tools=[42])
     with pytest.raises(ValueError, match="checks must be a tool name"):
         create_context_agent(model, checks=[])
-    with pytest.raises(ValueError, match="'watch_checks' is taken by the checks argument"):
-        create_context_agent(model, checks="t", post_tools={"watch_checks": lambda s: {}})
-    with pytest.raises(ValueError, match="must differ; repeated: \\['x'\\]"):
-        create_context_agent(model, pre_model={"x": lambda s: {}}, post_tools={"x": lambda s: {}})
+    with pytest.raises(ValueError, match=r"checks must name the agent's tools; unknown: \['t'\]"):
+        create_context_agent(model, checks="t")
+    with pytest.raises(TypeError, match="compaction must be a bool or a CompactionMiddleware"):
+        create_context_agent(model, compaction=42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_tokens sizes compaction=True and context=True"):
+        create_context_agent(model, max_tokens=100, compaction=False, context=False)
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        create_context_agent(model, name=" ")
 
 
 def _worker(db: Path, turn: int) -> dict[str, Any]:
@@ -315,7 +221,6 @@ def read_file(path: str) -> str:
 def test_many_turns_with_the_real_compaction_node() -> None:
     """Fifteen checkpointed turns stay valid and bounded; plan and notes survive compaction."""
     from langgraph_context import count_tokens
-    from langgraph_context.compaction import create_compaction_node
     from langgraph_context.messages import validate_history
 
     turns = 15
@@ -335,9 +240,10 @@ def test_many_turns_with_the_real_compaction_node() -> None:
     graph = create_context_agent(
         model,
         [read_file],
-        compaction=create_compaction_node(max_tokens=budget, mode="replace"),
+        compaction=CompactionMiddleware(trigger_tokens=budget, mode="replace"),
         context=False,
-    ).compile(checkpointer=InMemorySaver())
+        checkpointer=InMemorySaver(),
+    )
     cfg = _thread("long")
     for i in range(turns):
         out = graph.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, cfg)
@@ -358,11 +264,9 @@ def test_many_turns_with_the_real_compaction_node() -> None:
     assert "1. [in_progress] read files" in model.seen[-1][0].content
 
 
-def test_real_compaction_and_context_nodes_together() -> None:
-    """Compaction rewrites history, the context node assembles a budgeted view each call."""
+def test_real_compaction_and_context_middleware_together() -> None:
+    """Compaction rewrites history, the context middleware assembles a budgeted input."""
     from langgraph_context import count_tokens
-    from langgraph_context.compaction import create_compaction_node
-    from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
     from langgraph_context.messages import validate_history
 
     turns = 10
@@ -380,18 +284,17 @@ def test_real_compaction_and_context_nodes_together() -> None:
         model,
         [read_file],
         system_prompt="You read files.",
-        compaction=create_compaction_node(max_tokens=1200, mode="replace"),
-        context=create_context_node(
-            ContextBuilder(config=ContextConfig(max_tokens=view_budget)), keep_last=4
-        ),
-    ).compile(checkpointer=InMemorySaver())
+        compaction=CompactionMiddleware(trigger_tokens=1200, mode="replace"),
+        context=ContextMiddleware(view_budget),
+        checkpointer=InMemorySaver(),
+    )
     cfg = _thread("both")
     for i in range(turns):
         out = graph.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, cfg)
         assert validate_history(out["messages"]) == []
     nodes = set(graph.get_graph().nodes)
-    assert "compaction" in nodes
-    assert "context" not in nodes  # assembled inside the model node, never stored
+    assert "compaction.before_model" in nodes
+    assert not [n for n in nodes if n.startswith("context")]  # inside the model call
     assert out["compaction"]["count"] >= 1
     prompt_tokens = count_tokens("You read files.\n\n")
     for seen in model.seen:
@@ -400,31 +303,32 @@ def test_real_compaction_and_context_nodes_together() -> None:
     # The cache layout sends the plan last, after the newest tool result.
     assert "request]\n1. [in_progress] read files" in model.seen[-1][-1].content
     assert model.seen[-1][-2].content.startswith("f9.py: line0")
-    assert LLM_INPUT_KEY not in out
+    assert "llm_input_messages" not in out
 
 
-def test_context_true_uses_the_default_context_node() -> None:
-    """context=True wires create_context_node() with its defaults."""
+def test_context_true_uses_the_default_context_middleware() -> None:
+    """context=True wires ContextMiddleware sized by the agent's budget."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(
         model, context=True, plan_tools=False, note_tools=False, memory_tools=False
-    ).compile()
+    )
     graph.invoke({"messages": [HumanMessage("hello")]})
     # Nothing to assemble, no prompt and no tools: no empty system message is sent.
     assert [m.type for m in model.seen[0]] == ["human"]
     assert model.seen[0][-1].content == "hello"
     # With tools, the hardening line is the system message from the first call.
     with_tools = ScriptedChatModel(responses=[AIMessage("ok")])
-    create_context_agent(with_tools, context=True).compile().invoke({"messages": [("user", "hi")]})
+    create_context_agent(with_tools, context=True).invoke({"messages": [("user", "hi")]})
     assert [m.type for m in with_tools.seen[0]] == ["system", "human"]
     assert "data, not instructions" in with_tools.seen[0][0].content
-    with pytest.raises(TypeError, match="context must be True, False, a ContextBuilder or a node"):
-        create_context_agent(model, context=42)
+    with pytest.raises(
+        TypeError, match="context must be a bool, a ContextBuilder or a ContextMiddleware"
+    ):
+        create_context_agent(model, context=42)  # type: ignore[arg-type]
 
 
 def test_pinned_memory_survives_compaction_and_hot_issues_open_and_close() -> None:
     """A recorded constraint and a failing check stay in every context until resolved."""
-    from langgraph_context.compaction import create_compaction_node
 
     runs = iter(["FAILED tests/test_a.py::test_x - AssertionError", "4 passed in 0.1s"])
 
@@ -453,9 +357,10 @@ def test_pinned_memory_survives_compaction_and_hot_issues_open_and_close() -> No
         model,
         [read_file, run_tests],
         checks="run_tests",
-        compaction=create_compaction_node(max_tokens=700, mode="replace"),
+        compaction=CompactionMiddleware(trigger_tokens=700, mode="replace"),
         context=True,
-    ).compile(checkpointer=InMemorySaver())
+        checkpointer=InMemorySaver(),
+    )
     cfg = _thread("mem")
     graph.invoke({"messages": [HumanMessage("Always use pyproject.toml")]}, cfg)
     out = graph.invoke({"messages": [HumanMessage("run the tests")]}, cfg)

@@ -22,7 +22,7 @@ def _sent(**kwargs: object) -> int:
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(
         model, plan_tools=False, note_tools=False, memory_tools=False, **kwargs
-    ).compile()
+    )
     graph.invoke({"messages": [*TALK, HumanMessage("what was message 0?")]})
     return count_tokens(model.seen[-1])
 

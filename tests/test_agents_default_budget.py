@@ -3,7 +3,7 @@
 The bill benchmark's policy is the default: the stored history is compacted at the
 call budget less what every request carries besides it (system prompt, hardening line,
 tool definitions, a reserve for the plan), down to half of that, and long tool results
-are cut inside the `tools` step. These tests drive the compiled graph.
+are cut inside the `tools` step. These tests drive the compiled agent.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def test_the_high_mark_leaves_room_for_everything_each_request_carries() -> None
     turns = 40
     responses = [m for i in range(turns) for m in _tool_round(i)]
     model = _model(responses)
-    agent = create_context_agent(model, [lookup], system_prompt=PROMPT, note_tools=False)
-    graph = agent.compile(checkpointer=InMemorySaver())
+    graph = create_context_agent(
+        model, [lookup], system_prompt=PROMPT, note_tools=False, checkpointer=InMemorySaver()
+    )
     config: Any = {"configurable": {"thread_id": "long"}}
     for i in range(turns):
         state = graph.invoke({"messages": [HumanMessage(f"check R{i:04d} please")]}, config)
@@ -73,7 +74,7 @@ def test_the_high_mark_leaves_room_for_everything_each_request_carries() -> None
 
 
 def _state_tools(*, note_tools: bool) -> list[Any]:
-    from langgraph_context.agents._parts import state_tools
+    from langgraph_context.agents.tool_middleware import state_tools
 
     return [t for _, t in state_tools(True, note_tools, True)]
 
@@ -99,9 +100,10 @@ def test_long_tool_results_are_cut_inside_the_tools_step() -> None:
     model = _model([ai_calls(tool_call("dump_log", {"name": "api"}, "d1")), AIMessage("read it")])
     graph = create_context_agent(
         model, [dump_log], plan_tools=False, note_tools=False, memory_tools=False
-    ).compile()
+    )
     steps = [next(iter(u)) for u in graph.stream({"messages": [("user", "show the log")]})]
-    assert steps == ["compaction", "model", "tools", "compaction", "model"]
+    compaction = "compaction.before_model"
+    assert steps == [compaction, "model", "tools", compaction, "model"]
     state = graph.invoke({"messages": [("user", "show the log")]})
     [result] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert result.additional_kwargs[CUT_MARKER] > 5_000
@@ -119,7 +121,7 @@ def test_the_cut_can_be_switched_off(limit: bool | None) -> None:
     model = _model([ai_calls(tool_call("dump_log", {"name": "db"}, "d1")), AIMessage("ok")])
     graph = create_context_agent(
         model, [dump_log], note_tools=False, compaction=False, tool_output_limit=limit
-    ).compile()
+    )
     state = graph.invoke({"messages": [("user", "show the log")]})
     [result] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert CUT_MARKER not in result.additional_kwargs
@@ -129,7 +131,7 @@ def test_the_cut_can_be_switched_off(limit: bool | None) -> None:
 async def test_an_int_limit_cuts_async_too() -> None:
     """An int is the limit in tokens; the async path cuts the same way."""
     model = _model([ai_calls(tool_call("lookup", {"reservation_id": "Q1"}, "q")), AIMessage("ok")])
-    graph = create_context_agent(model, [lookup], note_tools=False, tool_output_limit=60).compile()
+    graph = create_context_agent(model, [lookup], note_tools=False, tool_output_limit=60)
     state = await graph.ainvoke({"messages": [("user", "look Q1 up")]})
     [result] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert count_tokens(str(result.content)) <= 60 < result.additional_kwargs[CUT_MARKER]
@@ -165,16 +167,16 @@ def test_usage_record_counts_the_tool_definitions() -> None:
     )
     graph = create_context_agent(
         model, [lookup], plan_tools=False, note_tools=False, memory_tools=False, context=False
-    ).compile()
+    )
     usage = graph.invoke({"messages": [("user", "hello")]})[USAGE_KEY]
     assert usage["reported"] == usage["counted"]
 
 
 def test_middleware_usage_record_counts_the_bound_tools() -> None:
-    """`CompactionMiddleware` counts the tools bound for the call, as the provider does."""
+    """`ContextMiddleware` counts the tools bound for the call, as the provider does."""
     from langchain.agents import create_agent
 
-    from langgraph_context.agents import create_compaction_middleware
+    from langgraph_context.agents import CompactionMiddleware, ContextMiddleware
 
     model = _Reporting(
         responses=[AIMessage("hi")],
@@ -185,7 +187,7 @@ def test_middleware_usage_record_counts_the_bound_tools() -> None:
         model,
         [lookup, dump_log],
         system_prompt=PROMPT,
-        middleware=[create_compaction_middleware(max_tokens=3_000)],
+        middleware=[CompactionMiddleware(3_000), ContextMiddleware(assemble=False)],
     )
     usage = agent.invoke({"messages": [("user", "hello")]})[USAGE_KEY]
     assert usage["reported"] == usage["counted"]

@@ -14,12 +14,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import (
+    CompactionMiddleware,
     MaintainerOptions,
-    MaintainerState,
     build_briefing,
     create_codebase_maintainer_graph,
 )
-from langgraph_context.compaction import create_compaction_node
 from langgraph_context.notes import FileNoteStore
 from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -103,8 +102,12 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
         ]
     )
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=notes_dir, project_name="shop"
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        workspace=workspace,
+        notes=notes_dir,
+        project_name="shop",
+        checkpointer=InMemorySaver(),
+    )
     cfg = _cfg("maint")
 
     out = graph.invoke({"messages": [HumanMessage("Explore the code")], "mode": "explore"}, cfg)
@@ -156,8 +159,12 @@ def test_mode_persists_until_changed_and_defaults(tmp_path: Path) -> None:
     workspace = make_codebase(tmp_path / "repo")
     model = ScriptedChatModel(responses=[AIMessage("a"), AIMessage("b"), AIMessage("c")])
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=tmp_path / "n", default_mode="plan"
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        workspace=workspace,
+        notes=tmp_path / "n",
+        default_mode="plan",
+        checkpointer=InMemorySaver(),
+    )
     cfg = _cfg("m")
     graph.invoke({"messages": [HumanMessage("hi")]}, cfg)
     assert "Mode: plan." in model.seen[0][0].content
@@ -185,8 +192,12 @@ def test_notes_in_the_graph_store_per_user(tmp_path: Path) -> None:
         ]
     )
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, note_namespace=("notes", "{user_id}")
-    ).compile(checkpointer=InMemorySaver(), store=store)
+        model,
+        workspace=workspace,
+        note_namespace=("notes", "{user_id}"),
+        checkpointer=InMemorySaver(),
+        store=store,
+    )
     cfg = {"configurable": {"thread_id": "a", "user_id": "ann"}}
     graph.invoke({"messages": [HumanMessage("record")]}, cfg)
     assert [i.value["title"] for i in store.search(("notes", "ann"))] == ["CI is red"]
@@ -213,7 +224,7 @@ def test_briefing_is_capped_and_marked_as_data(tmp_path: Path) -> None:
 
 
 def test_errors(tmp_path: Path) -> None:
-    """Bad modes, caps, step names and note sources raise; a bad state mode raises too."""
+    """Bad modes, caps and note sources raise; a bad state mode raises too."""
     workspace = make_codebase(tmp_path / "repo")
     model = ScriptedChatModel(responses=[AIMessage("x")])
     with pytest.raises(ValueError, match="default_mode must be one of"):
@@ -224,34 +235,31 @@ def test_errors(tmp_path: Path) -> None:
         MaintainerOptions(briefing_max_tokens=1.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_tokens must exceed the instructions'"):
         create_codebase_maintainer_graph(model, workspace=workspace, max_tokens=100)
-    with pytest.raises(ValueError, match="'brief' is reserved"):
-        create_codebase_maintainer_graph(
-            model, workspace=workspace, pre_model={"brief": lambda s: {}}
-        )
     with pytest.raises(TypeError, match="notes must be a directory path"):
         create_codebase_maintainer_graph(model, workspace=workspace, notes=42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="mode must be one of"):
         build_briefing("fix", "x")  # type: ignore[arg-type]
-    graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=tmp_path / "notes"
-    ).compile()
+    graph = create_codebase_maintainer_graph(model, workspace=workspace, notes=tmp_path / "notes")
     with pytest.raises(ValueError, match=r"state\['mode'\] must be one of"):
         graph.invoke({"messages": [HumanMessage("x")], "mode": "fix"})
 
 
-def test_extra_pre_model_steps_run_after_the_briefing(tmp_path: Path) -> None:
-    """User steps (compaction, context) see the turn's briefing in state."""
+def test_own_middleware_sees_the_turns_briefing(tmp_path: Path) -> None:
+    """A caller's middleware runs outside the maintainer's and sees the turn's briefing."""
+    from langchain.agents.middleware import AgentMiddleware
+
     workspace = make_codebase(tmp_path / "repo")
     seen: list[str] = []
 
-    def context(state: MaintainerState) -> dict[str, Any]:
-        seen.append(state.get("briefing", ""))
-        return {}
+    class Spy(AgentMiddleware):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            seen.append(request.state.get("briefing", ""))
+            return handler(request)
 
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=tmp_path / "n", pre_model=[context]
-    ).compile()
+        model, workspace=workspace, notes=tmp_path / "n", middleware=[Spy()]
+    )
     graph.invoke({"messages": [HumanMessage("look")]})
     assert len(seen) == 1
     assert "./app/models.py" in seen[0]
@@ -333,8 +341,9 @@ def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path)
         model,
         workspace=workspace,
         notes=tmp_path / "notes",
-        compaction=create_compaction_node(max_tokens=1500, mode="replace"),
-    ).compile(checkpointer=InMemorySaver())
+        compaction=CompactionMiddleware(trigger_tokens=1500, mode="replace"),
+        checkpointer=InMemorySaver(),
+    )
     cfg = _cfg("long")
     for i in range(turns):
         out = graph.invoke({"messages": [HumanMessage(f"read big.py ({i})")]}, cfg)
@@ -351,33 +360,27 @@ def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path)
 
 
 def test_compaction_can_be_switched_off_or_replaced(tmp_path: Path) -> None:
-    """compaction=False adds no node; a custom node is used as given."""
+    """compaction=False adds no step; a middleware of your own is used as given."""
     workspace = make_codebase(tmp_path / "repo")
     model = ScriptedChatModel(responses=[AIMessage("x"), AIMessage("y")])
     off = create_codebase_maintainer_graph(model, workspace=workspace, compaction=False)
-    assert "compaction" not in off.nodes
-    calls: list[int] = []
-
-    def custom(state: MaintainerState) -> dict[str, Any]:
-        calls.append(len(state["messages"]))
-        return {}
-
+    assert not [n for n in off.nodes if n.startswith("compaction")]
+    own = CompactionMiddleware(50, mode="view", name="own_compaction")
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=tmp_path / "n", compaction=custom
-    ).compile()
-    graph.invoke({"messages": [HumanMessage("hi")]})
-    assert calls == [1]
+        model, workspace=workspace, notes=tmp_path / "n", compaction=own
+    )
+    out = graph.invoke({"messages": [HumanMessage("hi " * 80)]})
+    assert out["compaction"]["last"]["mode"] == "view"  # the view-mode record is kept
 
 
 def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) -> None:
-    """context=False: no context node; instructions, state block and briefing lead."""
+    """context=False: nothing assembled; instructions, briefing and state block lead."""
     workspace = make_codebase(tmp_path / "repo")
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_codebase_maintainer_graph(
         model, workspace=workspace, notes=tmp_path / "n", context=False
     )
-    assert "context" not in graph.nodes
-    graph.compile().invoke({"messages": [HumanMessage("look")], "mode": "explore"})
+    graph.invoke({"messages": [HumanMessage("look")], "mode": "explore"})
     system = model.seen[0][0].content
     assert "as `reference` notes.\n\n[Workspace briefing]" in system
     assert "[Task]" not in system
@@ -393,7 +396,7 @@ def test_options_cap_the_briefing(tmp_path: Path) -> None:
         notes=tmp_path / "n",
         token_counter=len,
         options=MaintainerOptions(briefing_max_tokens=200),
-    ).compile()
+    )
     out = graph.invoke({"messages": [HumanMessage("look")], "mode": "explore"})
     assert out["briefing"].startswith("[Workspace briefing]")
     assert 0 < len(out["briefing"]) <= 200
@@ -413,8 +416,13 @@ def test_explorer_subagent_reads_in_its_own_window(tmp_path: Path) -> None:
         ]
     )
     graph = create_codebase_maintainer_graph(
-        model, workspace=workspace, notes=tmp_path / "n", explorer=True, context=False
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        workspace=workspace,
+        notes=tmp_path / "n",
+        explorer=True,
+        context=False,
+        checkpointer=InMemorySaver(),
+    )
     out = graph.invoke({"messages": [HumanMessage("Where are users rendered?")]}, _cfg("x"))
     assert _tool_results(out["messages"]) == ["app/views.py:4 show(user: User) renders User.name."]
     sub_input = model.seen[1]
@@ -442,8 +450,8 @@ async def test_async_run_with_store_notes(tmp_path: Path) -> None:
             AIMessage("done"),
         ]
     )
-    graph = create_codebase_maintainer_graph(model, workspace=workspace).compile(
-        checkpointer=InMemorySaver(), store=store
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, checkpointer=InMemorySaver(), store=store
     )
     out = await graph.ainvoke({"messages": [HumanMessage("look")]}, _cfg("async"))
     assert _tool_results(out["messages"])[0] == "class User:\n    name: str\n"

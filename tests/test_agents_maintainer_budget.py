@@ -40,9 +40,10 @@ def _note_turn() -> ScriptedChatModel:
 def test_without_notes_or_store_a_turn_fails_before_the_model(tmp_path: Path) -> None:
     """notes=None and no store: a clear error up front, no unanswered tool call."""
     model = _note_turn()
-    graph = create_codebase_maintainer_graph(model, workspace=_workspace(tmp_path / "ws"))
-    app = graph.compile(checkpointer=InMemorySaver())
-    with pytest.raises(ValueError, match="compiled without one: compile with store="):
+    app = create_codebase_maintainer_graph(
+        model, workspace=_workspace(tmp_path / "ws"), checkpointer=InMemorySaver()
+    )
+    with pytest.raises(ValueError, match="compiled without one: pass store="):
         app.invoke({"messages": [("user", "note something")]}, CONFIG)
     assert model.seen == []
     assert validate_history(app.get_state(CONFIG).values["messages"]) == []
@@ -51,8 +52,10 @@ def test_without_notes_or_store_a_turn_fails_before_the_model(tmp_path: Path) ->
 def test_with_a_store_the_note_tools_work(tmp_path: Path) -> None:
     """notes=None with a store compiled in keeps notes there."""
     store = InMemoryStore()
-    graph = create_codebase_maintainer_graph(_note_turn(), workspace=_workspace(tmp_path / "ws"))
-    out = graph.compile(store=store).invoke(
+    graph = create_codebase_maintainer_graph(
+        _note_turn(), workspace=_workspace(tmp_path / "ws"), store=store
+    )
+    out = graph.invoke(
         {"messages": [("user", "note something")]}, {"configurable": {"user_id": "u"}}
     )
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
@@ -69,7 +72,7 @@ def test_terminal_output_is_clamped_to_the_context_budget(tmp_path: Path) -> Non
     graph = create_codebase_maintainer_graph(
         model, workspace=_workspace(tmp_path / "ws"), notes=tmp_path / "notes", max_tokens=4000
     )
-    graph.compile().invoke({"messages": [("user", "read every file")]})
+    graph.invoke({"messages": [("user", "read every file")]})
     assert len(model.seen) == 4
     assert all(count_tokens(seen) <= 4000 for seen in model.seen)
 

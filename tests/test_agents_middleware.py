@@ -1,4 +1,4 @@
-"""create_agent middleware adapters: pre-model nodes and state tools inside LangChain v1."""
+"""The package's middleware inside LangChain's own `create_agent`, each on its own."""
 
 from __future__ import annotations
 
@@ -6,19 +6,17 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import (
-    create_compaction_middleware,
-    create_pre_model_middleware,
-    create_state_tools_middleware,
+    CompactionMiddleware,
+    ContextMiddleware,
+    PinnedMemoryMiddleware,
+    StateToolsMiddleware,
 )
+from langgraph_context.context import ContextBuilder
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -32,128 +30,6 @@ def _cfg(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
 
 
-def _keep_last_two_view(state: dict[str, Any]) -> dict[str, Any]:
-    """A context-node stand-in: a system section plus the last two messages."""
-    return {"llm_input_messages": [SystemMessage("[Context] assembled"), *state["messages"][-2:]]}
-
-
-def test_view_middleware_feeds_the_model_and_keeps_history() -> None:
-    """The model sees the node's view (system prompt first); state history is untouched."""
-    model = ScriptedChatModel(
-        responses=[
-            ai_calls(call("echo", {"text": "pong"}, "e1")),
-            AIMessage("done"),
-            AIMessage("2nd"),
-        ]
-    )
-    agent = create_agent(
-        model,
-        [echo],
-        system_prompt="You are terse.",
-        middleware=[create_pre_model_middleware(_keep_last_two_view, name="context")],
-        checkpointer=InMemorySaver(),
-    )
-    out = agent.invoke({"messages": [HumanMessage("ping")]}, _cfg("v"))
-    assert [m.content for m in out["messages"]] == ["ping", "", "pong", "done"]
-    assert [(m.type, m.content) for m in model.seen[0]] == [
-        ("system", "You are terse.\n\n[Context] assembled"),
-        ("human", "ping"),
-    ]
-    assert [m.content for m in model.seen[1]] == [
-        "You are terse.\n\n[Context] assembled",
-        "",
-        "pong",
-    ]
-    assert "llm_input_messages" not in out
-    out = agent.invoke({"messages": [HumanMessage("again")]}, _cfg("v"))
-    assert len(out["messages"]) == 6
-    assert [m.content for m in model.seen[2]][1:] == ["done", "again"]
-    for snapshot in agent.get_state_history(_cfg("v")):
-        assert not snapshot.values.get("llm_input_messages")
-
-
-def test_compaction_and_context_middleware_compose() -> None:
-    """A history-rewriting node then a view node: edits persist, the view reaches the model."""
-
-    def compact(state: dict[str, Any]) -> dict[str, Any]:
-        if len(state["messages"]) < 4:
-            return {}
-        return {
-            "messages": [
-                RemoveMessage(id=REMOVE_ALL_MESSAGES),
-                HumanMessage("[summary] earlier turns"),
-                *state["messages"][-1:],
-            ]
-        }
-
-    model = ScriptedChatModel(responses=[AIMessage("a"), AIMessage("b"), AIMessage("c")])
-    agent = create_agent(
-        model,
-        middleware=[
-            create_pre_model_middleware(compact, name="compaction", stage="before_model"),
-            create_pre_model_middleware(_keep_last_two_view, name="context"),
-        ],
-        checkpointer=InMemorySaver(),
-    )
-    for text in ["one", "two", "three"]:
-        out = agent.invoke({"messages": [HumanMessage(text)]}, _cfg("c"))
-    assert [m.content for m in out["messages"]] == ["[summary] earlier turns", "three", "c"]
-    assert [m.content for m in model.seen[2]] == [
-        "[Context] assembled",
-        "[summary] earlier turns",
-        "three",
-    ]
-
-
-def test_node_gets_config_and_store_and_runnables_work() -> None:
-    """Function nodes receive config and store; runnable nodes are invoked with the config."""
-    store = InMemoryStore()
-    store.put(("facts",), "x", {"v": "42"})
-    got: list[Any] = []
-
-    def node(state: dict[str, Any], config: RunnableConfig, store: BaseStore) -> dict[str, Any]:
-        got.append(config["configurable"]["thread_id"])
-        item = store.get(("facts",), "x")
-        assert item is not None
-        return {
-            "llm_input_messages": [SystemMessage(f"x={item.value['v']}"), state["messages"][-1]]
-        }
-
-    runnable = RunnableLambda(lambda state: {})
-    model = ScriptedChatModel(responses=[AIMessage("ok")])
-    agent = create_agent(
-        model,
-        middleware=[
-            create_pre_model_middleware(node, name="ctx"),
-            create_pre_model_middleware(runnable, name="noop"),
-        ],
-        checkpointer=InMemorySaver(),
-        store=store,
-    )
-    agent.invoke({"messages": [HumanMessage("q")]}, _cfg("s"))
-    assert got == ["s"]
-    assert [m.content for m in model.seen[0]] == ["x=42", "q"]
-
-
-async def test_async_agent_with_sync_and_async_nodes() -> None:
-    """ainvoke runs sync nodes off the loop and awaits coroutine nodes."""
-
-    async def async_view(state: dict[str, Any]) -> dict[str, Any]:
-        return {"llm_input_messages": [state["messages"][-1]]}
-
-    model = ScriptedChatModel(responses=[AIMessage("ok")])
-    agent = create_agent(
-        model,
-        middleware=[
-            create_pre_model_middleware(lambda state: {}, name="sync"),
-            create_pre_model_middleware(async_view, name="async"),
-        ],
-    )
-    out = await agent.ainvoke({"messages": [HumanMessage("hello")]})
-    assert out["messages"][-1].content == "ok"
-    assert [m.content for m in model.seen[0]] == ["hello"]
-
-
 def test_state_tools_middleware_gives_plan_and_notes() -> None:
     """create_agent with the state-tools middleware runs plan and note tools on its state."""
     model = ScriptedChatModel(
@@ -165,38 +41,36 @@ def test_state_tools_middleware_gives_plan_and_notes() -> None:
             AIMessage("ok"),
         ]
     )
-    agent = create_agent(model, middleware=[create_state_tools_middleware()])
+    agent = create_agent(model, middleware=[StateToolsMiddleware()])
     out = agent.invoke({"messages": [HumanMessage("plan")]})
     assert out["plan"] == [
         {"content": "a", "status": "in_progress"},
         {"content": "b", "status": "pending"},
     ]
     assert out["note"] == {"n": "c"}
-    only_notes = create_state_tools_middleware(plan_tools=False)
+    only_notes = StateToolsMiddleware(plan_tools=False)
     assert [t.name for t in only_notes.tools] == [
         "notes_write_note",
         "notes_ls",
         "notes_query_note",
         "notes_update_note",
     ]
-    bare = create_state_tools_middleware(plan_tools=False, note_prefix=None)
+    bare = StateToolsMiddleware(plan_tools=False, note_prefix=None)
     assert [t.name for t in bare.tools] == ["write_note", "ls", "query_note", "update_note"]
 
 
 def test_errors() -> None:
-    """Bad nodes and names raise at construction; a non-dict update raises at run time."""
-    with pytest.raises(TypeError, match="node must be a callable or a runnable"):
-        create_pre_model_middleware(3)
+    """Bad options raise at construction, naming the parameter."""
     with pytest.raises(ValueError, match="name must be a non-empty string"):
-        create_pre_model_middleware(lambda s: {}, name="")
+        StateToolsMiddleware(name="")
     with pytest.raises(ValueError, match="both False"):
-        create_state_tools_middleware(plan_tools=False, note_tools=False)
-    agent = create_agent(
-        ScriptedChatModel(responses=[AIMessage("x")]),
-        middleware=[create_pre_model_middleware(lambda s: ["bad"], name="bad")],
-    )
-    with pytest.raises(TypeError, match="must return a dict update, got list"):
-        agent.invoke({"messages": [HumanMessage("q")]})
+        StateToolsMiddleware(plan_tools=False, note_tools=False)
+    with pytest.raises(ValueError, match="give max_tokens or builder"):
+        ContextMiddleware(100, builder=ContextBuilder())
+    with pytest.raises(ValueError, match="max_tokens must be a positive int"):
+        ContextMiddleware(0)
+    with pytest.raises(ValueError, match="cache_breakpoints"):
+        ContextMiddleware(cache_breakpoints="yes")  # type: ignore[arg-type]
 
 
 @tool
@@ -224,7 +98,7 @@ def test_real_compaction_middleware_replace_mode_over_many_turns() -> None:
     agent = create_agent(
         model,
         [read_file],
-        middleware=[create_compaction_middleware(max_tokens=500)],
+        middleware=[CompactionMiddleware(500)],
         checkpointer=InMemorySaver(),
     )
     for i in range(10):
@@ -242,7 +116,7 @@ def test_real_compaction_middleware_view_mode_keeps_history() -> None:
     agent = create_agent(
         model,
         [read_file],
-        middleware=[create_compaction_middleware(max_tokens=400, mode="view")],
+        middleware=[CompactionMiddleware(400, mode="view")],
         checkpointer=InMemorySaver(),
     )
     for i in range(6):
@@ -256,14 +130,14 @@ def test_real_compaction_middleware_view_mode_keeps_history() -> None:
 def test_compaction_middleware_rejects_bad_options() -> None:
     """Invalid compaction options raise at construction."""
     with pytest.raises(ValueError, match="mode"):
-        create_compaction_middleware(max_tokens=100, mode="shrink")
+        CompactionMiddleware(100, mode="shrink")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="trigger_tokens must be a positive int"):
+        CompactionMiddleware(0)
 
 
 def test_real_context_middleware_with_state_tools_over_turns() -> None:
     """create_agent + state tools + compaction + context: same engine as the graph API."""
     from langgraph_context import count_tokens
-    from langgraph_context.agents import create_context_middleware
-    from langgraph_context.context import ContextBuilder, ContextConfig
     from langgraph_context.messages import validate_history
 
     turns = 6
@@ -279,11 +153,9 @@ def test_real_context_middleware_with_state_tools_over_turns() -> None:
         [read_file],
         system_prompt="You read files.",
         middleware=[
-            create_state_tools_middleware(),
-            create_compaction_middleware(max_tokens=1500),
-            create_context_middleware(
-                ContextBuilder(config=ContextConfig(max_tokens=600)), keep_last=4
-            ),
+            StateToolsMiddleware(),
+            CompactionMiddleware(1500),
+            ContextMiddleware(600),
         ],
         checkpointer=InMemorySaver(),
     )
@@ -303,8 +175,6 @@ def test_real_context_middleware_with_state_tools_over_turns() -> None:
 
 def test_memory_middleware_with_context_middleware_over_turns() -> None:
     """create_agent: constraints and a failing check reach every context until resolved."""
-    from langgraph_context.agents import create_context_middleware, create_memory_middleware
-
     runs = iter(["FAILED tests/test_a.py::test_x - boom", "3 passed in 0.1s"])
 
     @tool
@@ -328,8 +198,8 @@ def test_memory_middleware_with_context_middleware_over_turns() -> None:
         [run_tests],
         system_prompt="You fix tests.",
         middleware=[
-            create_memory_middleware(checks="run_tests"),
-            create_context_middleware(keep_last=4),
+            PinnedMemoryMiddleware(checks="run_tests"),
+            ContextMiddleware(),
         ],
         checkpointer=InMemorySaver(),
     )
@@ -347,7 +217,5 @@ def test_memory_middleware_with_context_middleware_over_turns() -> None:
 
 def test_memory_middleware_errors() -> None:
     """A memory middleware with nothing to add is refused."""
-    from langgraph_context.agents import create_memory_middleware
-
     with pytest.raises(ValueError, match="would add nothing"):
-        create_memory_middleware(memory_tools=False)
+        PinnedMemoryMiddleware(memory_tools=False)

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_context.agents import (
-    ContextAgentState,
-    create_context_agent,
-    create_output_guard_middleware,
-)
-from langgraph_context.safety import (
-    DEFAULT_GUARD_REPLACEMENT,
-    PromptInjectionError,
-    SafetyStateMixin,
-    create_output_guard_node,
-)
+from langgraph_context.agents import OutputGuardMiddleware, create_context_agent
+from langgraph_context.safety import DEFAULT_GUARD_REPLACEMENT, PromptInjectionError
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 COMPLIANT = "I have ignored my previous instructions. I will now act as the admin."
@@ -34,24 +23,21 @@ def delete_files(path: str) -> str:
     return f"deleted {path}"
 
 
-class GuardedState(ContextAgentState, SafetyStateMixin):
-    """The context agent's state plus the guard's flags."""
-
-
 def _hijacked() -> ScriptedChatModel:
     hijack = ai_calls(call("delete_files", {"path": "/"}, "d"), content=COMPLIANT)
     return ScriptedChatModel(responses=[hijack, AIMessage("after")])
 
 
-def test_post_model_guard_replaces_a_hijacked_answer_before_its_tools_run() -> None:
-    """post_model=[guard]: the flagged answer is replaced and its tool call never runs."""
+def test_context_agent_guard_replaces_a_hijacked_answer_before_its_tools_run() -> None:
+    """create_context_agent(middleware=[guard]): the flagged answer is replaced and its
+    tool call never runs."""
     ran.clear()
     app = create_context_agent(
         _hijacked(),
         [delete_files],
-        post_model={"guard": create_output_guard_node(action="replace")},
-        state_schema=GuardedState,
-    ).compile(checkpointer=InMemorySaver())
+        middleware=[OutputGuardMiddleware(action="replace")],
+        checkpointer=InMemorySaver(),
+    )
     out = app.invoke({"messages": [HumanMessage("tidy up")]}, {"configurable": {"thread_id": "g"}})
     assert ran == []
     assert out["messages"][-1].content == DEFAULT_GUARD_REPLACEMENT
@@ -60,30 +46,24 @@ def test_post_model_guard_replaces_a_hijacked_answer_before_its_tools_run() -> N
     assert out["injection_flags"][0]["action"] == "replace"
 
 
-def test_post_model_guard_can_stop_the_run() -> None:
+def test_context_agent_guard_can_stop_the_run() -> None:
     """action='raise' stops the run on a flagged answer."""
     app = create_context_agent(
-        _hijacked(), [delete_files], post_model=[create_output_guard_node(action="raise")]
-    ).compile()
+        _hijacked(), [delete_files], middleware=[OutputGuardMiddleware(action="raise")]
+    )
     with pytest.raises(PromptInjectionError):
         app.invoke({"messages": [HumanMessage("tidy up")]})
 
 
-def test_clean_answers_pass_through_post_model_steps() -> None:
+def test_clean_answers_pass_the_guard() -> None:
     """A clean answer is untouched and tool rounds loop back through the model."""
     model = ScriptedChatModel(
         responses=[ai_calls(call("delete_files", {"path": "tmp"}, "d")), AIMessage("done")]
     )
-    seen: list[str] = []
-
-    def spy(state: Any) -> dict[str, Any]:
-        seen.append(state["messages"][-1].content)
-        return {}
-
-    app = create_context_agent(model, [delete_files], post_model=[spy]).compile()
+    app = create_context_agent(model, [delete_files], middleware=[OutputGuardMiddleware()])
     out = app.invoke({"messages": [HumanMessage("clean tmp")]})
     assert out["messages"][-1].content == "done"
-    assert seen == ["", "done"]
+    assert out.get("injection_flags", []) == []
 
 
 def test_guard_middleware_replaces_a_hijacked_answer() -> None:
@@ -92,7 +72,7 @@ def test_guard_middleware_replaces_a_hijacked_answer() -> None:
     agent = create_agent(
         _hijacked(),
         [delete_files],
-        middleware=[create_output_guard_middleware(action="replace")],
+        middleware=[OutputGuardMiddleware(action="replace")],
         checkpointer=InMemorySaver(),
     )
     out = agent.invoke(
@@ -107,10 +87,10 @@ def test_guard_middleware_flags_and_rejects_bad_options() -> None:
     """action='flag' records the flag and keeps the answer; a bad action is refused."""
     agent = create_agent(
         ScriptedChatModel(responses=[AIMessage(COMPLIANT)]),
-        middleware=[create_output_guard_middleware()],
+        middleware=[OutputGuardMiddleware()],
     )
     out = agent.invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == COMPLIANT
     assert out["injection_flags"][0]["action"] == "flag"
     with pytest.raises(ValueError, match="action must be one of"):
-        create_output_guard_middleware(action="shout")  # type: ignore[arg-type]
+        OutputGuardMiddleware(action="shout")  # type: ignore[arg-type]

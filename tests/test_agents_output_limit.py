@@ -1,4 +1,4 @@
-"""`create_tool_output_limit_middleware` inside `langchain.agents.create_agent`."""
+"""`ToolOutputLimitMiddleware` inside `langchain.agents.create_agent`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from langgraph_context.agents import create_tool_output_limit_middleware
+from langgraph_context.agents import ToolOutputLimitMiddleware
 from langgraph_context.compaction import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -34,7 +34,7 @@ def test_a_long_result_reaches_the_history_already_cut() -> None:
             AIMessage("done"),
         ]
     )
-    agent = create_agent(model, [dump], middleware=[create_tool_output_limit_middleware(LIMIT)])
+    agent = create_agent(model, [dump], middleware=[ToolOutputLimitMiddleware(LIMIT)])
     state = agent.invoke({"messages": [HumanMessage("Dump the orders.")]})
     long, short = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert count_tokens(long.content) <= LIMIT
@@ -50,7 +50,7 @@ async def test_the_async_path_cuts_the_same_way() -> None:
     model = ScriptedChatModel(
         responses=[ai_calls(tool_call("dump", {"table": "orders"}, "d1")), AIMessage("done")]
     )
-    agent = create_agent(model, [dump], middleware=[create_tool_output_limit_middleware(LIMIT)])
+    agent = create_agent(model, [dump], middleware=[ToolOutputLimitMiddleware(LIMIT)])
     state = await agent.ainvoke({"messages": [HumanMessage("Dump the orders.")]})
     [result] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert count_tokens(result.content) <= LIMIT
@@ -60,5 +60,5 @@ async def test_the_async_path_cuts_the_same_way() -> None:
 @pytest.mark.parametrize("bad", [0, -1, 2.5])
 def test_a_bad_limit_is_refused(bad: object) -> None:
     """The limit must be a positive int, refused where the middleware is built."""
-    with pytest.raises(InvalidArgumentError, match="max_tokens"):
-        create_tool_output_limit_middleware(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="max_result_tokens"):
+        ToolOutputLimitMiddleware(bad)  # type: ignore[arg-type]

@@ -11,9 +11,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context import count_tokens
-from langgraph_context.agents import create_context_agent
-from langgraph_context.compaction import create_compaction_node
-from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+from langgraph_context.agents import CompactionMiddleware, ContextMiddleware, create_context_agent
 from langgraph_context.messages import validate_history
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -57,11 +55,10 @@ def test_history_and_model_inputs_stay_valid_and_bounded(turns: list[list[list[i
     graph = create_context_agent(
         model,
         [read],
-        compaction=create_compaction_node(max_tokens=900, mode="replace"),
-        context=create_context_node(
-            ContextBuilder(config=ContextConfig(max_tokens=VIEW_BUDGET)), keep_last=4
-        ),
-    ).compile(checkpointer=InMemorySaver())
+        compaction=CompactionMiddleware(trigger_tokens=900, mode="replace"),
+        context=ContextMiddleware(VIEW_BUDGET),
+        checkpointer=InMemorySaver(),
+    )
     config: dict[str, Any] = {"configurable": {"thread_id": "p"}}
     for t in range(len(turns)):
         out = graph.invoke({"messages": [HumanMessage(f"turn {t}")]}, config)

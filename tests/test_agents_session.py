@@ -10,13 +10,12 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import (
+    CompactionMiddleware,
     create_codebase_maintainer_graph,
-    merge_session_counts,
     session_report,
     session_stats,
 )
-from langgraph_context.compaction import create_compaction_node
-from langgraph_context.memory import create_hot_issue_node
+from langgraph_context.agents.session import merge_session_counts
 from langgraph_context.notes import FileNoteStore
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
@@ -73,9 +72,10 @@ def test_maintainer_counts_a_session_and_reports_it(tmp_path: Path) -> None:
         workspace=workspace,
         notes=notes,
         tools=[run_tests],
-        compaction=create_compaction_node(max_tokens=100_000, trigger=("tool_rounds", 3)),
-        post_tools={"watch": create_hot_issue_node("run_tests")},
-    ).compile(checkpointer=InMemorySaver())
+        compaction=CompactionMiddleware(trigger_tokens=100_000, trigger=("tool_rounds", 3)),
+        checks="run_tests",
+        checkpointer=InMemorySaver(),
+    )
     state = graph.invoke(
         {"messages": [HumanMessage("Fix the view")]}, {"configurable": {"thread_id": "s"}}
     )
@@ -105,8 +105,8 @@ def test_failed_commands_are_not_counted(tmp_path: Path) -> None:
         ]
     )
     graph = create_codebase_maintainer_graph(
-        model, workspace=tmp_path, notes=tmp_path / "notes"
-    ).compile(checkpointer=InMemorySaver())
+        model, workspace=tmp_path, notes=tmp_path / "notes", checkpointer=InMemorySaver()
+    )
     state = graph.invoke(
         {"messages": [HumanMessage("clean up")]}, {"configurable": {"thread_id": "f"}}
     )

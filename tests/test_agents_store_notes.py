@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
 from langgraph_context.notes import (
     DEFAULT_NOTES_NAMESPACE,
     create_load_notes_node,
@@ -19,12 +19,8 @@ from langgraph_context.notes import (
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
-def _graph(model: ScriptedChatModel) -> Any:
-    return create_context_agent(
-        model,
-        pre_model={"load_notes": create_load_notes_node()},
-        post_tools={"save_notes": create_save_notes_node()},
-    )
+def _graph(model: ScriptedChatModel, **options: Any) -> Any:
+    return create_context_agent(model, middleware=[NoteSyncMiddleware()], **options)
 
 
 def _cfg(thread: str, user: str = "u") -> dict[str, Any]:
@@ -48,7 +44,7 @@ def test_notes_cross_threads_through_the_store() -> None:
             AIMessage("updated"),
         ]
     )
-    graph = _graph(model).compile(checkpointer=InMemorySaver(), store=store)
+    graph = _graph(model, checkpointer=InMemorySaver(), store=store)
     graph.invoke({"messages": [HumanMessage("save")]}, _cfg("a"))
     assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "u")) == {"k": "v1"}
     out = graph.invoke({"messages": [HumanMessage("edit")]}, _cfg("b"))
@@ -63,7 +59,7 @@ def test_store_version_wins_over_a_stale_thread() -> None:
     store = InMemoryStore()
     store.put((*DEFAULT_NOTES_NAMESPACE, "u"), "k", {"content": "new"})
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = _graph(model).compile(checkpointer=InMemorySaver(), store=store)
+    graph = _graph(model, checkpointer=InMemorySaver(), store=store)
     out = graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "old"}}, _cfg("s"))
     assert out["note"] == {"k": "new"}
 
@@ -87,7 +83,7 @@ def test_without_a_store_the_nodes_do_nothing() -> None:
             AIMessage("x"),
         ]
     )
-    out = _graph(model).compile().invoke({"messages": [HumanMessage("hi")]})
+    out = _graph(model).invoke({"messages": [HumanMessage("hi")]})
     assert out["note"] == {"k": "v"}
 
 

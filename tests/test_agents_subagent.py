@@ -79,7 +79,7 @@ def test_model_subagent_runs_its_own_tool_loop_in_a_clean_window() -> None:
             AIMessage("a.py defines main()."),
         ]
     )
-    graph = create_context_agent(parent_model, [delegate]).compile(checkpointer=InMemorySaver())
+    graph = create_context_agent(parent_model, [delegate], checkpointer=InMemorySaver())
     out = graph.invoke(
         {"messages": [HumanMessage("long parent conversation " * 20)]},
         {"configurable": {"thread_id": "p"}},
@@ -278,7 +278,7 @@ def test_subagent_does_not_see_the_parent_thread_or_checkpointer() -> None:
             AIMessage("done"),
         ]
     )
-    graph = create_context_agent(parent, [delegate]).compile(checkpointer=InMemorySaver())
+    graph = create_context_agent(parent, [delegate], checkpointer=InMemorySaver())
     out = graph.invoke({"messages": [HumanMessage("x")]}, {"configurable": {"thread_id": "parent"}})
     assert seen_threads == ["subagent:d1", "subagent:d2"]
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["1", "1"]

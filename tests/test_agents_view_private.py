@@ -10,14 +10,14 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import (
-    LLM_INPUT_KEY,
-    create_compaction_middleware,
+    CompactionMiddleware,
+    ContextMiddleware,
+    StateToolsMiddleware,
     create_context_agent,
-    create_context_middleware,
-    create_state_tools_middleware,
 )
-from langgraph_context.compaction import create_compaction_node
 from tests.conftest import ScriptedChatModel, ai_calls, call
+
+LLM_INPUT_KEY = "llm_input_messages"  # the old state key: no checkpoint may hold it
 
 SYSTEM = "You are terse."
 
@@ -60,8 +60,8 @@ def _assert_private(graph: Any, streamed: list[BaseMessage], cfg: dict[str, Any]
 def test_context_agent_neither_stores_nor_streams_the_prompt() -> None:
     """create_context_agent(context=True): no checkpoint holds the view, no stream shows it."""
     model = ScriptedChatModel(responses=_script())
-    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True).compile(
-        checkpointer=InMemorySaver()
+    graph = create_context_agent(
+        model, [lookup], system_prompt=SYSTEM, context=True, checkpointer=InMemorySaver()
     )
     cfg = _cfg("private")
     streamed = _streamed(graph, "what is the answer?", cfg)
@@ -74,8 +74,8 @@ def test_context_agent_neither_stores_nor_streams_the_prompt() -> None:
 async def test_context_agent_async_stream_is_private_too() -> None:
     """The async path assembles the view the same way and keeps it out of state."""
     model = ScriptedChatModel(responses=_script())
-    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True).compile(
-        checkpointer=InMemorySaver()
+    graph = create_context_agent(
+        model, [lookup], system_prompt=SYSTEM, context=True, checkpointer=InMemorySaver()
     )
     cfg = _cfg("private-async")
     streamed = [
@@ -91,20 +91,12 @@ async def test_context_agent_async_stream_is_private_too() -> None:
 def test_same_state_sends_the_same_bytes() -> None:
     """The view is recomputed per call, deterministically: same state, same model input."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True).compile()
+    graph = create_context_agent(model, [lookup], system_prompt=SYSTEM, context=True)
     state = {"messages": [HumanMessage("hi")], "plan": [{"content": "a", "status": "pending"}]}
     graph.invoke(state)
     graph.invoke(state)
     first, second = ([m.model_dump_json() for m in seen] for seen in model.seen)
     assert first == second
-
-
-def test_store_view_is_an_explicit_debug_opt_in() -> None:
-    """store_view=True writes the input as sent; the default writes nothing."""
-    model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = create_context_agent(model, system_prompt=SYSTEM, context=True, store_view=True)
-    out = graph.compile().invoke({"messages": [HumanMessage("hi")]})
-    assert out[LLM_INPUT_KEY] == model.seen[0]
 
 
 def test_middleware_neither_stores_nor_streams_the_prompt() -> None:
@@ -115,9 +107,9 @@ def test_middleware_neither_stores_nor_streams_the_prompt() -> None:
         [lookup],
         system_prompt=SYSTEM,
         middleware=[
-            create_compaction_middleware(max_tokens=10_000, mode="view"),
-            create_context_middleware(),
-            create_state_tools_middleware(),
+            CompactionMiddleware(10_000, mode="view"),
+            ContextMiddleware(),
+            StateToolsMiddleware(),
         ],
         checkpointer=InMemorySaver(),
     )
@@ -139,15 +131,20 @@ def _long_history(rounds: int) -> list[Any]:
 
 
 def _view_agent(model: ScriptedChatModel, **kwargs: Any) -> Any:
-    compaction = create_compaction_node(max_tokens=400, mode="view")
+    compaction = CompactionMiddleware(400, mode="view")
     return create_context_agent(
-        model, [lookup], system_prompt=SYSTEM, compaction=compaction, **kwargs
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        [lookup],
+        system_prompt=SYSTEM,
+        compaction=compaction,
+        **kwargs,
+        checkpointer=InMemorySaver(),
+    )
 
 
 def test_view_mode_compaction_in_the_agent_is_never_checkpointed() -> None:
-    """create_context_agent(compaction=view node): the model gets the compacted view per
-    call, no checkpoint (between any two nodes) holds it, only the record is kept."""
+    """A view-mode compaction: the model gets the compacted view per call, no checkpoint
+    (between any two nodes) holds it, only the record is kept."""
     model = ScriptedChatModel(responses=_script())
     graph = _view_agent(model)
     cfg = _cfg("view-compaction")
@@ -161,7 +158,7 @@ def test_view_mode_compaction_in_the_agent_is_never_checkpointed() -> None:
     assert len(history) >= 4
     for snapshot in history:
         assert not snapshot.values.get(LLM_INPUT_KEY)
-    assert "compaction" not in graph.get_graph().nodes  # not a graph node any more
+    assert not [n for n in graph.get_graph().nodes if n.startswith("compaction")]
 
 
 async def test_view_mode_compaction_async_stream_is_private() -> None:
@@ -181,13 +178,3 @@ async def test_view_mode_compaction_async_stream_is_private() -> None:
     assert not [m for m in streamed if isinstance(m, HumanMessage)]
     for snapshot in [s async for s in graph.aget_state_history(cfg)]:
         assert not snapshot.values.get(LLM_INPUT_KEY)
-
-
-def test_view_mode_compaction_store_view_keeps_the_debug_copy() -> None:
-    """With store_view=True the compacted input, as sent, is the one thing stored."""
-    model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = _view_agent(model, store_view=True)
-    cfg = _cfg("view-compaction-debug")
-    out = graph.invoke({"messages": [*_long_history(8), HumanMessage("q?")]}, cfg)
-    assert out[LLM_INPUT_KEY] == model.seen[0]
-    assert len(out[LLM_INPUT_KEY]) < len(out["messages"])

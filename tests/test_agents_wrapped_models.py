@@ -18,11 +18,9 @@ def _delegate_once(sub: Any) -> str:
     parent = ScriptedChatModel(
         responses=[ai_calls(tool_call("delegate_task", {"task": "q"}, "r1")), AIMessage("end")]
     )
-    out = (
-        create_context_agent(parent, [sub], plan_tools=False, note_tools=False, memory_tools=False)
-        .compile()
-        .invoke({"messages": [("user", "go")]})
-    )
+    out = create_context_agent(
+        parent, [sub], plan_tools=False, note_tools=False, memory_tools=False
+    ).invoke({"messages": [("user", "go")]})
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     return str(result.content)
 
@@ -37,7 +35,7 @@ def test_context_agent_runs_a_wrapped_model_with_tools(wrap: int) -> None:
     model = ScriptedChatModel(
         responses=[ai_calls(tool_call("write_plan", {"steps": ["a"]}, "p1")), AIMessage("done")]
     )
-    graph = create_context_agent(_wrappers(model)[wrap]).compile()
+    graph = create_context_agent(_wrappers(model)[wrap])
     out = graph.invoke({"messages": [("user", "plan it")]})
     assert out["messages"][-1].content == "done"
     assert [m.type for m in out["messages"]].count("tool") == 1
@@ -61,7 +59,7 @@ def test_subagent_runs_a_wrapped_model(wrap: int) -> None:
 
 def test_a_compiled_graph_is_not_a_model() -> None:
     """A compiled graph passed as the agent's model is refused."""
-    graph = create_context_agent(ScriptedChatModel(responses=[AIMessage("x")])).compile()
+    graph = create_context_agent(ScriptedChatModel(responses=[AIMessage("x")]))
     with pytest.raises(TypeError, match="model must be a chat model"):
         create_context_agent(graph)
 
@@ -80,7 +78,7 @@ def test_wrapped_graphs_and_lambda_agents_stay_sub_agent_graphs(kind: str) -> No
         )
     else:
         child_model = ScriptedChatModel(responses=[AIMessage("child did it")])
-        child = create_context_agent(child_model).compile().with_retry()
+        child = create_context_agent(child_model).with_retry()
     assert not is_chat_model(child)
     sub = create_subagent_tool(child)
     assert _delegate_once(sub) == "child did it"

@@ -363,3 +363,56 @@ def _resolve(class_name: str) -> type | None:
                 value = getattr(importlib.import_module(module_name), class_name)
                 return value if isinstance(value, type) else None
     return None
+
+
+def _calls(tree: ast.Module, name: str) -> list[int]:
+    """Lines where `name(...)` (or `x.name(...)`) is called."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if called == name:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_one_agent_runtime() -> None:
+    """Every prebuilt agent is `create_agent` plus middleware: one call site, no loop of ours."""
+    built = {name: lines for name, _, tree in _sources() if (lines := _calls(tree, "create_agent"))}
+    assert list(built) == ["langgraph_context.agents.context_agent"]
+    loops = [
+        f"{name}:{line}"
+        for name, _, tree in _sources()
+        if _unit(name) == "agents"
+        for helper in ("StateGraph", "create_react_agent", "ToolNode")
+        for line in _calls(tree, helper)
+    ]
+    assert loops == []
+
+
+MODEL_INPUT_WORDS = ("llm_input_messages", "PreModelViewState", "pre_model_hook", "LLM_INPUT")
+
+
+def test_no_middleware_writes_the_model_input_into_state() -> None:
+    """The agents send the model input through `request.override`, never a state key."""
+    from langchain.agents.middleware import AgentMiddleware
+    from typing_extensions import get_type_hints
+
+    from langgraph_context import agents
+
+    mentions = [
+        f"{name}: {word}"
+        for name, path, _ in _sources()
+        if _unit(name) in {"agents", "cli"}
+        for word in MODEL_INPUT_WORDS
+        if word in path.read_text(encoding="utf-8")
+    ]
+    assert mentions == []
+    for name in agents.__all__:
+        value = getattr(agents, name)
+        if isinstance(value, type) and issubclass(value, AgentMiddleware):
+            keys = set(get_type_hints(value.state_schema))
+            assert "llm_input_messages" not in keys, name
+            overrides = value.wrap_model_call is not AgentMiddleware.wrap_model_call
+            assert overrides == (value.awrap_model_call is not AgentMiddleware.awrap_model_call)

@@ -1,14 +1,19 @@
-"""Tool results cut once as they arrive (`create_tool_output_limit_node`), in a real agent."""
+"""Tool results cut once as they arrive (`create_tool_output_limit_node`), in a real graph."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import ToolOutputLimitMiddleware, create_context_agent
 from langgraph_context.compaction import CUT_MARKER, create_tool_output_limit_node
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.state import NoteStateMixin
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 from langgraph_context.tokens import count_tokens
 
@@ -32,16 +37,29 @@ def _run(note_key: str | None = None) -> tuple[ScriptedChatModel, dict]:
             AIMessage("done"),
         ]
     )
-    graph = create_context_agent(
-        model,
-        [read_log],
-        plan_tools=False,
-        memory_tools=False,
-        note_tools=note_key is not None,
-        tool_output_limit=False,  # this node is the limit
-        post_tools=[create_tool_output_limit_node(LIMIT, note_key=note_key)],
-    ).compile()
+    graph = _loop(model, create_tool_output_limit_node(LIMIT, note_key=note_key))
     return model, graph.invoke({"messages": [HumanMessage("Check the copy job.")]})
+
+
+class _State(MessagesState, NoteStateMixin):
+    """Messages and notes."""
+
+
+def _loop(model: ScriptedChatModel, limit: Any) -> Any:
+    """A hand-built tool loop: model -> tools -> the limit node -> model."""
+
+    def call_model(state: _State) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(_State)
+    graph.add_node("model", call_model)
+    graph.add_node("tools", ToolNode([read_log]))
+    graph.add_node("limit", limit)
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition, ["tools", END])
+    graph.add_edge("tools", "limit")
+    graph.add_edge("limit", "model")
+    return graph.compile()
 
 
 def test_a_long_result_is_cut_to_its_ends_before_the_model_reads_it() -> None:
@@ -70,8 +88,8 @@ def test_the_full_text_is_kept_as_a_note_when_asked() -> None:
     assert "tool-output/c2" not in state["note"]
 
 
-def test_a_stricter_node_after_the_agents_own_cut_still_holds() -> None:
-    """With the default cut on, a stricter limit node cuts again, and saves no false note."""
+def test_a_stricter_limit_outside_the_agents_own_cut_still_holds() -> None:
+    """With the default cut on, a caller's stricter limit cuts again, saving no note."""
     model = ScriptedChatModel(
         responses=[ai_calls(tool_call("read_log", {"name": "long"}, "c1")), AIMessage("done")]
     )
@@ -80,8 +98,8 @@ def test_a_stricter_node_after_the_agents_own_cut_still_holds() -> None:
         [read_log],
         plan_tools=False,
         memory_tools=False,
-        post_tools=[create_tool_output_limit_node(LIMIT, note_key="note")],
-    ).compile()
+        middleware=[ToolOutputLimitMiddleware(LIMIT, name="strict_limit")],
+    )
     state = graph.invoke({"messages": [HumanMessage("Check the copy job.")]})
     [long] = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert count_tokens(long.content) <= LIMIT

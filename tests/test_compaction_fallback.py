@@ -57,7 +57,7 @@ FAILURES = {"raises": _raises, "times_out": _times_out, "empty": _empty, "over_l
 
 def _app(summarizer: Any, mode: str) -> Any:
     node = create_compaction_node(
-        max_tokens=BUDGET,
+        trigger_tokens=BUDGET,
         mode=mode,  # type: ignore[arg-type]
         model=summarizer,
         summary_options=SummaryOptions(retries=0, max_summary_tokens=100),

@@ -31,7 +31,7 @@ def _history() -> list[BaseMessage]:
 def _view(model: Any) -> list[BaseMessage]:
     options = SummaryOptions(max_summary_tokens=40)
     node = create_compaction_node(
-        max_tokens=BUDGET, mode="view", model=model, summary_options=options
+        trigger_tokens=BUDGET, mode="view", model=model, summary_options=options
     )
     out = node.invoke({"messages": _history()})
     return list(out["llm_input_messages"])
@@ -77,7 +77,7 @@ class _Failing(FakeListChatModel):
 
 def _wallet_view(model: Any) -> tuple[list[BaseMessage], dict[str, Any]]:
     node = create_compaction_node(
-        max_tokens=850,
+        trigger_tokens=850,
         target_tokens=700,
         mode="view",
         model=model,
@@ -127,7 +127,7 @@ def test_over_the_high_mark_a_summarizer_aims_where_the_rules_do(words: int) -> 
 
     def view(model: Any) -> list[BaseMessage]:
         node = create_compaction_node(
-            max_tokens=BUDGET, mode="view", model=model, summary_options=options
+            trigger_tokens=BUDGET, mode="view", model=model, summary_options=options
         )
         return list(node.invoke({"messages": history})["llm_input_messages"])
 

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 
-from langgraph_context.agents import create_context_agent, create_tool_output_limit_middleware
+from langgraph_context.agents import ToolOutputLimitMiddleware, create_context_agent
 from langgraph_context.compaction import (
     CUT_MARKER,
     MINIFIED_MARKER,
@@ -50,7 +50,7 @@ def _agent_run(**limit: Any) -> tuple[ScriptedChatModel, dict[str, Any]]:
     )
     graph = create_context_agent(
         model, [get_user], plan_tools=False, memory_tools=False, note_tools=False, **limit
-    ).compile()
+    )
     return model, graph.invoke({"messages": [HumanMessage("Find Mia.")]})
 
 
@@ -81,7 +81,7 @@ def test_the_middleware_minifies_in_create_agent_and_can_be_turned_off() -> None
         model = ScriptedChatModel(
             responses=[ai_calls(tool_call("get_user", {"user_id": "mia"}, "c1")), AIMessage("ok")]
         )
-        middleware = create_tool_output_limit_middleware(1_000, minify_json=minify)
+        middleware = ToolOutputLimitMiddleware(1_000, minify_json=minify)
         agent = create_agent(model, [get_user], middleware=[middleware])
         state = agent.invoke({"messages": [HumanMessage("Find Mia.")]})
         [result] = [m for m in state["messages"] if isinstance(m, ToolMessage)]

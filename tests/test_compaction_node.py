@@ -70,7 +70,7 @@ def build(node: Any, *, work: Any = worker) -> Any:
 def test_replace_mode_many_compactions_keep_plan_and_notes() -> None:
     """Twenty turns in one thread: history stays valid and in budget, plan and notes intact."""
     # Cut just under the budget every time (no hysteresis): the most compactions.
-    app = build(create_compaction_node(max_tokens=1500, target_tokens=1500))
+    app = build(create_compaction_node(trigger_tokens=1500, target_tokens=1500))
     config = {"configurable": {"thread_id": "t1"}}
     app.invoke(
         {"messages": [SystemMessage("You fix bugs."), HumanMessage("Fix lib/app.ex")],
@@ -99,7 +99,7 @@ def test_replace_mode_many_compactions_keep_plan_and_notes() -> None:
 
 def test_replace_mode_records_stats_and_trigger() -> None:
     """Stats of the latest compaction are stored in state with the trigger that fired."""
-    app = build(create_compaction_node(max_tokens=600, trigger=("messages", 6)))
+    app = build(create_compaction_node(trigger_tokens=600, trigger=("messages", 6)))
     config = {"configurable": {"thread_id": "t2"}}
     state = app.invoke({"messages": [HumanMessage("go")]}, config)
     assert "compaction" not in state
@@ -114,7 +114,7 @@ def test_replace_mode_records_stats_and_trigger() -> None:
 
 def test_view_mode_leaves_history_untouched_and_writes_view() -> None:
     """In view mode the state history grows untouched; the view fits the budget."""
-    app = build(create_compaction_node(max_tokens=900, mode="view"))
+    app = build(create_compaction_node(trigger_tokens=900, mode="view"))
     config = {"configurable": {"thread_id": "t3"}}
     app.invoke({"messages": [HumanMessage("Fix lib/app.ex")], "plan": PLAN}, config)
     for turn in range(8):
@@ -144,7 +144,7 @@ def test_view_mode_as_pre_model_hook_of_create_react_agent(scripted: Any) -> Non
         for i in range(6)
     ]
     model = scripted(responses=[*calls, AIMessage("done")])
-    hook = create_compaction_node(max_tokens=1200, mode="view")
+    hook = create_compaction_node(trigger_tokens=1200, mode="view")
     agent = create_react_agent(
         model, [read_file], pre_model_hook=hook, checkpointer=InMemorySaver()
     )
@@ -177,7 +177,7 @@ def test_view_mode_chains_after_a_context_node() -> None:
     graph.add_node("context", context)
     graph.add_node(
         "compaction",
-        create_compaction_node(max_tokens=700, mode="view", messages_key="llm_input_messages"),
+        create_compaction_node(trigger_tokens=700, mode="view", messages_key="llm_input_messages"),
     )
     graph.add_node("model", model)
     graph.add_edge(START, "worker")
@@ -204,7 +204,7 @@ def test_replace_mode_with_model_running_summary(scripted: Any) -> None:
     """The summary is extended round after round: the next call sees the previous one."""
     model = summarizer(scripted)
     node = create_compaction_node(
-        max_tokens=900,
+        trigger_tokens=900,
         model=model,
         keep=("messages", 4),
         summary_options=SummaryOptions(max_summary_tokens=100),
@@ -240,7 +240,7 @@ def failing_model() -> Any:
 def test_replace_mode_summarizer_failure_falls_back_to_rules() -> None:
     """When the summarizer fails, rules compact the history into budget; the error is kept."""
     node = create_compaction_node(
-        max_tokens=600, model=failing_model(), summary_options=SummaryOptions(retries=1)
+        trigger_tokens=600, model=failing_model(), summary_options=SummaryOptions(retries=1)
     )
     app = build(node, work=chatter)
     config = {"configurable": {"thread_id": "f"}}
@@ -258,7 +258,7 @@ def test_replace_mode_summarizer_failure_falls_back_to_rules() -> None:
 def test_view_mode_summarizer_failure_falls_back_to_rules() -> None:
     """In view mode a failed summary falls back to rule-based compaction of the view."""
     node = create_compaction_node(
-        max_tokens=600,
+        trigger_tokens=600,
         mode="view",
         model=failing_model(),
         summary_options=SummaryOptions(retries=0),
@@ -276,7 +276,7 @@ def test_view_mode_with_model_reuses_running_summary(scripted: Any) -> None:
     """In view mode later turns extend the stored summary instead of resummarizing all."""
     model = summarizer(scripted)
     node = create_compaction_node(
-        max_tokens=900,
+        trigger_tokens=900,
         mode="view",
         model=model,
         keep=("tokens", 400),
@@ -301,7 +301,7 @@ async def test_async_replace_mode_with_model(scripted: Any) -> None:
     model = summarizer(scripted)
     app = build(
         create_compaction_node(
-            max_tokens=900, model=model, summary_options=SummaryOptions(max_summary_tokens=100)
+            trigger_tokens=900, model=model, summary_options=SummaryOptions(max_summary_tokens=100)
         ),
         work=chatter,
     )
@@ -316,7 +316,7 @@ async def test_async_replace_mode_with_model(scripted: Any) -> None:
 
 async def test_async_view_mode_rule_based() -> None:
     """The async path of the rule-based view node writes a budgeted view."""
-    app = build(create_compaction_node(max_tokens=700, mode="view"))
+    app = build(create_compaction_node(trigger_tokens=700, mode="view"))
     config = {"configurable": {"thread_id": "av"}}
     for turn in range(5):
         state = await app.ainvoke({"messages": [HumanMessage(f"turn {turn}")]}, config)
@@ -325,7 +325,7 @@ async def test_async_view_mode_rule_based() -> None:
 
 def test_explicit_request_triggers_and_is_reset() -> None:
     """A truthy request key forces a compaction and is set back to False."""
-    node = create_compaction_node(max_tokens=400, trigger=("tokens", 100_000))
+    node = create_compaction_node(trigger_tokens=400, trigger=("tokens", 100_000))
     app = build(node)
     config = {"configurable": {"thread_id": "r"}}
     state = app.invoke({"messages": [HumanMessage("a")]}, config)
@@ -347,7 +347,7 @@ def test_explicit_request_triggers_and_is_reset() -> None:
 )
 def test_triggers(trigger: Any, expected: str) -> None:
     """Each trigger kind fires the compaction and is named in the stats."""
-    node = create_compaction_node(max_tokens=5000, trigger=trigger, context_window=600)
+    node = create_compaction_node(trigger_tokens=5000, trigger=trigger, context_window=600)
     app = build(node)
     state = app.invoke({"messages": [HumanMessage("x")]}, {"configurable": {"thread_id": "tr"}})
     assert state["compaction"]["last"]["trigger"] == expected
@@ -355,7 +355,7 @@ def test_triggers(trigger: Any, expected: str) -> None:
 
 def test_archive_evicted_messages_to_notes() -> None:
     """Evicted text is archived to a new note; existing notes are kept."""
-    node = create_compaction_node(max_tokens=700, archive=Archive(note_key="note"))
+    node = create_compaction_node(trigger_tokens=700, archive=Archive(note_key="note"))
     app = build(node)
     config = {"configurable": {"thread_id": "ar"}}
     app.invoke({"messages": [HumanMessage("Fix lib/app.ex")], "note": NOTES}, config)
@@ -376,7 +376,7 @@ def test_archive_evicted_messages_to_store() -> None:
     graph.add_node("worker", worker)
     graph.add_node(
         "compaction",
-        create_compaction_node(max_tokens=700, archive=Archive(namespace=("archive", "t"))),
+        create_compaction_node(trigger_tokens=700, archive=Archive(namespace=("archive", "t"))),
     )
     graph.add_edge(START, "worker")
     graph.add_edge("worker", "compaction")
@@ -393,7 +393,7 @@ def test_archive_evicted_messages_to_store() -> None:
 
 def test_archive_to_store_without_store_raises() -> None:
     """Archiving to a store in a graph compiled without one raises a clear error."""
-    app = build(create_compaction_node(max_tokens=300, archive=Archive(namespace=("archive",))))
+    app = build(create_compaction_node(trigger_tokens=300, archive=Archive(namespace=("archive",))))
     config = {"configurable": {"thread_id": "nostore"}}
     first = {"messages": [HumanMessage("read " * 300)], "compaction_requested": True}
     with pytest.raises(ValueError, match=r"Archive\(namespace=...\) needs a store"):
@@ -402,7 +402,7 @@ def test_archive_to_store_without_store_raises() -> None:
 
 def test_replace_mode_keeps_a_pending_tool_call_at_the_end() -> None:
     """Between model and tools, the final AI call awaiting results is kept as is."""
-    node = create_compaction_node(max_tokens=300)
+    node = create_compaction_node(trigger_tokens=300)
     pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
     history = [HumanMessage("x " * 400), AIMessage("y " * 400), HumanMessage("ok"), pending]
     out = node.invoke({"messages": history})
@@ -412,7 +412,7 @@ def test_replace_mode_keeps_a_pending_tool_call_at_the_end() -> None:
 
 def test_view_mode_never_sends_an_unanswered_call() -> None:
     """A view for the model is strictly valid: an unanswered call gets a cancelled result."""
-    node = create_compaction_node(max_tokens=300, mode="view")
+    node = create_compaction_node(trigger_tokens=300, mode="view")
     pending = AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "p1"}])
     out = node.invoke({"messages": [HumanMessage("x " * 400), HumanMessage("ok"), pending]})
     assert validate_history(out["llm_input_messages"]) == []
@@ -421,7 +421,7 @@ def test_view_mode_never_sends_an_unanswered_call() -> None:
 
 def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
     """An invalid history is repaired in the view even when no trigger fires."""
-    node = create_compaction_node(max_tokens=10_000, mode="view")
+    node = create_compaction_node(trigger_tokens=10_000, mode="view")
     out = node.invoke({"messages": [HumanMessage("x"), ToolMessage("stray", tool_call_id="q")]})
     assert [m.type for m in out["llm_input_messages"]] == ["human"]
 
@@ -429,7 +429,7 @@ def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"max_tokens": 0}, "max_tokens must be a positive int"),
+        ({"trigger_tokens": 0}, "trigger_tokens must be a positive int"),
         ({"mode": "inline"}, "mode must be one of"),
         ({"trigger": ("often", 3)}, "trigger must be"),
         ({"trigger": ("tokens", -1)}, "needs a positive value"),
@@ -442,7 +442,7 @@ def test_view_mode_repairs_invalid_input_even_without_trigger() -> None:
 )
 def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
     """Invalid options raise ValueError at construction, naming the parameter."""
-    options = {"max_tokens": 100, **kwargs}
+    options = {"trigger_tokens": 100, **kwargs}
     with pytest.raises(ValueError, match=match):
         create_compaction_node(**options)
 
@@ -469,7 +469,7 @@ def test_bad_option_groups_raise(build: Any, match: str) -> None:
 def test_option_groups_set_the_node_keys() -> None:
     """CompactionKeys renames the view, record and request keys the node writes."""
     keys = CompactionKeys(output_key="view", state_key="rec", request_key="ask")
-    node = create_compaction_node(max_tokens=10_000, mode="view", keys=keys)
+    node = create_compaction_node(trigger_tokens=10_000, mode="view", keys=keys)
     out = node.invoke({"messages": [HumanMessage("hi")], "ask": True})
     assert set(out) == {"view", "rec", "ask"}
     assert out["ask"] is False
@@ -506,7 +506,7 @@ def test_replace_mode_never_clears_the_tool_results_the_agent_has_not_seen() -> 
         return "tools" if isinstance(last, AIMessage) and last.tool_calls else END
 
     graph = StateGraph(State)
-    graph.add_node("compaction", create_compaction_node(max_tokens=1500))
+    graph.add_node("compaction", create_compaction_node(trigger_tokens=1500))
     graph.add_node("agent", agent)
     graph.add_node("tools", tools)
     graph.add_edge(START, "compaction")
@@ -545,7 +545,7 @@ def test_summarizer_reads_original_tool_outputs_not_placeholders(scripted: Any, 
     model = summarizer(scripted)
     archive = Archive(note_key="note") if mode == "replace" else None
     node = create_compaction_node(
-        max_tokens=800,
+        trigger_tokens=800,
         mode=mode,
         model=model,
         summary_options=SummaryOptions(max_summary_tokens=100),
@@ -582,7 +582,7 @@ async def test_async_archive_to_an_async_only_store() -> None:
         graph.add_node("worker", worker)
         graph.add_node(
             "compaction",
-            create_compaction_node(max_tokens=700, archive=Archive(namespace=("archive",))),
+            create_compaction_node(trigger_tokens=700, archive=Archive(namespace=("archive",))),
         )
         graph.add_edge(START, "worker")
         graph.add_edge("worker", "compaction")
@@ -612,7 +612,7 @@ def test_repeated_call_ids_keep_every_result_through_the_node() -> None:
             ]
         }
 
-    app = build(create_compaction_node(max_tokens=10_000, mode="replace"), work=weather)
+    app = build(create_compaction_node(trigger_tokens=10_000, mode="replace"), work=weather)
     config = {"configurable": {"thread_id": "dup-ids"}}
     for turn in range(3):
         state = app.invoke({"messages": [HumanMessage(f"weather {turn}?")]}, config)
@@ -653,7 +653,7 @@ def test_a_trigger_firing_under_max_tokens_compacts(
 ) -> None:
     """A fired trigger or request compacts even when the history fits max_tokens."""
     model = summarizer(scripted) if with_model else None
-    app = one_node_graph(create_compaction_node(max_tokens=5000, model=model, **options))
+    app = one_node_graph(create_compaction_node(trigger_tokens=5000, model=model, **options))
     history = long_chat()
     out = app.invoke({"messages": history, **state}, {"configurable": {"thread_id": "under"}})
     last = out["compaction"]["last"]
@@ -672,7 +672,7 @@ def test_view_mode_keeps_a_mid_conversation_system_message_every_turn(scripted: 
     """In view mode with a running summary, a later system message is never summarized away."""
     model = summarizer(scripted)
     node = create_compaction_node(
-        max_tokens=900,
+        trigger_tokens=900,
         mode="view",
         model=model,
         summary_options=SummaryOptions(max_summary_tokens=60),
@@ -737,7 +737,7 @@ def test_a_trigger_under_the_window_never_drops_the_latest_request(mode: str) ->
         history = _random_history(rng)
         request = [m.id for m in history if isinstance(m, HumanMessage)][-1]
         node = create_compaction_node(
-            max_tokens=20_000,
+            trigger_tokens=20_000,
             mode=mode,
             trigger=rng.choice([("tokens", 1000), ("messages", 5)]),
             keep=rng.choice([None, ("messages", 4), ("tokens", 500)]),
@@ -762,7 +762,9 @@ def test_trigger_under_the_window_reports_its_target_and_the_window_verdict() ->
         compaction: dict[str, Any]
 
     history = _random_history(random.Random(21))
-    node = create_compaction_node(max_tokens=50_000, trigger=("messages", 2), keep=("messages", 2))
+    node = create_compaction_node(
+        trigger_tokens=50_000, trigger=("messages", 2), keep=("messages", 2)
+    )
     graph = StateGraph(State)
     graph.add_node("compact", node)
     graph.add_edge(START, "compact")
@@ -775,7 +777,7 @@ def test_hysteresis_compacts_to_the_low_mark_and_rarely() -> None:
     """Over max_tokens the node cuts to target_tokens, so it fires far less often."""
     counts = {}
     for target in (1500, 750):
-        app = build(create_compaction_node(max_tokens=1500, target_tokens=target))
+        app = build(create_compaction_node(trigger_tokens=1500, target_tokens=target))
         config = {"configurable": {"thread_id": f"t{target}"}}
         app.invoke({"messages": [SystemMessage("You fix bugs."), HumanMessage("Fix it")]}, config)
         seen = 0
@@ -798,10 +800,10 @@ def test_hysteresis_compacts_to_the_low_mark_and_rarely() -> None:
 
 def test_target_tokens_is_checked() -> None:
     """A low mark above the high mark, or not positive, is refused at construction."""
-    with pytest.raises(ValueError, match=r"target_tokens must be <= max_tokens \(100\)"):
-        create_compaction_node(max_tokens=100, target_tokens=101)
+    with pytest.raises(ValueError, match=r"target_tokens must be <= trigger_tokens \(100\)"):
+        create_compaction_node(trigger_tokens=100, target_tokens=101)
     with pytest.raises(ValueError, match="target_tokens"):
-        create_compaction_node(max_tokens=100, target_tokens=0)
+        create_compaction_node(trigger_tokens=100, target_tokens=0)
 
 
 def test_a_large_latest_round_still_leaves_room_for_the_snapshot() -> None:
@@ -814,7 +816,7 @@ def test_a_large_latest_round_still_leaves_room_for_the_snapshot() -> None:
     history += [HumanMessage("Now read the fare log."), AIMessage("", tool_calls=[_log_call()])]
     history.append(ToolMessage("fare row: economy 120 USD\n" * 90, tool_call_id="log"))
     assert count_tokens(history) > 1_500
-    node = create_compaction_node(max_tokens=1_500, target_tokens=600)
+    node = create_compaction_node(trigger_tokens=1_500, target_tokens=600)
     graph = StateGraph(State)
     graph.add_node("compact", node)
     graph.add_edge(START, "compact")

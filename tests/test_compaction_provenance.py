@@ -14,14 +14,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_context.agents import (
-    create_compaction_middleware,
+    CompactionMiddleware,
+    ContextMiddleware,
     create_context_agent,
-    create_context_middleware,
 )
 from langgraph_context.compaction import (
     compact_messages,
     compaction_kind,
-    create_compaction_node,
     is_untrusted_compaction,
     summarize_history,
 )
@@ -81,15 +80,16 @@ def _cfg(thread: str) -> dict[str, Any]:
 def test_context_agent_keeps_planted_line_fenced(summarizer: bool, context: bool) -> None:
     """Through create_context_agent, compacted tool output never reaches the model unfenced."""
     model = ScriptedChatModel(responses=_rounds(20))
-    node = create_compaction_node(
-        max_tokens=1500, mode="replace", model=_summarizer() if summarizer else None
+    compaction = CompactionMiddleware(
+        trigger_tokens=1500, mode="replace", model=_summarizer() if summarizer else None
     )
     graph = create_context_agent(
         model,
         [run_tests],
-        compaction=node,
-        context=create_context_node(ContextBuilder()) if context else None,
-    ).compile(checkpointer=InMemorySaver())
+        compaction=compaction,
+        context=ContextBuilder() if context else False,
+        checkpointer=InMemorySaver(),
+    )
     out = graph.invoke({"messages": [HumanMessage("make the tests pass")]}, _cfg("a"))
     assert out["compaction"]["count"] >= 2
     kinds = {compaction_kind(m) for m in out["messages"]} - {None}
@@ -106,10 +106,8 @@ def test_create_agent_middleware_keeps_planted_line_fenced(summarizer: bool) -> 
         model,
         [run_tests],
         middleware=[
-            create_compaction_middleware(
-                max_tokens=1500, model=_summarizer() if summarizer else None
-            ),
-            create_context_middleware(),
+            CompactionMiddleware(trigger_tokens=1500, model=_summarizer() if summarizer else None),
+            ContextMiddleware(),
         ],
         checkpointer=InMemorySaver(),
     )
@@ -124,7 +122,7 @@ def test_compaction_middleware_alone_sends_fenced_history() -> None:
     agent = create_agent(
         model,
         [run_tests],
-        middleware=[create_compaction_middleware(max_tokens=1500)],
+        middleware=[CompactionMiddleware(trigger_tokens=1500)],
         checkpointer=InMemorySaver(),
     )
     out = agent.invoke({"messages": [HumanMessage("make the tests pass")]}, _cfg("o"))
@@ -213,8 +211,11 @@ def test_compaction_node_fences_a_legacy_snapshot_in_state() -> None:
     )
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(
-        model, [run_tests], compaction=create_compaction_node(max_tokens=5000)
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        [run_tests],
+        compaction=CompactionMiddleware(trigger_tokens=5000),
+        checkpointer=InMemorySaver(),
+    )
     out = graph.invoke({"messages": [legacy, HumanMessage("go on")]}, _cfg("legacy"))
     stored = next(m for m in out["messages"] if m.id == "old-snapshot")
     assert is_untrusted_compaction(stored)

@@ -36,7 +36,7 @@ def test_tool_rounds_trigger_fires_at_the_nth_round() -> None:
     graph = StateGraph(State)
     graph.add_node("work", one_round)
     graph.add_node(
-        "compaction", create_compaction_node(max_tokens=100_000, trigger=("tool_rounds", 3))
+        "compaction", create_compaction_node(trigger_tokens=100_000, trigger=("tool_rounds", 3))
     )
     graph.add_edge(START, "work")
     graph.add_edge("work", "compaction")
@@ -54,7 +54,7 @@ def test_tool_rounds_trigger_fires_at_the_nth_round() -> None:
 def test_tool_rounds_trigger_needs_a_positive_value() -> None:
     """A non-positive round count is refused at construction."""
     with pytest.raises(ValueError, match="trigger 'tool_rounds' needs a positive value"):
-        create_compaction_node(max_tokens=100, trigger=("tool_rounds", 0))
+        create_compaction_node(trigger_tokens=100, trigger=("tool_rounds", 0))
 
 
 def test_request_tool_makes_the_node_compact_and_resets_the_request() -> None:
@@ -65,7 +65,7 @@ def test_request_tool_makes_the_node_compact_and_resets_the_request() -> None:
     graph = StateGraph(State)
     graph.add_node("agent", lambda s: {"messages": [model.invoke(s["messages"])]})
     graph.add_node("tools", ToolNode([create_request_compaction_tool()]))
-    graph.add_node("compaction", create_compaction_node(max_tokens=100_000))
+    graph.add_node("compaction", create_compaction_node(trigger_tokens=100_000))
     graph.add_edge(START, "agent")
     graph.add_edge("agent", "tools")
     graph.add_edge("tools", "compaction")

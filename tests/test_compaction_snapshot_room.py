@@ -97,7 +97,7 @@ def _worker_graph(compaction: Any) -> Any:
 
 def test_task_facts_survive_many_compactions_in_a_graph() -> None:
     """A long thread through a compiled graph: the first turn's facts stay in context."""
-    app = _worker_graph(create_compaction_node(max_tokens=3_000))
+    app = _worker_graph(create_compaction_node(trigger_tokens=3_000))
     config = {"configurable": {"thread_id": "long"}}
     app.invoke({"messages": [SystemMessage("You deploy services."), HumanMessage(TASK)]}, config)
     for n in range(120):
@@ -143,7 +143,7 @@ def test_snapshot_room_scales_with_the_high_mark() -> None:
     ids = " ".join(f"ORD-{5000 + i}" for i in range(400))
     history = [SystemMessage("You track orders."), HumanMessage(f"Orders: {ids}")]
     history += _history(0, 30)
-    node = create_compaction_node(max_tokens=2_000, target_tokens=500, strategy="drop_oldest")
+    node = create_compaction_node(trigger_tokens=2_000, target_tokens=500, strategy="drop_oldest")
     update = node.invoke({"messages": history})
     stats = update["compaction"]["last"]
     assert stats["within_budget"]
@@ -170,7 +170,7 @@ def test_compaction_leaves_the_kept_head_where_the_cache_has_it() -> None:
     provider's prompt cache still covers them after the compaction; the snapshot stands
     where the evicted middle was.
     """
-    app = _worker_graph(create_compaction_node(max_tokens=2_000, strategy="drop_middle"))
+    app = _worker_graph(create_compaction_node(trigger_tokens=2_000, strategy="drop_middle"))
     config = {"configurable": {"thread_id": "head"}}
     app.invoke({"messages": [SystemMessage("You deploy services."), HumanMessage(TASK)]}, config)
     before = app.get_state(config).values["messages"]

@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.bill.meter import Meter, request_chunks, unmarked
-from langgraph_context.agents import create_context_agent, create_context_middleware
+from langgraph_context.agents import ContextMiddleware, create_context_agent
 from langgraph_context.context import (
     EPHEMERAL,
     cache_control_for,
@@ -119,7 +119,7 @@ def test_a_bad_mark_is_refused_when_the_agent_is_built() -> None:
     with pytest.raises(InvalidArgumentError, match="cache_breakpoints"):
         create_context_agent(ScriptedChatModel(responses=[]), cache_breakpoints="yes")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="cache_breakpoints"):
-        create_context_middleware(cache_breakpoints={"ttl": "1h"})
+        ContextMiddleware(cache_breakpoints={"ttl": "1h"})
     with pytest.raises(InvalidArgumentError, match="cache_control"):
         mark_cache_breakpoints([HumanMessage("x")], {"type": 1})  # type: ignore[dict-item]
 
@@ -145,8 +145,9 @@ def test_agent_marks_anthropic_requests_by_default_and_no_others() -> None:
         (AnthropicScripted(responses=_script(3)), True),
         (ScriptedChatModel(responses=_script(3)), False),
     ):
-        graph = create_context_agent(model, [read_file], system_prompt="You read files.")
-        app = graph.compile(checkpointer=InMemorySaver())
+        app = create_context_agent(
+            model, [read_file], system_prompt="You read files.", checkpointer=InMemorySaver()
+        )
         config = {"configurable": {"thread_id": "t"}}
         for i in range(3):
             app.invoke({"messages": [HumanMessage(f"read f{i}.py")]}, config)
@@ -171,7 +172,7 @@ def test_middleware_marks_anthropic_requests_in_create_agent() -> None:
         model,
         [read_file],
         system_prompt="You read files.",
-        middleware=[create_context_middleware()],
+        middleware=[ContextMiddleware()],
         checkpointer=InMemorySaver(),
     )
     agent.invoke({"messages": [HumanMessage("read f0.py")]}, {"configurable": {"thread_id": "m"}})
@@ -185,8 +186,8 @@ def test_middleware_marks_anthropic_requests_in_create_agent() -> None:
 def test_marks_reach_anthropic_wire_format_on_the_tool_result() -> None:
     """langchain-anthropic's payload carries the marks on the system block and tool_result."""
     model = AnthropicScripted(responses=_script(2))
-    app = create_context_agent(model, [read_file], system_prompt="You read files.").compile(
-        checkpointer=InMemorySaver()
+    app = create_context_agent(
+        model, [read_file], system_prompt="You read files.", checkpointer=InMemorySaver()
     )
     app.invoke({"messages": [HumanMessage("read f0.py")]}, {"configurable": {"thread_id": "w"}})
     claude = ChatAnthropic(model="claude-sonnet-4-5", api_key="offline")  # type: ignore[call-arg]
@@ -274,7 +275,7 @@ def test_with_anthropics_own_caching_middleware_the_request_stays_within_four_ma
         model,
         [read_file],
         system_prompt="You read files.",
-        middleware=[AnthropicPromptCachingMiddleware(), create_context_middleware()],
+        middleware=[AnthropicPromptCachingMiddleware(), ContextMiddleware()],
         checkpointer=InMemorySaver(),
     )
     agent.invoke(

@@ -12,13 +12,13 @@ from langchain_core.retrievers import BaseRetriever
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.context import (
-    DEFAULT_STATE_SOURCES,
     ContextPacket,
     StoreSource,
     agather_packets,
     gather_packets,
     messages_to_packets,
 )
+from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
 
 
 class FixedRetriever(BaseRetriever):

@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, MessagesState, StateGraph
 
-from langgraph_context.agents import create_context_agent, create_context_middleware
+from langgraph_context.agents import ContextMiddleware, create_context_agent
 from langgraph_context.context import (
     ContextBuilder,
     ContextConfig,
@@ -123,7 +123,7 @@ def test_the_context_agent_stamps_the_turn_the_tool_result_and_the_reply() -> No
     model = ScriptedChatModel(
         responses=[ai_calls(call("echo", {"text": "x"}, "c1")), AIMessage("done")]
     )
-    agent = create_context_agent(model, [echo], context=True).compile(checkpointer=InMemorySaver())
+    agent = create_context_agent(model, [echo], context=True, checkpointer=InMemorySaver())
     start = time.time()
     agent.invoke({"messages": [HumanMessage("echo x")]}, _cfg("agent"))
     end = time.time()
@@ -140,7 +140,7 @@ def test_the_middleware_stamps_the_turn_the_tool_result_and_the_reply() -> None:
         responses=[ai_calls(call("echo", {"text": "x"}, "c1")), AIMessage("done")]
     )
     agent = create_agent(
-        model, [echo], middleware=[create_context_middleware()], checkpointer=InMemorySaver()
+        model, [echo], middleware=[ContextMiddleware()], checkpointer=InMemorySaver()
     )
     start = time.time()
     agent.invoke({"messages": [HumanMessage("echo x")]}, _cfg("mw"))
@@ -150,7 +150,7 @@ def test_the_middleware_stamps_the_turn_the_tool_result_and_the_reply() -> None:
     assert all(_within(m, start, end) for m in messages)
     off = create_agent(
         ScriptedChatModel(responses=[AIMessage("ok")]),
-        middleware=[create_context_middleware(stamp_times=False)],
+        middleware=[ContextMiddleware(stamp_times=False)],
     )
     plain = off.invoke({"messages": [HumanMessage("hi")]})["messages"]
     assert [message_time(m) for m in plain] == [None, None]

@@ -16,10 +16,9 @@ from langchain_core.messages import (
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_context.agents import create_context_agent, create_context_middleware
+from langgraph_context.agents import CompactionMiddleware, ContextMiddleware, create_context_agent
 from langgraph_context.compaction import (
     SYSTEM_TRUST_KEY,
-    create_compaction_node,
     is_trusted_system,
     mark_later_system,
     trusted_system_message,
@@ -77,7 +76,7 @@ def test_context_agent_fences_a_system_message_inserted_mid_history() -> None:
     """Through create_context_agent(context=True): the inserted text reaches the model fenced."""
     model = ScriptedChatModel(responses=[AIMessage("Next: run the tests.")])
     graph = create_context_agent(model, [read_file], system_prompt="You review code.", context=True)
-    graph.compile().invoke({"messages": _inserted_history()})
+    graph.invoke({"messages": _inserted_history()})
     sent = model.seen[0]
     assert PLANTED in str([m.content for m in sent])  # the model still sees it, as data
     assert PLANTED not in _outside_fences(sent)
@@ -94,7 +93,7 @@ def test_leading_and_marked_system_messages_stay_instructions() -> None:
         trusted_system_message("Mode: security review."),
         HumanMessage("Go on."),
     ]
-    graph.compile().invoke({"messages": history})
+    graph.invoke({"messages": history})
     outside = _outside_fences(model.seen[0])
     assert "Always answer in French." in outside
     assert "Mode: security review." in outside
@@ -106,9 +105,9 @@ def test_compaction_that_hoists_the_message_keeps_it_untrusted() -> None:
     fenced on every later call, even as the history's first message."""
     model = ScriptedChatModel(responses=[AIMessage("ok"), AIMessage("still ok")])
     summarizer = ScriptedChatModel(responses=[AIMessage("The user asked for a review.")])
-    compaction = create_compaction_node(max_tokens=300, mode="replace", model=summarizer)
-    graph = create_context_agent(model, [read_file], compaction=compaction, context=True).compile(
-        checkpointer=InMemorySaver()
+    compaction = CompactionMiddleware(300, mode="replace", model=summarizer)
+    graph = create_context_agent(
+        model, [read_file], compaction=compaction, context=True, checkpointer=InMemorySaver()
     )
     cfg: dict[str, Any] = {"configurable": {"thread_id": "hoist"}}
     graph.invoke({"messages": _inserted_history(rounds=6)}, cfg)
@@ -123,7 +122,7 @@ def test_compaction_that_hoists_the_message_keeps_it_untrusted() -> None:
         assert PLANTED not in _outside_fences(sent)
     # Where compaction leaves it first in the history, the mark still decides.
     fresh = ScriptedChatModel(responses=[AIMessage("ok")])
-    create_context_agent(fresh, [read_file], context=True).compile().invoke(
+    create_context_agent(fresh, [read_file], context=True).invoke(
         {"messages": [inserted, HumanMessage("Go on.")]}
     )
     assert PLANTED not in _outside_fences(fresh.seen[0])
@@ -136,7 +135,7 @@ def test_middleware_fences_a_system_message_inserted_mid_history() -> None:
         model,
         [read_file],
         system_prompt="You review code.",
-        middleware=[create_context_middleware()],
+        middleware=[ContextMiddleware()],
     )
     agent.invoke({"messages": _inserted_history()})
     sent = model.seen[0]

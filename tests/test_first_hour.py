@@ -13,9 +13,8 @@ from langgraph.prebuilt import ToolNode
 
 from langgraph_context.agents import (
     ContextMiddleware,
+    PinnedMemoryMiddleware,
     create_context_agent,
-    create_context_middleware,
-    create_memory_middleware,
 )
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextStateMixin, create_context_node
@@ -77,14 +76,14 @@ def test_context_node_outside_a_graph_is_not_checked() -> None:
 
 def test_compaction_view_without_its_output_key_names_the_key_and_mixin() -> None:
     """The compaction node in view mode in a bare `MessagesState` raises, naming the mixin."""
-    graph = _graph(MessagesState, create_compaction_node(max_tokens=1000, mode="view"))
+    graph = _graph(MessagesState, create_compaction_node(trigger_tokens=1000, mode="view"))
     with pytest.raises(ValueError, match=r"'llm_input_messages'.*CompactionStateMixin"):
         graph.invoke({"messages": [HumanMessage("hi")]})
 
 
 def test_compaction_with_a_model_without_its_record_key_raises(scripted: Any) -> None:
     """A summarizing compaction node needs the record key that keeps its running summary."""
-    node = create_compaction_node(max_tokens=1000, model=scripted(responses=[AIMessage("s")]))
+    node = create_compaction_node(trigger_tokens=1000, model=scripted(responses=[AIMessage("s")]))
     graph = _graph(MessagesState, node)
     with pytest.raises(ValueError, match=r"'compaction'.*CompactionStateMixin"):
         graph.invoke({"messages": [HumanMessage("hi")]})
@@ -92,7 +91,7 @@ def test_compaction_with_a_model_without_its_record_key_raises(scripted: Any) ->
 
 def test_compaction_view_with_the_mixin_runs() -> None:
     """With `CompactionStateMixin` the view-mode compaction node writes its view."""
-    node = create_compaction_node(max_tokens=1000, mode="view")
+    node = create_compaction_node(trigger_tokens=1000, mode="view")
     out = _graph(_CompactionState, node).invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == "hi"
 
@@ -140,7 +139,7 @@ def test_memory_middleware_checks_naming_no_tool_raises_at_first_call() -> None:
     agent = create_agent(
         ScriptedChatModel(responses=[AIMessage("done")]),
         [],
-        middleware=[create_memory_middleware(checks="run_tests")],
+        middleware=[PinnedMemoryMiddleware(checks="run_tests")],
     )
     with pytest.raises(ValueError, match=r"checks names \['run_tests'\].*record_constraint"):
         agent.invoke({"messages": [HumanMessage("hi")]})
@@ -157,7 +156,7 @@ def test_memory_middleware_checks_naming_a_real_tool_runs() -> None:
     agent = create_agent(
         ScriptedChatModel(responses=[AIMessage("done")]),
         [run_tests],
-        middleware=[create_memory_middleware(checks="run_tests")],
+        middleware=[PinnedMemoryMiddleware(checks="run_tests")],
     )
     assert agent.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "done"
 
@@ -167,7 +166,7 @@ def test_context_agent_name_is_set_on_its_ai_messages() -> None:
     model = ScriptedChatModel(
         responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
     )
-    graph = create_context_agent(model, name="researcher").compile()
+    graph = create_context_agent(model, name="researcher")
     out = graph.invoke({"messages": [HumanMessage("hi")]})
     assert [m.name for m in out["messages"] if isinstance(m, AIMessage)] == ["researcher"] * 2
 
@@ -180,7 +179,7 @@ def test_context_agent_blank_name_is_refused() -> None:
 
 def test_context_middleware_is_a_class_the_factory_returns() -> None:
     """`ContextMiddleware` is exported and works in `create_agent` like its factory."""
-    assert isinstance(create_context_middleware(), ContextMiddleware)
+    assert isinstance(ContextMiddleware(), ContextMiddleware)
     model = ScriptedChatModel(responses=[AIMessage("done")])
     middleware = [ContextMiddleware(keep_last=2)]
     agent = create_agent(model, [], system_prompt="You help.", middleware=middleware)

@@ -16,17 +16,15 @@ from langchain_core.tools import tool
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import (
+    CompactionMiddleware,
+    ContextMiddleware,
     ContextSettings,
     PinnedMemoryMiddleware,
     StateToolsMiddleware,
     create_codebase_maintainer_graph,
-    create_compaction_middleware,
     create_context_agent,
-    create_context_middleware,
-    create_memory_middleware,
 )
 from langgraph_context.cli.models import register_model_factory
-from langgraph_context.compaction import create_compaction_node
 from langgraph_context.tokens import count_tokens
 from langgraph_context.tools import create_ls_tool, create_write_note_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -80,7 +78,7 @@ def test_context_agent_note_prefix_composes_with_deepagents_ls() -> None:
             AIMessage("done"),
         ]
     )
-    graph = create_context_agent(model, [ls], note_prefix="notes").compile()
+    graph = create_context_agent(model, [ls], note_prefix="notes")
     out = graph.invoke({"messages": [HumanMessage("hi")]})
     results = {m.name: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
     assert results == {"ls": "files in /", "notes_ls": "No notes yet."}
@@ -172,27 +170,27 @@ def test_public_names_do_not_collide_with_langmem_or_deepagents() -> None:
 
 
 @pytest.mark.parametrize(
-    ("module", "old", "new"),
+    ("module", "old"),
     [
-        ("langgraph_context", "summarize_messages", "summarize_history"),
-        ("langgraph_context", "asummarize_messages", "asummarize_history"),
-        ("langgraph_context.compaction", "summarize_messages", "summarize_history"),
-        ("langgraph_context.compaction", "RunningSummary", "HistorySummary"),
-        ("langgraph_context.compaction", "SummarizationResult", "SummarizedHistory"),
-        ("langgraph_context.agents", "MemoryMiddleware", "PinnedMemoryMiddleware"),
+        ("langgraph_context", "summarize_messages"),
+        ("langgraph_context", "asummarize_messages"),
+        ("langgraph_context", "create_context_middleware"),
+        ("langgraph_context.compaction", "summarize_messages"),
+        ("langgraph_context.compaction", "RunningSummary"),
+        ("langgraph_context.compaction", "SummarizationResult"),
+        ("langgraph_context.agents", "MemoryMiddleware"),
+        ("langgraph_context.agents", "create_compaction_middleware"),
+        ("langgraph_context.agents", "PreModelNodeMiddleware"),
     ],
 )
-def test_old_names_still_import_with_a_deprecation_warning(module: str, old: str, new: str) -> None:
-    """Each renamed name is importable for one release and warns, naming its successor."""
-    package = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=rf"{old} is deprecated.*use .*{new}"):
-        value = getattr(package, old)
-    assert value is getattr(package, new)
-    assert old not in package.__all__
+def test_names_of_the_unreleased_0_1_0_are_gone(module: str, old: str) -> None:
+    """0.1.0 had no users: its aliases and factory spellings are not kept."""
+    with pytest.raises(AttributeError, match=f"no attribute '{old}'"):
+        getattr(importlib.import_module(module), old)
 
 
 def test_unknown_names_still_raise_attribute_error() -> None:
-    """The deprecation hook does not swallow typos."""
+    """A typo is an AttributeError, never a warning."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError, match="no attribute 'summarise_messages'"):
@@ -213,9 +211,9 @@ def test_middleware_agent_runs_no_no_op_steps_per_model_call() -> None:
         responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
     )
     middleware = [
-        create_compaction_middleware(max_tokens=2_000),
-        create_context_middleware(),
-        create_memory_middleware(),
+        CompactionMiddleware(trigger_tokens=2_000),
+        ContextMiddleware(),
+        PinnedMemoryMiddleware(),
         StateToolsMiddleware(),
     ]
     agent = create_agent(model, [], middleware=middleware)
@@ -237,7 +235,7 @@ def test_memory_middleware_with_checks_keeps_its_hook_under_its_own_name() -> No
         return "1 passed"
 
     agent = create_agent(
-        _done(), [run_tests], middleware=[create_memory_middleware(checks="run_tests")]
+        _done(), [run_tests], middleware=[PinnedMemoryMiddleware(checks="run_tests")]
     )
     assert "memory.before_model" in agent.get_graph().nodes
     assert _updates(agent) == ["memory.before_model", "model"]
@@ -246,8 +244,8 @@ def test_memory_middleware_with_checks_keeps_its_hook_under_its_own_name() -> No
 def test_assembled_prompt_is_never_streamed() -> None:
     """`stream_mode="messages"` shows only the model's answer, once per call."""
     for agent in (
-        create_agent(_done(), [], middleware=[create_context_middleware()]),
-        create_context_agent(_done(), context=True).compile(),
+        create_agent(_done(), [], middleware=[ContextMiddleware()]),
+        create_context_agent(_done(), context=True),
     ):
         streamed = list(agent.stream({"messages": [HumanMessage("hi")]}, stream_mode="messages"))
         assert [(type(m).__name__, m.content) for m, _ in streamed] == [("AIMessage", "done")]
@@ -266,23 +264,27 @@ def _long_history(turns: int, words: int = 120) -> list[Any]:
 
 
 def test_context_agent_compacts_and_assembles_by_default() -> None:
-    """`create_context_agent(model)` runs compaction and the context node on every call."""
+    """`create_context_agent(model)` runs compaction and the context middleware on every call."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    graph = create_context_agent(model).compile()
-    assert set(graph.get_graph().nodes) == {"__start__", "compaction", "model", "tools", "__end__"}
+    graph = create_context_agent(model)
+    nodes = set(graph.get_graph().nodes)
+    assert nodes == {"__start__", "compaction.before_model", "model", "tools", "__end__"}
     graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
     system = model.seen[0][0].content
     assert "[note:k" in system  # the context builder's fenced note, not the bare [State] block
 
 
 def test_compaction_and_context_accept_true_false_and_an_instance() -> None:
-    """`compaction=True` no longer raises; `False` for both leaves model and tools only."""
+    """`compaction=True` adds its step; `False` for both leaves model and tools only."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    assert "compaction" in create_context_agent(model, compaction=True).compile().get_graph().nodes
-    bare = create_context_agent(model, compaction=False, context=False).compile()
+    with_step = create_context_agent(model, compaction=True).get_graph().nodes
+    assert "compaction.before_model" in with_step
+    bare = create_context_agent(model, compaction=False, context=False)
     assert set(bare.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
-    with pytest.raises(TypeError, match="compaction must be True, False or a node"):
-        create_context_agent(model, compaction=42)
+    own = CompactionMiddleware(500, name="mine")
+    assert "mine.before_model" in create_context_agent(model, compaction=own).get_graph().nodes
+    with pytest.raises(TypeError, match="compaction must be a bool or a CompactionMiddleware"):
+        create_context_agent(model, compaction=42)  # type: ignore[arg-type]
 
 
 def test_one_budget_sizes_compaction_and_context_from_the_profile_window() -> None:
@@ -291,7 +293,7 @@ def test_one_budget_sizes_compaction_and_context_from_the_profile_window() -> No
     graph = create_context_agent(model, plan_tools=False, note_tools=False, memory_tools=False)
     history = _long_history(20)
     assert count_tokens(history) > 4_000
-    out = graph.compile().invoke({"messages": history})
+    out = graph.invoke({"messages": history})
     assert out["compaction"]["count"] == 1
     assert count_tokens(out["messages"]) <= 3_000
     assert count_tokens(model.seen[0]) <= 2_000
@@ -301,7 +303,7 @@ def test_max_tokens_sizes_both_parts() -> None:
     """`max_tokens=800`: each call is sent at most 800 tokens; the history is cut at 1,600."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(model, max_tokens=800, plan_tools=False, note_tools=False)
-    out = graph.compile().invoke({"messages": _long_history(8)})
+    out = graph.invoke({"messages": _long_history(8)})
     assert out["compaction"]["count"] == 1
     assert count_tokens(out["messages"]) <= 1_600
     assert count_tokens(model.seen[0]) <= 800
@@ -309,11 +311,12 @@ def test_max_tokens_sizes_both_parts() -> None:
 
 def test_context_agent_costs_two_steps_per_model_call() -> None:
     """Compaction and model are the only steps before each answer (context runs inside)."""
+    compaction = "compaction.before_model"
     model = ScriptedChatModel(
         responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
     )
-    steps = _updates(create_context_agent(model).compile())
-    assert steps == ["compaction", "model", "tools", "compaction", "model"]
+    steps = _updates(create_context_agent(model))
+    assert steps == [compaction, "model", "tools", compaction, "model"]
 
 
 # --- run settings through context_schema; public input schemas --------------------------
@@ -359,9 +362,7 @@ def _recording_factory(seen: list[dict[str, Any]]) -> Any:
 def test_run_context_reaches_the_model_factory_before_configurable() -> None:
     """`context=` settings reach the model factory; `configurable` still works; context wins."""
     seen: list[dict[str, Any]] = []
-    graph = create_context_agent(
-        _recording_factory(seen), context_schema=ContextSettings, name="a"
-    ).compile()
+    graph = create_context_agent(_recording_factory(seen), context_schema=ContextSettings, name="a")
     hi = {"messages": [HumanMessage("hi")]}
     graph.invoke(hi, context={"model": "from-context", "temperature": 0.2})
     graph.invoke(hi, {"configurable": {"model": "from-config"}})
@@ -375,7 +376,7 @@ def test_run_context_reaches_the_model_factory_before_configurable() -> None:
 
 def test_internal_keys_are_not_inputs_of_the_agent() -> None:
     """`create_context_agent` publishes the state's public keys as its input schema."""
-    graph = create_context_agent(_done(), store_view=True).compile()
+    graph = create_context_agent(_done())
     assert set(graph.get_input_jsonschema()["properties"]) == {
         "messages",
         "plan",
@@ -385,7 +386,7 @@ def test_internal_keys_are_not_inputs_of_the_agent() -> None:
     }
     out = graph.invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == "done"
-    assert out["llm_input_messages"]  # the output still carries the whole state
+    assert "llm_input_messages" not in out  # no state key carries the model input
 
 
 def test_served_context_agent_runs_with_settings_in_context() -> None:
@@ -414,7 +415,7 @@ def test_a_note_prefix_also_renames_the_tools_the_model_is_told_about() -> None:
         ]
     )
     graph = create_context_agent(model, note_prefix="notes", compaction=False, context=False)
-    out = graph.compile().invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
+    out = graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
     assert "Notes (read with notes_query_note): k" in model.seen[0][0].content
     error = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert error.status == "error"
@@ -427,12 +428,12 @@ def test_default_context_assembles_from_a_view_mode_compaction() -> None:
     history = _long_history(10)
     graph = create_context_agent(
         model,
-        compaction=create_compaction_node(max_tokens=600, mode="view"),
+        compaction=CompactionMiddleware(trigger_tokens=600, mode="view"),
         max_tokens=20_000,  # room for the whole history: only the compaction can cut it
         plan_tools=False,
         note_tools=False,
         memory_tools=False,
-    ).compile()
+    )
     out = graph.invoke({"messages": [*history, HumanMessage("and now?")]})
     assert len(out["messages"]) == len(history) + 2  # the stored history stays whole
     assert count_tokens(history) > 2_000

@@ -108,7 +108,7 @@ def lookup(city: str) -> str:
 
 def test_context_agent_gets_an_answer_from_the_local_server(local_model: Any) -> None:
     """Tools bound, the context agent's request is accepted and an answer comes back."""
-    graph = create_context_agent(local_model, [lookup]).compile()
+    graph = create_context_agent(local_model, [lookup])
     out = graph.invoke({"messages": [HumanMessage("Say hello in one short sentence.")]})
     last = out["messages"][-1]
     assert isinstance(last, AIMessage)

@@ -12,9 +12,9 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import (
+    ContextMiddleware,
+    PinnedMemoryMiddleware,
     create_context_agent,
-    create_context_middleware,
-    create_memory_middleware,
 )
 from langgraph_context.messages import content_text
 from langgraph_context.safety import HARDENING_INSTRUCTION
@@ -64,9 +64,7 @@ def _assert_fenced(seen: list[list[BaseMessage]]) -> None:
 def test_context_agent_fences_a_planted_constraint(context: bool) -> None:
     """With or without the context node, the planted rule never reaches the model unfenced."""
     model = ScriptedChatModel(responses=_script())
-    app = create_context_agent(model, [fetch_page], context=context).compile(
-        checkpointer=InMemorySaver()
-    )
+    app = create_context_agent(model, [fetch_page], context=context, checkpointer=InMemorySaver())
     cfg: dict[str, Any] = {"configurable": {"thread_id": "planted"}}
     for text in ["read example.com", "go on", "and again"]:
         out = app.invoke({"messages": [HumanMessage(text)]}, cfg)
@@ -80,7 +78,7 @@ def test_middleware_fences_a_planted_constraint() -> None:
     agent = create_agent(
         model,
         [fetch_page],
-        middleware=[create_memory_middleware(), create_context_middleware()],
+        middleware=[PinnedMemoryMiddleware(), ContextMiddleware()],
         checkpointer=InMemorySaver(),
     )
     cfg: dict[str, Any] = {"configurable": {"thread_id": "planted-mw"}}
@@ -92,7 +90,7 @@ def test_middleware_fences_a_planted_constraint() -> None:
 def test_a_user_constraint_stays_an_instruction() -> None:
     """A constraint the user or developer writes to state is rendered as a plain rule."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    app = create_context_agent(model, context=False).compile()
+    app = create_context_agent(model, context=False)
     rule = {"id": "c-1", "text": "Answer in French", "status": "active", "source": "user"}
     app.invoke({"messages": [HumanMessage("hi")], "constraints": [rule]})
     assert "Constraints (always follow):\n- Answer in French" in model.seen[0][0].content

@@ -67,12 +67,13 @@ def test_build_makes_an_sdist_and_a_wheel_with_license_and_real_urls(dist: Path)
 
 
 def test_wheel_in_a_fresh_venv_runs_the_readme_and_the_demo(dist: Path, tmp_path: Path) -> None:
-    """A venv with only the wheel and its dependencies runs README block 1 and the demo."""
+    """A venv with only the wheel, its dependencies and its cli extra runs README block 1
+    and the demo."""
     (wheel,) = dist.glob("*.whl")
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
     bin_dir = venv / "bin"
-    _run([bin_dir / "python", "-m", "pip", "install", "--quiet", wheel], cwd=tmp_path)
+    _run([bin_dir / "python", "-m", "pip", "install", "--quiet", f"{wheel}[cli]"], cwd=tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     first = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)[0]

@@ -11,8 +11,10 @@ import pytest
 import langgraph_context
 
 EXPECTED_TOP_LEVEL = {
+    "CompactionMiddleware",
     "CompactionStateMixin",
     "ContextBuilder",
+    "ContextMiddleware",
     "ContextPacket",
     "ContextStateMixin",
     "LangGraphContextError",
@@ -25,7 +27,6 @@ EXPECTED_TOP_LEVEL = {
     "create_codebase_maintainer_graph",
     "create_compaction_node",
     "create_context_agent",
-    "create_context_middleware",
     "create_context_node",
     "create_ls_tool",
     "create_note_tools",

@@ -11,15 +11,14 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context import ContextPacket
-from langgraph_context.agents import create_context_agent
-from langgraph_context.context import ContextBuilder, create_context_node
+from langgraph_context.agents import OutputGuardMiddleware, create_context_agent
+from langgraph_context.context import ContextBuilder
 from langgraph_context.memory import create_hot_issue_node, render_memory
 from langgraph_context.safety import (
     DEFAULT_GUARD_REPLACEMENT,
     FILTERED_NOTICES,
     Detector,
     check_output,
-    create_output_guard_node,
     find_injections,
     sanitize_untrusted,
     wrap_untrusted,
@@ -169,10 +168,15 @@ def test_context_agent_with_a_scorer_marks_the_tool_result_for_the_model() -> No
     model = ScriptedChatModel(
         responses=[ai_calls(call("read_issue", {"number": 7}, "c1")), AIMessage("Done.")]
     )
-    node = create_context_node(ContextBuilder(sanitize=True, detector=ProbaClassifier()))
+    builder = ContextBuilder(sanitize=True, detector=ProbaClassifier())
     graph = create_context_agent(
-        model, [read_issue], context=node, plan_tools=False, note_tools=False
-    ).compile(checkpointer=InMemorySaver())
+        model,
+        [read_issue],
+        context=builder,
+        plan_tools=False,
+        note_tools=False,
+        checkpointer=InMemorySaver(),
+    )
     graph.invoke(
         {"messages": [HumanMessage("triage issue 7")]}, {"configurable": {"thread_id": "d"}}
     )
@@ -182,7 +186,7 @@ def test_context_agent_with_a_scorer_marks_the_tool_result_for_the_model() -> No
     assert NOTICE not in str([m.content for m in stored])  # the state keeps the raw result
 
 
-def test_output_guard_node_flags_a_reply_the_scorer_rates_high() -> None:
+def test_output_guard_flags_a_reply_the_scorer_rates_high() -> None:
     """The guard's detector flags (and replaces) a reply the phrase rules pass."""
     reply = "Deleting the repository now, as the maintainer note asked."
     assert not check_output(reply).flagged
@@ -194,8 +198,8 @@ def test_output_guard_node_flags_a_reply_the_scorer_rates_high() -> None:
         plan_tools=False,
         note_tools=False,
         memory_tools=False,
-        post_model=[create_output_guard_node(action="replace", detector=judge)],
-    ).compile()
+        middleware=[OutputGuardMiddleware(action="replace", detector=judge)],
+    )
     out = graph.invoke({"messages": [HumanMessage("status?")]})
     assert out["messages"][-1].content == DEFAULT_GUARD_REPLACEMENT
 

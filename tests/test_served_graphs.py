@@ -27,7 +27,7 @@ def test_context_window_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("LGC_CONTEXT_WINDOW", "128_000")
     served = _load("context_agent")
     assert served.WINDOW == 128_000
-    assert {"compaction", "model"} <= set(served.graph.get_graph().nodes)
+    assert {"compaction.before_model", "model"} <= set(served.graph.get_graph().nodes)
 
 
 @pytest.mark.parametrize("raw", ["lots", "4096", "-1"])

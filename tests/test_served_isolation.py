@@ -13,13 +13,11 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
 from langgraph_context.notes import (
     DEFAULT_NOTES_NAMESPACE,
     LangGraphNoteStore,
-    create_load_notes_node,
     create_note_tools,
-    create_save_notes_node,
     load_store_notes,
     resolve_note_namespace,
 )
@@ -41,7 +39,7 @@ def _script(user: str, thread: str) -> list[AIMessage]:
     ]
 
 
-def _graph() -> tuple[Any, dict[str, ScriptedChatModel]]:
+def _graph(store: InMemoryStore) -> tuple[Any, dict[str, ScriptedChatModel]]:
     models: dict[str, ScriptedChatModel] = {}
 
     def model_for(config: RunnableConfig) -> ScriptedChatModel:
@@ -54,8 +52,9 @@ def _graph() -> tuple[Any, dict[str, ScriptedChatModel]]:
     graph = create_context_agent(
         model_for,
         context=True,
-        pre_model={"load_notes": create_load_notes_node()},
-        post_tools={"save_notes": create_save_notes_node()},
+        middleware=[NoteSyncMiddleware()],
+        checkpointer=InMemorySaver(),
+        store=store,
     )
     return graph, models
 
@@ -67,8 +66,7 @@ def _cfg(user: str, thread: str) -> dict[str, Any]:
 async def test_two_users_two_threads_each_run_concurrently_and_nothing_crosses() -> None:
     """Four concurrent runs of one compiled graph: each sees only its user's notes."""
     store = InMemoryStore()
-    graph, models = _graph()
-    app = graph.compile(checkpointer=InMemorySaver(), store=store)
+    app, models = _graph(store)
 
     async def turn(user: str, thread: str, text: str) -> dict[str, Any]:
         return await app.ainvoke({"messages": [HumanMessage(text)]}, _cfg(user, thread))
@@ -93,9 +91,7 @@ def test_a_run_without_a_user_is_refused_before_the_model() -> None:
     """No user_id: the notes step fails with a clear error, the model is never called."""
     store = InMemoryStore()
     model = ScriptedChatModel(responses=[AIMessage("never")])
-    app = create_context_agent(model, pre_model={"load_notes": create_load_notes_node()}).compile(
-        store=store
-    )
+    app = create_context_agent(model, middleware=[NoteSyncMiddleware()], store=store)
     with pytest.raises(ValueError, match="notes are kept per user"):
         app.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "x"}})
     assert model.seen == []
@@ -112,9 +108,9 @@ def test_shared_notes_are_an_explicit_opt_in() -> None:
     )
     app = create_context_agent(
         model,
-        pre_model={"load_notes": create_load_notes_node(user_key=None)},
-        post_tools={"save_notes": create_save_notes_node(user_key=None)},
-    ).compile(store=store)
+        middleware=[NoteSyncMiddleware(user_key=None)],
+        store=store,
+    )
     app.invoke({"messages": [HumanMessage("save")]})
     assert load_store_notes(store, DEFAULT_NOTES_NAMESPACE) == {"k": "v"}
 
@@ -147,8 +143,13 @@ def test_note_tools_default_to_one_namespace_per_user() -> None:
         ]
     )
     app = create_context_agent(
-        model, create_note_tools(), plan_tools=False, note_tools=False, memory_tools=False
-    ).compile(store=store)
+        model,
+        create_note_tools(),
+        plan_tools=False,
+        note_tools=False,
+        memory_tools=False,
+        store=store,
+    )
     app.invoke({"messages": [HumanMessage("save")]}, _cfg("u1", "t1"))
     out = app.invoke({"messages": [HumanMessage("list")]}, _cfg("u2", "t2"))
     listing = next(m for m in out["messages"] if isinstance(m, ToolMessage))
@@ -174,7 +175,7 @@ def test_plan_tools_share_no_names_across_agents() -> None:
             AIMessage("ok"),
         ]
     )
-    out = create_context_agent(model, [search]).compile().invoke({"messages": [("user", "go")]})
+    out = create_context_agent(model, [search]).invoke({"messages": [("user", "go")]})
     results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
     assert results["p"].status == "success"
     assert out["plan"] == [{"content": "a", "status": "in_progress"}]
@@ -194,10 +195,8 @@ def test_renamed_plan_tools_still_refuse_a_second_plan_call() -> None:
             AIMessage("ok"),
         ]
     )
-    out = (
-        create_context_agent(model, tools, plan_tools=False)
-        .compile()
-        .invoke({"messages": [("user", "go")]})
+    out = create_context_agent(model, tools, plan_tools=False).invoke(
+        {"messages": [("user", "go")]}
     )
     results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
     assert results["u"].status == "error"

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
 from langgraph_context import create_context_agent
-from langgraph_context.agents import create_compaction_middleware
+from langgraph_context.agents import CompactionMiddleware, ContextMiddleware
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.errors import ContextWindowError, LangGraphContextError
 from langgraph_context.messages import repair_history
@@ -83,7 +83,7 @@ def test_model_window_reads_the_profile_through_wrappers() -> None:
 def test_compaction_fraction_trigger_takes_the_summarizer_profile() -> None:
     """Without context_window, a fraction trigger uses the summarizer model's profile."""
     node = create_compaction_node(
-        max_tokens=100,
+        trigger_tokens=100,
         trigger=("fraction", 0.5),
         model=_chat({"max_input_tokens": 10}),
         token_counter=len,
@@ -94,7 +94,7 @@ def test_compaction_fraction_trigger_takes_the_summarizer_profile() -> None:
 
 def test_compaction_fraction_trigger_takes_the_window_in_state() -> None:
     """Without context_window or a profile, the window the agent recorded is used."""
-    node = create_compaction_node(max_tokens=100, trigger=("fraction", 0.5), token_counter=len)
+    node = create_compaction_node(trigger_tokens=100, trigger=("fraction", 0.5), token_counter=len)
     messages = [HumanMessage(str(i)) for i in range(6)]
     out = node.invoke({"messages": messages, "token_usage": {"window": 10}})
     assert out["compaction"]["last"]["trigger"] == "fraction>=0.5"
@@ -103,7 +103,7 @@ def test_compaction_fraction_trigger_takes_the_window_in_state() -> None:
 
 def test_compaction_fraction_trigger_without_any_window_raises() -> None:
     """A fraction trigger with no window known anywhere raises at run time, naming it."""
-    node = create_compaction_node(max_tokens=100, trigger=("fraction", 0.5), token_counter=len)
+    node = create_compaction_node(trigger_tokens=100, trigger=("fraction", 0.5), token_counter=len)
     with pytest.raises(ValueError, match=r"needs a window: pass context_window"):
         node.invoke({"messages": [HumanMessage("hi")]})
 
@@ -112,13 +112,13 @@ def test_explicit_context_window_wins_over_the_profile() -> None:
     """`context_window` beats the profile in the agent's recorded usage."""
     chat = _chat({"max_input_tokens": 8000})
     agent = create_context_agent(chat, plan_tools=False, note_tools=False, memory_tools=False)
-    out = agent.compile().invoke({"messages": [("user", "hi")]})
+    out = agent.invoke({"messages": [("user", "hi")]})
     assert out["token_usage"]["window"] == 8000
     chat = _chat({"max_input_tokens": 8000})
     agent = create_context_agent(
         chat, plan_tools=False, note_tools=False, memory_tools=False, context_window=4000
     )
-    assert agent.compile().invoke({"messages": [("user", "hi")]})["token_usage"]["window"] == 4000
+    assert agent.invoke({"messages": [("user", "hi")]})["token_usage"]["window"] == 4000
 
 
 def test_context_window_is_checked() -> None:
@@ -141,7 +141,7 @@ def test_usage_ratio_is_clamped() -> None:
 
 def test_reported_usage_scales_the_compaction_trigger() -> None:
     """A provider counting twice the estimate makes the token trigger fire earlier."""
-    node = create_compaction_node(max_tokens=10, target_tokens=10, token_counter=len)
+    node = create_compaction_node(trigger_tokens=10, target_tokens=10, token_counter=len)
     messages = [HumanMessage(str(i)) for i in range(6)]
     assert node.invoke({"messages": messages}) == {}
     usage = {"reported": 200, "counted": 100}
@@ -156,7 +156,7 @@ def test_agent_records_reported_and_counted_tokens_on_the_wire(server: WireServe
     """The agent keeps the provider's input tokens and its own count of the same request."""
     server.script(reply("hello"))
     agent = create_context_agent(server.chat_model(), system_prompt="Be brief.")
-    out = agent.compile().invoke({"messages": [("user", "hi")]})
+    out = agent.invoke({"messages": [("user", "hi")]})
     usage = out["token_usage"]
     assert usage["reported"] > 0
     assert usage["counted"] > 0
@@ -206,8 +206,9 @@ def _assert_valid(history: list[BaseMessage]) -> None:
 def test_agent_overflow_compacts_and_retries_once(server: WireServer, use_async: bool) -> None:
     """An overflow is retried once on a compacted history; the state keeps that history."""
     server.script(context_length_exceeded(), reply("we decided to sail"))
-    graph = create_context_agent(server.chat_model(), plan_tools=False, note_tools=False)
-    app = graph.compile(checkpointer=InMemorySaver())
+    app = create_context_agent(
+        server.chat_model(), plan_tools=False, note_tools=False, checkpointer=InMemorySaver()
+    )
     thread = _thread()
     before = count_tokens(thread)
     config: Any = {"configurable": {"thread_id": "t"}}
@@ -235,7 +236,7 @@ def test_agent_overflow_target_follows_the_window(server: WireServer) -> None:
     graph = create_context_agent(
         server.chat_model(), plan_tools=False, note_tools=False, context_window=400
     )
-    out = graph.compile().invoke({"messages": _thread()})
+    out = graph.invoke({"messages": _thread()})
     assert count_tokens(out["messages"][:-1]) <= 200
     assert len(server.requests) == 2
 
@@ -247,7 +248,7 @@ def test_agent_second_overflow_raises_a_typed_error(server: WireServer) -> None:
     thread = _thread()
     sent = count_tokens(thread)
     with pytest.raises(ContextWindowError, match=rf"twice: {sent} tokens sent, then \d+ after"):
-        graph.compile().invoke({"messages": thread})
+        graph.invoke({"messages": thread})
     assert len(server.requests) == 2
 
 
@@ -265,8 +266,8 @@ def test_context_window_error_is_a_package_runtime_error() -> None:
 def test_middleware_overflow_compacts_and_retries_once(server: WireServer, use_async: bool) -> None:
     """`create_agent` with the compaction middleware retries once and keeps the history."""
     server.script(context_length_exceeded(), reply("we decided to sail"))
-    middleware = create_compaction_middleware(max_tokens=100_000)
-    agent = create_agent(server.chat_model(), middleware=[middleware])
+    middleware = [CompactionMiddleware(trigger_tokens=100_000), ContextMiddleware(assemble=False)]
+    agent = create_agent(server.chat_model(), middleware=middleware)
     thread = _thread()
     before = count_tokens(thread)
     if use_async:
@@ -288,7 +289,7 @@ def test_middleware_second_overflow_raises_a_typed_error(server: WireServer) -> 
     """Through the middleware, a second refusal raises `ContextWindowError` too."""
     server.script(context_length_exceeded(), context_length_exceeded())
     agent = create_agent(
-        server.chat_model(), middleware=[create_compaction_middleware(max_tokens=100_000)]
+        server.chat_model(), middleware=[CompactionMiddleware(trigger_tokens=100_000)]
     )
     with pytest.raises(ContextWindowError, match="twice"):
         agent.invoke({"messages": _thread()})
@@ -303,7 +304,7 @@ def test_compaction_node_in_a_graph_reads_the_recorded_usage() -> None:
 
     graph: StateGraph[Any, Any, Any, Any] = StateGraph(State)
     node = create_compaction_node(
-        max_tokens=50, mode="view", trigger=("fraction", 0.5), token_counter=len
+        trigger_tokens=50, mode="view", trigger=("fraction", 0.5), token_counter=len
     )
     graph.add_node("compaction", node)
     graph.add_edge(START, "compaction")

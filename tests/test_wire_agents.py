@@ -75,7 +75,7 @@ def assert_valid_requests(server: WireServer) -> None:
 def test_agent_tool_round_trip_on_the_wire(server: WireServer, streaming: bool) -> None:
     """A tool round trip sends `content: null` with tool_calls, then the tool result."""
     server.script(reply(None, tool("lookup", {"city": "Oslo"}, "call_1")), reply("Sunny."))
-    graph = create_context_agent(server.chat_model(streaming=streaming), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(streaming=streaming), [lookup])
     out = graph.invoke({"messages": [("user", "weather in Oslo?")]})
     assert out["messages"][-1].content == "Sunny."
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["sunny in Oslo"]
@@ -89,7 +89,7 @@ def test_agent_tool_round_trip_on_the_wire(server: WireServer, streaming: bool) 
         "arguments": json.dumps({"city": "Oslo"}),
     }
     assert second[-1] == {"role": "tool", "content": "sunny in Oslo", "tool_call_id": "call_1"}
-    assert tool_names(server.requests[0])[0] == "lookup"
+    assert "lookup" in tool_names(server.requests[0])
     assert_clean_tools(server.requests)
     assert_valid_requests(server)
 
@@ -100,10 +100,10 @@ def test_every_tool_schema_is_strict_mode_compatible(server: WireServer, tmp_pat
     graph = create_codebase_maintainer_graph(
         server.chat_model(), workspace=workspace, notes=tmp_path / "notes", explorer=True
     )
-    tools = graph.nodes["tools"].runnable.tools_by_name.values()  # type: ignore[attr-defined]
+    tools = graph.nodes["tools"].bound.tools_by_name.values()  # type: ignore[attr-defined]
     sub = create_subagent_tool(server.chat_model())
     agent_tools = create_context_agent(server.chat_model(), [lookup]).nodes["tools"]
-    every = [*tools, sub, *agent_tools.runnable.tools_by_name.values()]  # type: ignore[attr-defined]
+    every = [*tools, sub, *agent_tools.bound.tools_by_name.values()]  # type: ignore[attr-defined]
     server.script(reply("ok"))
     server.chat_model().bind_tools(every, strict=True).invoke("hi")
     sent = server.requests[0]["tools"]
@@ -141,7 +141,7 @@ def test_malformed_tool_call_json_is_answered_and_the_loop_goes_on(server: WireS
         reply("Sunny."),
         reply("Still sunny."),
     )
-    graph = create_context_agent(server.chat_model(), [lookup]).compile(InMemorySaver())
+    graph = create_context_agent(server.chat_model(), [lookup], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     out = graph.invoke({"messages": [("user", "weather in Oslo?")]}, config)
     errors = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
@@ -160,7 +160,7 @@ def test_malformed_tool_call_json_is_answered_and_the_loop_goes_on(server: WireS
 def test_streamed_truncated_tool_call_json_is_repaired_by_the_client(server: WireServer) -> None:
     """Documented: streamed, langchain-openai parses truncated JSON leniently and runs it."""
     server.script(reply(None, tool("lookup", '{"city": "Oslo"', "call_1")), reply("Sunny."))
-    graph = create_context_agent(server.chat_model(streaming=True), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(streaming=True), [lookup])
     out = graph.invoke({"messages": [("user", "weather in Oslo?")]})
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["sunny in Oslo"]
     assert_valid_requests(server)
@@ -174,7 +174,7 @@ def test_valid_and_malformed_calls_in_one_reply(server: WireServer) -> None:
         ),
         reply("Done."),
     )
-    graph = create_context_agent(server.chat_model(), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(), [lookup])
     out = graph.invoke({"messages": [("user", "weather in Oslo and Rome?")]})
     results = {m.tool_call_id: m.status for m in out["messages"] if isinstance(m, ToolMessage)}
     assert results == {"ok_1": "success", "bad_2": "error"}
@@ -185,7 +185,7 @@ def test_valid_and_malformed_calls_in_one_reply(server: WireServer) -> None:
 def test_empty_reply_ends_the_turn_with_an_empty_answer(server: WireServer) -> None:
     """Documented: `content: ""` and no calls is a final (empty) answer, kept as is."""
     server.script(reply(""))
-    graph = create_context_agent(server.chat_model(), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(), [lookup])
     out = graph.invoke({"messages": [("user", "hi")]})
     assert isinstance(out["messages"][-1], AIMessage)
     assert out["messages"][-1].content == ""
@@ -206,7 +206,7 @@ def test_agent_provider_errors_propagate_typed(
     (A context overflow is retried once on a compacted history: `test_window.py`.)
     """
     server.script(make())
-    graph = create_context_agent(server.chat_model(), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(), [lookup])
     with pytest.raises(error) as raised:
         graph.invoke({"messages": [("user", "hi")]})
     assert getattr(raised.value, "code", None) == code
@@ -216,7 +216,7 @@ def test_agent_provider_errors_propagate_typed(
 def test_rate_limit_is_retried_after_retry_after_by_the_client(server: WireServer) -> None:
     """A 429 with `retry-after` is retried by the client (max_retries) and the run goes on."""
     server.script(rate_limited("0"), reply("hello"))
-    graph = create_context_agent(server.chat_model(max_retries=1), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(max_retries=1), [lookup])
     out = graph.invoke({"messages": [("user", "hi")]})
     assert out["messages"][-1].content == "hello"
     assert len(server.requests) == 2
@@ -226,7 +226,7 @@ def test_rate_limit_is_retried_after_retry_after_by_the_client(server: WireServe
 def test_timeout_raises_a_typed_error(server: WireServer) -> None:
     """Documented: a reply slower than the client's timeout raises `APITimeoutError`."""
     server.script(slow(2.0))
-    graph = create_context_agent(server.chat_model(timeout=0.3), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(timeout=0.3), [lookup])
     with pytest.raises(openai.APITimeoutError, match="timed out"):
         graph.invoke({"messages": [("user", "hi")]})
 
@@ -234,7 +234,7 @@ def test_timeout_raises_a_typed_error(server: WireServer) -> None:
 def test_max_tokens_goes_out_as_max_completion_tokens(server: WireServer) -> None:
     """The model's output cap is sent as `max_completion_tokens`, never `max_tokens`."""
     server.script(reply("hi"))
-    graph = create_context_agent(server.chat_model(max_tokens=64), [lookup]).compile()
+    graph = create_context_agent(server.chat_model(max_tokens=64), [lookup])
     graph.invoke({"messages": [("user", "hi")]})
     body = server.requests[0]
     assert body["max_completion_tokens"] == 64
@@ -253,7 +253,8 @@ def test_maintainer_on_the_wire_respects_its_budget(server: WireServer, tmp_path
         workspace=workspace,
         notes=tmp_path / "notes",
         max_tokens=3_000,
-    ).compile(InMemorySaver())
+        checkpointer=InMemorySaver(),
+    )
     out = graph.invoke(
         {"messages": [("user", "What does app/views.py do?")]},
         {"configurable": {"thread_id": "m"}},
@@ -282,7 +283,7 @@ def test_subagent_on_the_wire(server: WireServer) -> None:
         reply("It is sunny in Oslo."),
     )
     sub = create_subagent_tool(server.chat_model(), tools=[lookup])
-    graph = create_context_agent(server.chat_model(), [sub]).compile()
+    graph = create_context_agent(server.chat_model(), [sub])
     out = graph.invoke({"messages": [("user", "weather in Oslo?")]})
     assert out["messages"][-1].content == "It is sunny in Oslo."
     delegate = next(
@@ -309,7 +310,7 @@ def test_subagent_provider_error_comes_back_as_an_error_result(server: WireServe
         reply("The helper failed; I cannot tell."),
     )
     graph = create_context_agent(server.chat_model(), [create_subagent_tool(server.chat_model())])
-    out = graph.compile().invoke({"messages": [("user", "weather?")]})
+    out = graph.invoke({"messages": [("user", "weather?")]})
     result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert result.status == "error"
     assert "Error code: 500" in result.content

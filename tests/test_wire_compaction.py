@@ -159,7 +159,7 @@ def test_retry_then_success(server: WireServer) -> None:
 def test_compaction_node_on_the_wire_records_the_failure(server: WireServer) -> None:
     """A failing summarizer: the node falls back to the rules, within budget, error recorded."""
     server.script(server_error(), server_error(), server_error())
-    node = create_compaction_node(max_tokens=1_200, model=server.chat_model())
+    node = create_compaction_node(trigger_tokens=1_200, model=server.chat_model())
     update = node.invoke({"messages": history()})
     assert "Error code: 500" in update["compaction"]["error"]
     assert update["compaction"]["last"]["strategy"] != "summary"
@@ -175,12 +175,12 @@ def test_compaction_node_on_the_wire_compacts(server: WireServer) -> None:
     hold every fact the node without a model keeps: never below rules alone.
     """
     server.script(*[reply("Summary.") for _ in range(10)])
-    node = create_compaction_node(max_tokens=1_200, model=server.chat_model())
+    node = create_compaction_node(trigger_tokens=1_200, model=server.chat_model())
     update = node.invoke({"messages": history()})
     assert update["compaction"]["error"] is None
     assert update["compaction"]["last"]["summarizer_calls"] >= 1
     assert update["compaction"]["last"]["within_budget"]
-    rules = create_compaction_node(max_tokens=1_200).invoke({"messages": history()})
+    rules = create_compaction_node(trigger_tokens=1_200).invoke({"messages": history()})
     floor = [m for m in rules["messages"] if m.type != "remove"]
     result = [m for m in update["messages"] if m.type != "remove"]
     assert lost_facts(floor, result) == []

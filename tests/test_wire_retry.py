@@ -102,7 +102,9 @@ def test_a_hint_above_the_cap_ends_the_retries_and_the_node_uses_the_rules(
     """A 429 asking for 30 s with a 1 s cap: no retry, no 30 s stall, rules compact instead."""
     server.script(rate_limited("30"), reply("never sent"))
     node = create_compaction_node(
-        max_tokens=BUDGET, model=server.chat_model(), summary_options=_options(max_retry_wait=1.0)
+        trigger_tokens=BUDGET,
+        model=server.chat_model(),
+        summary_options=_options(max_retry_wait=1.0),
     )
     started = time.monotonic()
     update = node.invoke({"messages": history()})

@@ -86,7 +86,8 @@ def maintainer_session(turns: int, *, full: bool) -> dict[str, Any]:
             notes=notes,
             compaction=full,
             context=full,
-        ).compile(checkpointer=InMemorySaver())
+            checkpointer=InMemorySaver(),
+        )
         config = {"configurable": {"thread_id": "bench"}}
         times: list[float] = []
         invalid = 0
@@ -118,7 +119,7 @@ def delegation(files: int) -> dict[str, Any]:
     terminal = create_terminal_tool(REPO)
     inline = create_context_agent(
         inline_model, [terminal], memory_tools=False, compaction=False, context=False
-    ).compile()
+    )
     inline_out = inline.invoke({"messages": [HumanMessage("What do these files do?")]})
 
     sub_model = Scripted(responses=[AIMessage("", tool_calls=reads), answer])
@@ -132,7 +133,7 @@ def delegation(files: int) -> dict[str, Any]:
     )
     parent = create_context_agent(
         parent_model, [delegate], memory_tools=False, compaction=False, context=False
-    ).compile()
+    )
     parent_out = parent.invoke({"messages": [HumanMessage("What do these files do?")]})
     return {
         "files": files,

@@ -38,12 +38,12 @@ from benchmarks.bill import headroom
 from benchmarks.bill.replay import CLEARED, SUMMARY_INSTRUCTIONS
 from langgraph_context.agents import (
     AgentBudget,
-    create_compaction_middleware,
+    CompactionMiddleware,
+    ContextMiddleware,
+    PinnedMemoryMiddleware,
+    StateToolsMiddleware,
+    ToolOutputLimitMiddleware,
     create_context_agent,
-    create_context_middleware,
-    create_memory_middleware,
-    create_state_tools_middleware,
-    create_tool_output_limit_middleware,
 )
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.tokens import default_counter
@@ -138,7 +138,7 @@ def _ours_agent(
         # as for a real Anthropic model (the default marks only those); the meter
         # strips the marks for every other price table
         cache_breakpoints=True,
-    ).compile()
+    )
 
 
 def _ours_middleware(
@@ -154,19 +154,19 @@ def _ours_middleware(
     middleware: list[Any] = []
     own_tools: list[Any] = []
     if wanted["plan_tools"]:
-        middleware.append(create_state_tools_middleware(note_tools=False))
+        middleware.append(StateToolsMiddleware(note_tools=False))
         own_tools += middleware[-1].tools
     if wanted["memory_tools"]:
-        middleware.append(create_memory_middleware())
+        middleware.append(PinnedMemoryMiddleware())
         own_tools += middleware[-1].tools
     # The same budget `create_context_agent` computes for itself.
     budget = AgentBudget.for_agent(window, system_prompt=system_prompt, tools=[*tools, *own_tools])
     middleware += [
-        create_tool_output_limit_middleware(budget.tool_output_limit),
-        create_compaction_middleware(max_tokens=budget.history, target_tokens=budget.target),
-        create_context_middleware(
+        ToolOutputLimitMiddleware(budget.tool_output_limit),
+        CompactionMiddleware(trigger_tokens=budget.history, target_tokens=budget.target),
+        ContextMiddleware(
             # as the agent does: the line from the first call when there are tools
-            ContextBuilder(config=ContextConfig(max_tokens=window)),
+            builder=ContextBuilder(config=ContextConfig(max_tokens=window)),
             harden_from_start=bool(tools or own_tools),
             cache_breakpoints=True,  # as for a real Anthropic model
         ),

@@ -75,7 +75,10 @@ class OursNode(Method):
             max_summary_tokens=summary_tokens(budget), keep_facts=self.keep_facts
         )
         self.node = create_compaction_node(
-            max_tokens=budget, mode="view", model=shared_summarizer(budget), summary_options=options
+            trigger_tokens=budget,
+            mode="view",
+            model=shared_summarizer(budget),
+            summary_options=options,
         )
         self.record: dict[str, Any] = {}
 
@@ -97,7 +100,7 @@ class OursNodeRules(OursNode):
 
     def reset(self, budget: int) -> None:
         Method.reset(self, budget)
-        self.node = create_compaction_node(max_tokens=budget, mode="view")
+        self.node = create_compaction_node(trigger_tokens=budget, mode="view")
         self.record = {}
 
 

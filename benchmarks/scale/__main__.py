@@ -43,7 +43,7 @@ from rank_bm25 import BM25Okapi
 
 from benchmarks._common import write_result
 from benchmarks.tokens.__main__ import synthetic_history
-from langgraph_context.agents import create_compaction_middleware, create_context_middleware
+from langgraph_context.agents import CompactionMiddleware, ContextMiddleware
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.packet import ContextPacket
 from langgraph_context.testing import ScriptedChatModel
@@ -203,8 +203,8 @@ def middleware_turns(turns: int) -> list[float]:
         ScriptedChatModel(responses=replies),
         tools=[],
         middleware=[
-            create_compaction_middleware(max_tokens=3_000),
-            create_context_middleware(),
+            CompactionMiddleware(trigger_tokens=3_000),
+            ContextMiddleware(),
         ],
     )
     bare = create_agent(ScriptedChatModel(responses=replies), tools=[])

@@ -36,8 +36,8 @@ import json
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph_context.agents import (
-    create_compaction_middleware, create_context_agent, create_context_middleware,
-    create_memory_middleware, create_state_tools_middleware,
+    CompactionMiddleware, create_context_agent, ContextMiddleware,
+    PinnedMemoryMiddleware, StateToolsMiddleware,
 )
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -50,18 +50,18 @@ def model():
 
 def middleware_agent():
     middleware = [
-        create_compaction_middleware(max_tokens=2000), create_context_middleware(),
-        create_memory_middleware(), create_state_tools_middleware(),
+        CompactionMiddleware(trigger_tokens=2000), ContextMiddleware(),
+        PinnedMemoryMiddleware(), StateToolsMiddleware(),
     ]
     return create_agent(model(), [], middleware=middleware)
 
 
 BUILDS = {
     "create_agent + compaction/context/memory/state-tools middleware": middleware_agent,
-    "create_context_agent(model)": lambda: create_context_agent(model()).compile(),
+    "create_context_agent(model)": lambda: create_context_agent(model()),
     "create_context_agent(model, compaction=node, context=True)": lambda: create_context_agent(
-        model(), compaction=create_compaction_node(max_tokens=2000), context=True
-    ).compile(),
+        model(), compaction=CompactionMiddleware(trigger_tokens=2000), context=True
+    ),
 }
 inputs = {"messages": [HumanMessage("hi")]}
 out = {}

@@ -6,13 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.runnables import Runnable, RunnableLambda
-
-from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
-from langgraph_context.compaction import create_compaction_node
-from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.context.config import DEFAULT_MAX_TOKENS
-from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tokens import (
     TokenCounter,
@@ -21,14 +16,7 @@ from langgraph_context.tokens import (
     resolve_counter,
 )
 
-__all__ = [
-    "AgentBudget",
-    "compaction_step",
-    "context_runnable",
-    "default_context_node",
-    "fixed_tokens",
-    "output_limiter",
-]
+__all__ = ["AgentBudget", "check_positive_int", "fixed_tokens"]
 
 HISTORY_SHARE_FLOOR = 4
 """The history's high mark is never below this fraction (1/4) of the call budget."""
@@ -43,7 +31,12 @@ OUTPUT_LIMIT_MAX = 1_000
 """...and one is never kept longer than this many tokens (the limit's default)."""
 
 
-def _positive(value: Any, name: str) -> int | None:
+def check_positive_int(value: Any, name: str) -> int | None:
+    """`value` if it is `None` or a positive int.
+
+    Raises:
+        ValueError: Naming `name` otherwise.
+    """
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         msg = f"{name} must be a positive int, got {value!r}"
         raise InvalidArgumentError(msg)
@@ -57,13 +50,13 @@ class AgentBudget:
     Attributes:
         call: The most tokens one model call is sent: `max_tokens`, else the model's
             window when known, else the builder's default (3,000).
-        history: The compaction node's high mark: `call` less the fixed part of every
+        history: The compaction's high mark (`trigger_tokens`): `call` less the fixed part of every
             request (system prompt, hardening line, tool definitions and a reserve for
             the plan), so a history under it is sent whole and the prompt cache keeps
             it; never below a quarter of `call`.
-        target: The low mark a compaction aims at: 40% of `history` (the snapshot of
-            what leaves included), so the history grows append-only for many calls
-            between two compactions.
+        target: The low mark a compaction aims at (`target_tokens`): 40% of
+            `history` (the snapshot of what leaves included), so the history grows
+            append-only for many calls between two compactions.
         fixed: The fixed part counted (tokens).
     """
 
@@ -84,7 +77,7 @@ class AgentBudget:
         Raises:
             ValueError: If `max_tokens` is not a positive int.
         """
-        given = _positive(max_tokens, "max_tokens")
+        given = check_positive_int(max_tokens, "max_tokens")
         call = given or window or DEFAULT_MAX_TOKENS
         history = max(call - max(0, fixed), 1, call // HISTORY_SHARE_FLOOR)
         return cls(
@@ -112,8 +105,9 @@ class AgentBudget:
             token_counter: Counter (default: offline tiktoken).
 
         Returns:
-            The budget: `history`/`target` size `create_compaction_middleware`,
-            `tool_output_limit` sizes `create_tool_output_limit_middleware`.
+            The budget: `history`/`target` are `CompactionMiddleware`'s
+            `trigger_tokens`/`target_tokens`, `tool_output_limit` is
+            `ToolOutputLimitMiddleware`'s `max_result_tokens`.
 
         Raises:
             ValueError: If `max_tokens` or `context_window` is not a positive int.
@@ -124,7 +118,7 @@ class AgentBudget:
             (8000, True)
         """
         counter = resolve_counter(token_counter)
-        window = _positive(context_window, "context_window")
+        window = check_positive_int(context_window, "context_window")
         fixed = fixed_tokens(
             system_prompt, count_tool_tokens(tools, token_counter=counter), counter
         )
@@ -157,113 +151,3 @@ def fixed_tokens(system_prompt: Any, tool_tokens: int, token_counter: TokenCount
         count_tokens(HARDENING_INSTRUCTION, token_counter=token_counter) if tool_tokens else 0
     )
     return prompt + hardening + tool_tokens + STATE_RESERVE
-
-
-def default_context_node(max_tokens: int | None = None, *, tools: bool = False) -> Any:
-    """Return the context node `context=True` uses.
-
-    A default `ContextBuilder`: messages, plan, notes and pinned memory (constraints,
-    hot issues) are its sources, and untrusted packets are fenced in a fresh random
-    boundary on every build.
-
-    Args:
-        max_tokens: Budget of the assembled model input (context plus recent
-            messages); `None` for the builder's default (`ContextConfig().max_tokens`).
-        tools: The model has tools: the hardening line is in the system message from
-            the first call (`create_context_node(harden_from_start=True)`).
-
-    Returns:
-        The node, writing `llm_input_messages`.
-
-    Raises:
-        ValueError: If `max_tokens` is not a positive int.
-    """
-    budget = _positive(max_tokens, "max_tokens")
-    if budget is None:
-        return create_context_node(ContextBuilder(), harden_from_start=tools)
-    builder = ContextBuilder(config=ContextConfig(max_tokens=budget))
-    return create_context_node(builder, harden_from_start=tools)
-
-
-def _is_flag(value: Any) -> bool:
-    return value is True or value is False or value is None
-
-
-def check_sized(compaction: Any, context: Any, max_tokens: int | None) -> None:
-    """Refuse a `max_tokens` that sizes nothing (both parts are the caller's own nodes).
-
-    Raises:
-        ValueError: If `max_tokens` is given and neither part is `True`.
-    """
-    if max_tokens is not None and compaction is not True and context is not True:
-        msg = (
-            "max_tokens sizes compaction=True and context=True; here neither is True "
-            "(size your own nodes, or drop max_tokens)"
-        )
-        raise InvalidArgumentError(msg)
-
-
-def compaction_step(compaction: Any, budget: AgentBudget, window: int | None) -> Any:
-    """The compaction node for the `compaction` argument, or `None` for none.
-
-    Raises:
-        TypeError: If `compaction` is neither a bool, `None` nor a node.
-    """
-    if compaction is True:
-        return create_compaction_node(
-            max_tokens=budget.history, target_tokens=budget.target, context_window=window
-        )
-    if _is_flag(compaction):
-        return None
-    if not callable(compaction) and not isinstance(compaction, Runnable):
-        msg = f"compaction must be True, False or a node, got {compaction!r}"
-        raise InvalidTypeError(msg)
-    return compaction
-
-
-def context_runnable(
-    context: Any, budget: AgentBudget, *, tools: bool = False
-) -> Runnable[Any, Any] | None:
-    """The context node for the `context` argument, as a runnable (or `None`).
-
-    Raises:
-        TypeError: If `context` is neither a bool, `None`, a `ContextBuilder` nor a node.
-    """
-    if context is True:
-        step = default_context_node(budget.call, tools=tools)
-    elif _is_flag(context):
-        return None
-    elif isinstance(context, ContextBuilder):
-        step = create_context_node(context)
-    else:
-        step = context
-    if isinstance(step, Runnable):
-        return step
-    if not callable(step):
-        msg = f"context must be True, False, a ContextBuilder or a node, got {step!r}"
-        raise InvalidTypeError(msg)
-    return RunnableLambda(step, name="context")
-
-
-def output_limiter(
-    limit: int | bool | None, budget: AgentBudget
-) -> ToolOutputLimitMiddleware | None:
-    """What cuts long tool results as the tools return them, or `None` for no limit.
-
-    Its `wrap_tool_call`/`awrap_tool_call` go to the agent's `ToolNode`, so cutting
-    adds no graph step.
-
-    Args:
-        limit: `True` for `budget.tool_output_limit`, a positive int for that many
-            tokens, `False`/`None` for no limit.
-        budget: The agent's budget.
-
-    Raises:
-        ValueError: If `limit` is an int below 1 or another type.
-    """
-    if limit is None or limit is False:
-        return None
-    if limit is True:
-        return ToolOutputLimitMiddleware(budget.tool_output_limit)
-    _positive(limit, "tool_output_limit")
-    return ToolOutputLimitMiddleware(limit)

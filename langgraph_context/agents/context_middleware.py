@@ -1,148 +1,274 @@
-"""`ContextMiddleware`: the context node inside LangChain v1 `create_agent`.
+"""`ContextMiddleware`: every model call's input, assembled within one token budget.
 
-The node assembles each model call's input (never stored); the middleware also dates
-the thread, stamping new messages in state before the call and the reply after it.
+Inside `wrap_model_call`, once per model call: messages that arrived without a time
+are stamped, the history is repaired (`messages.repair_history`: an interrupted tool
+call or an orphan result never reaches the provider), the context node's core
+(`context.create_context_node`) assembles the system message and the recent
+messages, and the request goes on through `request.override(...)`. Nothing of the
+input is written to state; only the stamped copies of the arrivals and of the reply
+are, so later calls can date them, and the usage record of the request as sent
+(`token_usage`: the provider's input tokens beside the offline count).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any
 
-from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallResult
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.config import get_config
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
-from langgraph_context.agents.middleware import PreModelNodeMiddleware
+from langgraph_context._steps import Failed, adrive, drive
+from langgraph_context.agents._budget import check_positive_int
+from langgraph_context.agents._overflow import Window
+from langgraph_context.agents.models import resolved_model
 from langgraph_context.context import (
     CacheBreakpoints,
     ContextBuilder,
+    ContextConfig,
     cache_control_for,
     create_context_node,
     mark_cache_breakpoints,
     stamp_message,
     stamp_messages,
 )
+from langgraph_context.context.node import Layout
+from langgraph_context.context.stamp import stamped_history, without_stamps
+from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.memory import render_memory
+from langgraph_context.messages import as_messages, content_text, repair_history
+from langgraph_context.state import get_state_value, render_plan
+from langgraph_context.tokens import USAGE_KEY, resolve_counter
 
-__all__ = ["ContextMiddleware", "create_context_middleware"]
+__all__ = ["ContextMiddleware", "render_state_block"]
+
+_VIEW = "model_input"  # the node's output key: returned to this module, never a state key
+_MAX_NOTE_NAMES = 50
+_MALFORMED_RETRIES = 3  # replies in a row whose calls did not parse, answered in one call
 
 
-def create_context_middleware(
-    builder: ContextBuilder | None = None,
-    *,
-    safe: bool = True,
-    name: str = "context",
-    **options: Any,
-) -> ContextMiddleware:
-    """Assemble the model's context with `create_context_node` inside `create_agent`.
-
-    The agent's history stays whole in state; each model call gets the assembled
-    system message (after the agent's own system prompt) and the recent messages.
+def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
+    """Render pinned memory, the plan and the note names as a short `[State]` block.
 
     Args:
-        builder: The `ContextBuilder` (default: default settings; pinned memory is
-            among its default state sources). A builder you pass keeps its own
-            `protect_untrusted` setting.
-        safe: For the default builder: wrap untrusted packets in per-build boundaries
-            and add the hardening instruction (`ContextBuilder(protect_untrusted=...)`).
-        name: Middleware name, unique per agent.
-        **options: Any other `create_context_node` option (`keep_last`,
-            `system_instructions`, `query_key`, ...), and `cache_breakpoints`:
-            prompt-cache marks on the system message and the end of the history
-            (`context.mark_cache_breakpoints`); `None` (default) for Anthropic
-            models only, `True` or a mark for every model, `False` for none.
+        state: Graph state (dict or object) with optional `constraints`,
+            `hot_issues`, `plan` and `note`.
+        read_tool: The note-reading tool the block names.
 
     Returns:
-        The middleware.
+        The block, or `""` when all of them are empty.
 
-    Raises:
-        ValueError: If an option is invalid (raised by `create_context_node`).
+    Example:
+        >>> print(render_state_block({"plan": [{"content": "read", "status": "done"}]}))
+        [State]
+        Plan:
+        1. [done] read
     """
-    return ContextMiddleware(builder, safe=safe, name=name, **options)
+    plan = get_state_value(state, "plan", [])
+    notes = get_state_value(state, "note", {})
+    lines: list[str] = []
+    memory = render_memory(state)
+    if memory:
+        lines.append(memory)
+    if plan:
+        lines += ["Plan:", render_plan(list(plan))]
+    if notes:
+        names = sorted(notes)
+        shown = ", ".join(names[:_MAX_NOTE_NAMES])
+        extra = len(names) - _MAX_NOTE_NAMES
+        more = f" (+{extra} more)" if extra > 0 else ""
+        lines.append(f"Notes (read with {read_tool}): {shown}{more}")
+    return "\n".join(["[State]", *lines]) if lines else ""
 
 
-class ContextMiddleware(PreModelNodeMiddleware):
-    """Assemble each model call's context with `create_context_node` in `create_agent`.
+def _quiet(config: RunnableConfig) -> RunnableConfig:
+    """The config the context node runs with: nothing of it is streamed.
 
-    It also dates the thread: before each model call, messages that arrived without
-    a time (the user's turn, tool results) are stamped in state, and the model's
-    reply is stamped when it comes back (`context.stamp`); a provider's own time wins.
+    Its output goes to the model, never to state, so the node's check that the graph
+    has a channel for its output key (which reads the task's channel reader) does not
+    apply: the reader is left out.
+    """
+    quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
+    configurable = dict(quiet.get("configurable") or {})
+    configurable.pop("__pregel_read", None)
+    return {**quiet, "configurable": configurable}
+
+
+def _system_text(message: SystemMessage | None) -> str:
+    return content_text(message.content) if message is not None else ""
+
+
+def _joined(*parts: str) -> str:
+    return "\n\n".join(p for p in parts if p)
+
+
+class ContextMiddleware(AgentMiddleware[Any, Any]):
+    """Assemble each model call's input within `max_tokens` for `create_agent`.
+
+    The agent's system prompt goes first in the one system message (a stable prefix
+    the provider's prompt cache keeps), then the assembled context (pinned memory,
+    plan, notes, older turns); the history follows verbatim from a sticky cut.
 
     Args:
-        builder: The `ContextBuilder` (default: default settings with `safe`).
-        safe: For the default builder: protect untrusted packets and harden the prompt.
+        max_tokens: The most tokens one model call is sent (system message and
+            messages; the tool definitions are not counted). `None`: the builder's
+            default (3,000). Give either this or `builder`.
+        builder: A `ContextBuilder` of your own (its `config.max_tokens` is the
+            budget).
+        assemble: `False` sends the system prompt, a short `[State]` block
+            (`render_state_block`) and the whole history instead of an assembled
+            context.
+        layout: `"cache"` (a stable prefix and an append-only tail) or `"focus"`
+            (rebuilt around the latest request), as `create_context_node`.
+        keep_last: With `layout="focus"`, recent messages passed on verbatim.
+        harden_from_start: Put the hardening line in the system message from the
+            first call (for an agent with tools, so the cached prefix never changes).
+        stamp_times: Stamp messages that arrived without a time, and the reply, in
+            state.
+        cache_breakpoints: Prompt-cache marks (`context.mark_cache_breakpoints`):
+            `None` for Anthropic models only, `True` or a mark for every model,
+            `False` for none.
+        context_window: The model's window in tokens, recorded with the reported
+            usage (`token_usage`, which compaction triggers read); `None`: the
+            model's profile.
+        read_tool: The note-reading tool the `[State]` block names.
         name: Middleware name, unique per agent.
-        **options: Any other `create_context_node` option (`stamp_times=False` turns
-            the stamping off), and `cache_breakpoints` (as `create_context_agent`'s:
-            prompt-cache marks on the system message and the end of the history,
-            by default for Anthropic models only).
 
     Raises:
-        ValueError: If an option is invalid (raised by `create_context_node`).
+        ValueError: If both `max_tokens` and `builder` are given, `max_tokens` is not
+            a positive int, or another option is invalid.
+
+    Example:
+        >>> from langchain.agents import create_agent
+        >>> from langchain_core.messages import AIMessage
+        >>> from langgraph_context.testing import ScriptedChatModel
+        >>> model = ScriptedChatModel(responses=[AIMessage("hi")])
+        >>> agent = create_agent(model, middleware=[ContextMiddleware(2_000)])
+        >>> agent.invoke({"messages": [("user", "hello")]})["messages"][-1].content
+        'hi'
     """
 
     def __init__(
         self,
-        builder: ContextBuilder | None = None,
+        max_tokens: int | None = None,
         *,
-        safe: bool = True,
+        builder: ContextBuilder | None = None,
+        assemble: bool = True,
+        layout: Layout = "cache",
+        keep_last: int = 6,
+        harden_from_start: bool = False,
+        stamp_times: bool = True,
+        cache_breakpoints: CacheBreakpoints = None,
+        context_window: int | None = None,
+        read_tool: str = "query_note",
         name: str = "context",
-        **options: Any,
     ) -> None:
-        chosen = builder or ContextBuilder(protect_untrusted=safe)
-        # The node runs per model call, where it may not write messages: stamping
-        # is done here, in state before the call and on the reply after it.
-        self._stamp_times = bool(options.pop("stamp_times", True))
-        self._cache_breakpoints: CacheBreakpoints = options.pop("cache_breakpoints", None)
-        cache_control_for(self._cache_breakpoints, None)  # refuse a bad setting now
-        super().__init__(create_context_node(chosen, stamp_times=False, **options), name=name)
+        super().__init__()
+        if max_tokens is not None and builder is not None:
+            msg = "give max_tokens or builder (sized by its ContextConfig), not both"
+            raise InvalidArgumentError(msg)
+        budget = check_positive_int(max_tokens, "max_tokens")
+        if budget is not None:
+            builder = ContextBuilder(config=ContextConfig(max_tokens=budget))
+        cache_control_for(cache_breakpoints, None)  # refuse a bad setting now
+        self._node = (
+            create_context_node(
+                builder or ContextBuilder(),
+                layout=layout,
+                keep_last=keep_last,
+                output_key=_VIEW,
+                stamp_times=False,  # stamped here, in state, with the reply
+                harden_from_start=harden_from_start,
+            )
+            if assemble
+            else None
+        )
+        self._stamp_times = stamp_times
+        self._window = Window(
+            check_positive_int(context_window, "context_window"), resolve_counter(None)
+        )
+        self._cache_breakpoints = cache_breakpoints
+        self._read_tool = read_tool
+        self._name = name
+        self.tools = []
 
-    def _arrivals(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], list[Any]]:
-        """The request with undated arrivals stamped, and those stamped copies.
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return self._name
 
-        Stamping happens here, inside the model call, so it adds no graph step: the
-        copies keep their ids and reach state with the answer (the `add_messages`
-        reducer replaces each in place).
-        """
-        if not self._stamp_times:
-            return request, []
-        state: dict[str, Any] = dict(request.state)
-        history: list[BaseMessage] = list(state.get("messages", []))
-        stamped = stamp_messages(history)
-        if not stamped:
-            return request, []
-        by_id = {m.id: m for m in stamped}
-        state["messages"] = [by_id.get(m.id, m) for m in history]
-        return request.override(state=state), stamped  # type: ignore[arg-type]
+    def _steps(
+        self, request: ModelRequest[Any]
+    ) -> Generator[tuple[str, Any], Any, ModelCallResult[Any]]:
+        """Stamp, repair, assemble, mark; call; stamp the reply (sync and async)."""
+        history = as_messages(request.messages)
+        stamped: list[BaseMessage] = []
+        if self._stamp_times:
+            # The same time on the request's copies (which the context dates) and on the
+            # state's own messages (written back by id: an outer middleware may have
+            # rewritten the request's, and those are never stored).
+            now = time.time()
+            history, _ = stamped_history(history, now=now)
+            stored = as_messages(get_state_value(request.state, "messages", []))
+            stamped = stamp_messages(stored, now=now)
+        history = repair_history(history).messages
+        if self._node is None:
+            request = self._plain(request, history)
+        else:
+            state = {**request.state, "messages": history}
+            out = yield ("context", state)
+            request = self._assembled(request, out)
+        request = self._marked(request)
+        answer = yield ("model", request)
+        answered: list[BaseMessage] = []
+        for _ in range(_MALFORMED_RETRIES):
+            errors = _malformed_calls(answer)
+            if not errors:
+                break
+            # Calls whose arguments did not parse: answer them and ask again, inside
+            # this model call (no tool ran; the provider refuses a call left unanswered).
+            answered += [*answer.result, *errors]
+            request = request.override(messages=[*request.messages, *answer.result, *errors])  # type: ignore[list-item]
+            answer = yield ("model", request)
+        if isinstance(answer, Failed):
+            raise answer.error
+        return self._learned(answer, stamped, request, answered)
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelCallResult[Any]:
-        """Call the model on the assembled view; stamp arrivals and the reply."""
-        request, arrived = self._arrivals(request)
-        answer = super().wrap_model_call(request, lambda r: self._stamped(handler(self._marked(r))))
-        return self._with_arrivals(answer, arrived)
+    def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:
+        """The prompt, the `[State]` block and the whole history."""
+        block = render_state_block(request.state, read_tool=self._read_tool)
+        text = _joined(_system_text(request.system_message), block)
+        return request.override(
+            system_message=SystemMessage(text) if text else None,
+            messages=without_stamps(history),  # type: ignore[arg-type]
+        )
 
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelCallResult[Any]:
-        """Async twin of `wrap_model_call`."""
-
-        async def stamped(prepared: ModelRequest[Any]) -> Any:
-            return self._stamped(await handler(self._marked(prepared)))
-
-        request, arrived = self._arrivals(request)
-        return self._with_arrivals(await super().awrap_model_call(request, stamped), arrived)
+    def _assembled(self, request: ModelRequest[Any], out: Any) -> ModelRequest[Any]:
+        """The request with the assembled context after the agent's own prompt."""
+        if isinstance(out, Failed):
+            raise out.error
+        view = list(out.get(_VIEW) or []) if isinstance(out, Mapping) else []
+        head = 0
+        while head < len(view) and isinstance(view[head], SystemMessage):
+            head += 1
+        assembled = _joined(*(content_text(m.content) for m in view[:head]))
+        text = _joined(_system_text(request.system_message), assembled)
+        return request.override(
+            system_message=SystemMessage(text) if text else None,
+            messages=without_stamps(view[head:]),  # type: ignore[arg-type]
+        )
 
     def _marked(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """The assembled request with prompt-cache marks, when its model needs them."""
-        mark = cache_control_for(self._cache_breakpoints, request.model)
+        """The request with prompt-cache marks, when its model needs them."""
+        mark = cache_control_for(self._cache_breakpoints, resolved_model(request.model))
         if mark is None:
             return request
         system = request.system_message
@@ -155,24 +281,87 @@ class ContextMiddleware(PreModelNodeMiddleware):
             messages=marked[1:],  # type: ignore[arg-type]
         )
 
-    def _with_arrivals(
-        self, answer: ModelCallResult[Any], arrived: list[Any]
+    def _learned(
+        self,
+        answer: ModelCallResult[Any],
+        stamped: list[BaseMessage],
+        sent: ModelRequest[Any],
+        answered: list[BaseMessage],
     ) -> ModelCallResult[Any]:
-        """`answer` carrying the stamped arrivals as a state update."""
-        if not arrived:
-            return answer
-        return self._answer(answer, Command(update={"messages": arrived}))
+        """The answer, its reply stamped, with the stamped arrivals and the usage record.
 
-    def _stamped(self, response: Any) -> Any:
-        """The model's answer with its messages stamped (when stamping is on)."""
-        if not self._stamp_times:
+        The usage record counts the request as sent (this middleware made it last), so
+        it replaces one an outer middleware would make from the unassembled history.
+        """
+        command = answer.command if isinstance(answer, ExtendedModelResponse) else None
+        update = dict(command.update) if command and isinstance(command.update, dict) else {}
+        response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        if answered:
+            response = dataclasses.replace(response, result=[*answered, *response.result])
+        if self._stamp_times:
+            response = _stamp_reply(response)
+            arrived = [m for m in stamped if m.id]  # by id: never append a message
+            if arrived:
+                update["messages"] = [*arrived, *update.get("messages", [])]
+        reply = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
+        head = [sent.system_message] if sent.system_message is not None else []
+        chat = resolved_model(sent.model)
+        usage = self._window.usage([*head, *sent.messages], reply, chat, tools=sent.tools)
+        if usage is not None:
+            update[USAGE_KEY] = usage
+        if not update:
             return response
-        if isinstance(response, BaseMessage):
-            return stamp_message(response)
-        if isinstance(response, ExtendedModelResponse):
-            return dataclasses.replace(
-                response, model_response=self._stamped(response.model_response)
-            )
-        if isinstance(response, ModelResponse):
-            return dataclasses.replace(response, result=[stamp_message(m) for m in response.result])
-        return response
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Call the model on the assembled input; stamp the arrivals and the reply."""
+
+        def call(step: tuple[str, Any]) -> Any:
+            kind, value = step
+            if kind == "context" and self._node is not None:
+                return self._node.invoke(value, _quiet(get_config()))
+            return handler(value)
+
+        return drive(self._steps(request), call)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of `wrap_model_call`."""
+
+        async def acall(step: tuple[str, Any]) -> Any:
+            kind, value = step
+            if kind == "context" and self._node is not None:
+                return await self._node.ainvoke(value, _quiet(get_config()))
+            return await handler(value)
+
+        return await adrive(self._steps(request), acall)
+
+
+def _malformed_calls(answer: Any) -> list[BaseMessage]:
+    """Error results for a reply whose only tool calls did not parse (else `[]`)."""
+    if isinstance(answer, Failed) or not isinstance(answer, ModelResponse):
+        return []
+    reply = answer.result[-1] if answer.result else None
+    if not isinstance(reply, AIMessage) or reply.tool_calls or not reply.invalid_tool_calls:
+        return []
+    return repair_history([reply], allow_pending_tool_calls=True).messages[1:]
+
+
+def _stamp_reply(answer: Any) -> Any:
+    """The model's answer with its messages stamped with the time it came back."""
+    if isinstance(answer, BaseMessage):
+        return stamp_message(answer)
+    if isinstance(answer, ExtendedModelResponse):
+        return dataclasses.replace(answer, model_response=_stamp_reply(answer.model_response))
+    if isinstance(answer, ModelResponse):
+        return dataclasses.replace(answer, result=[stamp_message(m) for m in answer.result])
+    return answer

@@ -1,7 +1,7 @@
-"""`create_output_guard_middleware`: the output guard on every `create_agent` answer.
+"""`OutputGuardMiddleware`: the output guard on every `create_agent` answer.
 
-`create_context_agent` runs `safety.create_output_guard_node` as a `post_model` step;
-this is the same check for LangChain v1 `create_agent`, as an `after_model` hook.
+The core of `safety.create_output_guard_node` (for your own `StateGraph`), run as an
+`after_model` hook.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from langgraph_context.safety import (
     create_output_guard_node,
 )
 
-__all__ = ["GuardAgentState", "OutputGuardMiddleware", "create_output_guard_middleware"]
+__all__ = ["GuardAgentState", "OutputGuardMiddleware"]
 
 
 class GuardAgentState(AgentState[Any], SafetyStateMixin):
@@ -70,30 +70,3 @@ class OutputGuardMiddleware(AgentMiddleware[GuardAgentState, Any]):
     ) -> dict[str, Any] | None:
         """Async twin of `after_model`."""
         return self.after_model(state, runtime)
-
-
-def create_output_guard_middleware(
-    *,
-    action: GuardAction = "flag",
-    canaries: Sequence[str] = (),
-    replacement: str = DEFAULT_GUARD_REPLACEMENT,
-    detector: DetectorLike | None = None,
-) -> OutputGuardMiddleware:
-    """Create middleware running the output guard on every model answer.
-
-    Args:
-        action: `flag` (record in `injection_flags`), `replace` (safe reply, tool
-            calls dropped) or `raise` (`PromptInjectionError`).
-        canaries: Strings that must never appear in an answer.
-        replacement: The safe reply used by `replace`.
-        detector: A `safety.Detector` or scorer whose rating also flags an answer.
-
-    Returns:
-        The middleware.
-
-    Raises:
-        ValueError: If an option is invalid.
-    """
-    return OutputGuardMiddleware(
-        action=action, canaries=canaries, replacement=replacement, detector=detector
-    )

@@ -24,17 +24,21 @@ it stays until changed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ModelCallResult, OmitFromInput
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.graph import StateGraph
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
+from langgraph.types import Checkpointer
 
 from langgraph_context.agents._maintainer_prompts import (
     BASE_INSTRUCTIONS,
@@ -50,22 +54,16 @@ from langgraph_context.agents.briefing import (
     briefing_packets,
     build_briefing,
 )
-from langgraph_context.agents.context_agent import (
-    ContextAgentState,
-    StepsLike,
-    create_context_agent,
-)
+from langgraph_context.agents.compaction_middleware import CompactionMiddleware
+from langgraph_context.agents.context_agent import create_context_agent
+from langgraph_context.agents.context_middleware import ContextMiddleware
 from langgraph_context.agents.models import ModelFactory
-from langgraph_context.agents.session import SessionStateMixin, create_session_stats_node
+from langgraph_context.agents.session import SessionMiddleware
 from langgraph_context.agents.subagent import DEFAULT_MAX_RESULT_TOKENS, create_subagent_tool
-from langgraph_context.compaction import create_compaction_node
-from langgraph_context.context import (
-    DEFAULT_STATE_SOURCES,
-    ContextBuilder,
-    ContextConfig,
-    create_context_node,
-)
+from langgraph_context.context import ContextBuilder, ContextConfig
+from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.messages import content_text
 from langgraph_context.notes.files import FileNoteStore
 from langgraph_context.notes.langgraph_store import (
@@ -80,11 +78,8 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import Terminal, create_terminal_tool
 
 __all__ = [
-    "DEFAULT_HISTORY_TOKENS",
-    "DEFAULT_MAINTAINER_MAX_TOKENS",
-    "DEFAULT_MAINTAINER_OUTPUT_CHARS",
-    "DEFAULT_MAINTAINER_TIMEOUT",
     "MAINTAINER_MODES",
+    "MaintainerMiddleware",
     "MaintainerMode",
     "MaintainerOptions",
     "MaintainerState",
@@ -92,7 +87,7 @@ __all__ = [
 ]
 
 DEFAULT_HISTORY_TOKENS = 12_000
-"""History budget of the default compaction node (`compaction=True`)."""
+"""The history's high mark of the default compaction (`compaction=True`)."""
 DEFAULT_MAINTAINER_MAX_TOKENS = 8000
 DEFAULT_MAINTAINER_OUTPUT_CHARS = 12_000
 DEFAULT_MAINTAINER_TIMEOUT = 30.0
@@ -103,11 +98,11 @@ NotesLike = NoteStore | BaseStore | str | os.PathLike[str] | None
 """Where the maintainer's notes live (see `create_codebase_maintainer_graph`)."""
 
 
-class MaintainerState(ContextAgentState, SessionStateMixin):
-    """State of the maintainer: the context agent's, the mode, the briefing, the session counts."""
+class MaintainerState(AgentState[Any]):
+    """The maintainer's own state keys: the mode (an input) and the turn's briefing."""
 
     mode: NotRequired[str]
-    briefing: NotRequired[str]
+    briefing: NotRequired[Annotated[str, OmitFromInput]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,30 +161,29 @@ def _last_request(state: Any) -> str | None:
 
 
 def _compaction_step(
-    compaction: Any, summarizer: BaseChatModel | None, token_counter: Any
-) -> Any | None:
-    """The compaction node for `compaction=True/False/node` (or `None`)."""
+    compaction: bool | CompactionMiddleware, summarizer: BaseChatModel | None, token_counter: Any
+) -> bool | CompactionMiddleware:
+    """The compaction for `compaction=True/False/middleware`."""
     if compaction is True:
-        return create_compaction_node(
-            max_tokens=DEFAULT_HISTORY_TOKENS,
-            mode="replace",
-            model=summarizer,
-            token_counter=token_counter,
+        return CompactionMiddleware(
+            DEFAULT_HISTORY_TOKENS, model=summarizer, token_counter=token_counter
         )
-    return None if compaction is False else compaction
+    return compaction
 
 
 def _context_step(
-    context: Any, max_tokens: int, project: str, token_counter: Any, options: MaintainerOptions
-) -> tuple[Any | None, int]:
-    """The context node for `context=True/False/node`, and the terminal's output cap.
+    context: bool | ContextMiddleware,
+    max_tokens: int,
+    project: str,
+    token_counter: Any,
+    options: MaintainerOptions,
+) -> tuple[bool | ContextMiddleware, int]:
+    """The context for `context=True/False/middleware`, and the terminal's output cap.
 
     The default node gets what `max_tokens` leaves after the longest mode's
     instructions; the output cap is clamped to fit that room.
     """
     max_output_chars = options.max_output_chars
-    if context is False:
-        return None, max_output_chars
     if context is not True:
         return context, max_output_chars
     count = resolve_counter(token_counter)
@@ -208,7 +202,8 @@ def _context_step(
     if isinstance(max_output_chars, int) and not isinstance(max_output_chars, bool):
         # Anything else is left for the terminal to reject with its own message.
         max_output_chars = min(max_output_chars, _output_chars_cap(max_tokens - prompt_cost))
-    return create_context_node(builder, keep_last=options.keep_last), max_output_chars
+    middleware = ContextMiddleware(builder=builder, keep_last=options.keep_last)
+    return middleware, max_output_chars
 
 
 def _note_source(notes: NotesLike) -> NoteStore | BaseStore | None:
@@ -219,63 +214,114 @@ def _note_source(notes: NotesLike) -> NoteStore | BaseStore | None:
     return notes
 
 
-def _brief_node(
-    notes: NoteStore | BaseStore | None,
-    namespace: tuple[str, ...],
-    terminal: Terminal,
-    mode: MaintainerMode,
-    max_tokens: int,
-    token_counter: Any,
-) -> Callable[..., dict[str, Any]]:
-    """The `brief` step: write the turn's briefing when a user request starts a turn."""
+class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
+    """The maintainer's turn: a briefing when a request starts it, instructions by mode.
 
-    def note_store(config: RunnableConfig, store: BaseStore | None) -> NoteStore | None:
-        if isinstance(notes, NoteStore):
-            return notes
-        backing = notes if isinstance(notes, BaseStore) else store
+    `before_model` writes the turn's briefing (`briefing`) when the newest message is
+    the user's; `wrap_model_call` sets the system prompt to the base and mode
+    instructions (and the briefing, when no context middleware renders it).
+
+    Args:
+        notes: The note store, a LangGraph store, or `None` for the graph's store.
+        namespace: Namespace template of store-backed notes.
+        terminal: The read-only terminal the briefing lists and greps with.
+        mode: The mode when the state names none.
+        project: The project's name in the instructions.
+        briefing_max_tokens: Cap on each turn's briefing.
+        briefing_in_prompt: Put the briefing in the system prompt.
+        token_counter: Counter for the briefing cap.
+
+    Raises:
+        ValueError: At run time, if notes live in the graph's store and it has none.
+    """
+
+    state_schema = MaintainerState
+
+    def __init__(
+        self,
+        *,
+        notes: NoteStore | BaseStore | None,
+        namespace: tuple[str, ...],
+        terminal: Terminal,
+        mode: MaintainerMode,
+        project: str,
+        briefing_max_tokens: int,
+        briefing_in_prompt: bool,
+        token_counter: Any = None,
+    ) -> None:
+        super().__init__()
+        self._notes = notes
+        self._namespace = namespace
+        self._terminal = terminal
+        self._mode = mode
+        self._project = project
+        self._cap = briefing_max_tokens
+        self._in_prompt = briefing_in_prompt
+        self._counter = token_counter
+        self.tools = []
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return "maintainer"
+
+    def _note_store(self, config: RunnableConfig, store: BaseStore | None) -> NoteStore | None:
+        if isinstance(self._notes, NoteStore):
+            return self._notes
+        backing = self._notes if isinstance(self._notes, BaseStore) else store
         if backing is None:
             return None
-        return LangGraphNoteStore(backing, namespace=resolve_note_namespace(namespace, config))
+        namespace = resolve_note_namespace(self._namespace, config)
+        return LangGraphNoteStore(backing, namespace=namespace)
 
-    def brief(state: Any, config: RunnableConfig, *, store: BaseStore) -> dict[str, Any]:
-        if notes is None and store is None:
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Write the turn's briefing when a user request starts a turn."""
+        if self._notes is None and runtime.store is None:
             # Fail before the model runs, so no note tool call is left unanswered.
             msg = (
                 "the maintainer keeps its notes in the graph's store (notes=None), but the "
-                "graph was compiled without one: compile with store=... or pass notes="
+                "graph was compiled without one: pass store=... or notes="
             )
             raise InvalidArgumentError(msg)
         request = _last_request(state)
         if request is None:
-            return {}  # a later model call of the same turn keeps the turn's briefing
-        current = check_mode(get_state_value(state, "mode", mode), "state['mode']")
+            return None  # a later model call of the same turn keeps the turn's briefing
+        current = check_mode(get_state_value(state, "mode", self._mode), "state['mode']")
         text = build_briefing(
             current,
             request,
-            terminal=terminal,
-            notes=note_store(config, store),
-            max_tokens=max_tokens,
-            token_counter=token_counter,
+            terminal=self._terminal,
+            notes=self._note_store(get_config(), runtime.store),
+            max_tokens=self._cap,
+            token_counter=self._counter,
         )
         return {"briefing": text}
 
-    return brief
-
-
-def _instructions(
-    project: str, mode: MaintainerMode, *, briefing_in_prompt: bool
-) -> Callable[[Any], str]:
-    """The system prompt: base and mode instructions (and the briefing, without a context node)."""
-
-    def instructions(state: Any) -> str:
-        current = check_mode(get_state_value(state, "mode", mode), "state['mode']")
-        parts = [BASE_INSTRUCTIONS.format(project=project), MODE_INSTRUCTIONS[current]]
+    def _instructed(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request with the base and mode instructions as its system prompt."""
+        state = request.state
+        current = check_mode(get_state_value(state, "mode", self._mode), "state['mode']")
+        parts = [BASE_INSTRUCTIONS.format(project=self._project), MODE_INSTRUCTIONS[current]]
         briefing = get_state_value(state, "briefing", "")
-        if briefing and briefing_in_prompt:  # a context node renders it as a packet
+        if briefing and self._in_prompt:  # a context middleware renders it as a packet
             parts.append(briefing)
-        return "\n\n".join(parts)
+        return request.override(system_message=SystemMessage("\n\n".join(parts)))
 
-    return instructions
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Call the model with the mode's instructions."""
+        return handler(self._instructed(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of `wrap_model_call`."""
+        return await handler(self._instructed(request))
 
 
 def _explorer_tool(
@@ -301,22 +347,6 @@ def _explorer_tool(
     )
 
 
-def _pre_model_steps(brief: Any, pre_model: StepsLike | None) -> dict[str, Any]:
-    """The briefing step, then the user's `pre_model` steps (`brief` is reserved)."""
-    steps: dict[str, Any] = {"brief": brief}
-    if not pre_model:
-        return steps
-    extra = (
-        dict(pre_model)
-        if isinstance(pre_model, Mapping)
-        else {f"pre_model_{i}": step for i, step in enumerate(pre_model, 1)}
-    )
-    if "brief" in extra:
-        msg = "pre_model step name 'brief' is reserved for the maintainer's briefing"
-        raise InvalidArgumentError(msg)
-    return steps | extra
-
-
 def create_codebase_maintainer_graph(
     model: BaseChatModel | ModelFactory,
     *,
@@ -326,71 +356,67 @@ def create_codebase_maintainer_graph(
     project_name: str | None = None,
     default_mode: MaintainerMode = "auto",
     tools: Sequence[BaseTool] = (),
+    checks: CheckSelector | None = None,
     explorer: bool = False,
-    compaction: Any = True,
+    compaction: bool | CompactionMiddleware = True,
     summarizer: BaseChatModel | None = None,
-    context: Any = True,
+    context: bool | ContextMiddleware = True,
     max_tokens: int = DEFAULT_MAINTAINER_MAX_TOKENS,
-    pre_model: StepsLike | None = None,
-    post_tools: StepsLike | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any]] = (),
     token_counter: TokenCounter | BaseLanguageModel | None = None,
-    state_schema: type[Any] = MaintainerState,
     context_schema: type[Any] | None = None,
+    checkpointer: Checkpointer | None = None,
+    store: BaseStore | None = None,
+    name: str | None = None,
     options: MaintainerOptions | None = None,
-) -> StateGraph[Any, Any, Any, Any]:
-    """Build (uncompiled) the long-horizon codebase maintainer.
+) -> Any:
+    """Build the long-horizon codebase maintainer (a `create_context_agent`).
 
     Args:
         model: A chat model, or a factory building one from the run's config.
         workspace: The codebase directory (the terminal is confined to it).
         notes: Where notes persist: a directory (Markdown files), a `NoteStore`, a
-            LangGraph `BaseStore`, or `None` for the store the graph is compiled with
-            (a run of a graph compiled without one fails with `ValueError` at its
-            first step, before the model is called).
+            LangGraph `BaseStore`, or `None` for the graph's store (a run of a graph
+            without one fails with `ValueError` before the model is called).
         note_namespace: Namespace template for store-backed notes (`{user_id}`-style
             parts are filled from `configurable`).
         project_name: Name used in the instructions (default: the workspace's name).
         default_mode: Mode when the state names none.
         tools: Extra tools for the model.
+        checks: Tools whose results are checks (a name, names, or a predicate): a
+            failing check opens a hot issue, a passing one resolves it.
         explorer: Add `delegate_exploration`, a sub-agent with its own read-only
             terminal that answers one exploration question in a clean context
-            window and returns a condensed report (the book's third long-horizon
-            strategy next to compaction and notes).
-        compaction: `True` for the default compaction node (replace mode, keeping the
-            history under `DEFAULT_HISTORY_TOKENS`), `False` for none, or your own
-            node, such as `create_compaction_node(max_tokens=...)` for another
-            history budget. It runs first before each model call.
-        summarizer: Chat model the default compaction node summarizes with when
+            window and returns a condensed report.
+        compaction: `True` for the default compaction (replace mode, the history's
+            high mark at 12,000 tokens), `False` for none, or your own
+            `CompactionMiddleware`.
+        summarizer: Chat model the default compaction summarizes with when
             rule-based compaction is not enough (`None`: rules only).
-        context: `True` for the default context node (a `ContextBuilder` whose
-            sources include pinned memory and the turn's briefing, untrusted packets
-            wrapped in per-build boundaries), `False` for none (the briefing then goes
-            into the system prompt), or your own node. It runs last before each
-            model call.
-        max_tokens: With the default context node, the most tokens one model call
-            is sent (the mode instructions are counted in it).
-        pre_model: Extra steps run after the briefing, before `context`.
-        post_tools: Steps run after each tool round.
+        context: `True` for the default context (pinned memory and the turn's
+            briefing among its sources), `False` for none (the briefing then goes into
+            the system prompt), or your own `ContextMiddleware`.
+        max_tokens: With the default context, the most tokens one model call is sent
+            (the mode instructions are counted in it).
+        middleware: Your own `AgentMiddleware`, run outside the maintainer's.
         token_counter: Counter for the briefing cap and the default compaction and
-            context nodes (`None` = offline tiktoken).
-        state_schema: The graph state (extend `MaintainerState` to add keys).
-        context_schema: The run context's schema (e.g. `ContextSettings`), as in
-            `create_context_agent`.
-        options: The rarely changed knobs (`MaintainerOptions`: recent messages kept,
-            briefing cap, explorer report cap, terminal timeout and output cap).
+            context (`None` = offline tiktoken).
+        context_schema: The run context's schema (e.g. `ContextSettings`).
+        checkpointer: A persistent checkpointer (SQLite, Postgres) to continue a
+            thread days later.
+        store: The LangGraph store (where notes live with `notes=None`).
+        name: The compiled graph's name.
+        options: The rarely changed knobs (`MaintainerOptions`).
 
     Returns:
-        A `StateGraph`; compile it with a persistent checkpointer (and a store when
-        notes live in one).
+        The compiled graph.
 
     Raises:
-        ValueError: If `default_mode`, `max_tokens`, the workspace or a step is
-            invalid, or `pre_model` uses the name `brief`.
+        ValueError: If `default_mode`, `max_tokens` or the workspace is invalid.
         TypeError: If `notes` has an unsupported type.
     """
     opts = options or MaintainerOptions()
     mode = check_mode(default_mode, "default_mode")
-    compaction = _compaction_step(compaction, summarizer, token_counter)
     project = project_name or Path(workspace).resolve().name
     context, output_chars = _context_step(context, max_tokens, project, token_counter, opts)
     root = Path(workspace)
@@ -398,25 +424,35 @@ def create_codebase_maintainer_graph(
         root, timeout=opts.terminal_timeout, max_output_chars=output_chars
     )
     terminal = Terminal(root, timeout=opts.terminal_timeout, max_output_chars=output_chars)
-    store = _note_source(notes)
+    note_store = _note_source(notes)
     namespace = tuple(note_namespace)
-    note_tools = create_note_tools(store, namespace=namespace)
-    brief = _brief_node(store, namespace, terminal, mode, opts.briefing_max_tokens, token_counter)
+    note_tools = create_note_tools(note_store, namespace=namespace)
+    maintainer = MaintainerMiddleware(
+        notes=note_store,
+        namespace=namespace,
+        terminal=terminal,
+        mode=mode,
+        project=project,
+        briefing_max_tokens=opts.briefing_max_tokens,
+        briefing_in_prompt=context is False,
+        token_counter=token_counter,
+    )
     extra_tools = list(tools)
     if explorer:
         extra_tools.append(_explorer_tool(model, root, project, output_chars, token_counter, opts))
-    return create_context_agent(
+    graph = create_context_agent(
         model,
         [terminal_tool, *note_tools, *extra_tools],
-        system_prompt=_instructions(project, mode, briefing_in_prompt=context is None),
-        plan_tools=True,
+        middleware=[*middleware, maintainer, SessionMiddleware()],
         note_tools=False,
-        compaction=compaction,
+        checks=checks,
+        compaction=_compaction_step(compaction, summarizer, token_counter),
         context=context,
         tool_output_limit=False,  # the terminal caps its own output (`max_output_chars`)
-        pre_model=_pre_model_steps(brief, pre_model),
-        post_model={"session_stats": create_session_stats_node()},
-        post_tools=post_tools,
-        state_schema=state_schema,
         context_schema=context_schema,
+        checkpointer=checkpointer,
+        store=store,
     )
+    if name is not None:
+        graph.name = name
+    return graph

@@ -9,7 +9,7 @@ from typing import Any, cast
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
-from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.pregel.protocol import PregelProtocol
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict
@@ -19,8 +19,11 @@ from langgraph_context.errors import InvalidTypeError
 __all__ = [
     "ContextSettings",
     "ModelFactory",
+    "RunModel",
+    "agent_model",
     "bind_model_tools",
     "is_chat_model",
+    "resolved_model",
     "with_run_context",
 ]
 
@@ -60,12 +63,15 @@ def _innermost(runnable: Runnable[Any, Any]) -> Runnable[Any, Any]:
             return runnable
 
 
-def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnable[Any, Any]:
+def bind_model_tools(
+    model: Runnable[Any, Any], tools: list[Any], **kwargs: Any
+) -> Runnable[Any, Any]:
     """Bind `tools` to a chat model, also through `with_retry`-style bindings.
 
     Args:
         model: A chat model or a runnable wrapping one.
         tools: The tools; none leaves the model as it is.
+        **kwargs: Passed to the model's `bind_tools` (`tool_choice`, ...).
 
     Returns:
         The model with the tools bound.
@@ -79,13 +85,79 @@ def bind_model_tools(model: Runnable[Any, Any], tools: list[BaseTool]) -> Runnab
         # with_retry, bind(...), with_config(...): bind the wrapped model and keep the
         # wrapper's own kwargs and config (its `bind_tools` attribute would reach the
         # inner model and drop them).
-        inner = bind_model_tools(model.bound, tools)
+        inner = bind_model_tools(model.bound, tools, **kwargs)
         return model.model_copy(update={"bound": inner})
     bind = getattr(model, "bind_tools", None)
     if callable(bind):
-        return cast("Runnable[Any, Any]", bind(tools))
+        return cast("Runnable[Any, Any]", bind(tools, **kwargs))
     msg = f"model {type(model).__name__} cannot bind tools (it has no bind_tools)"
     raise InvalidTypeError(msg)
+
+
+class RunModel:
+    """A chat model `create_agent` can call that is not a plain `BaseChatModel`.
+
+    `create_agent` binds tools with `request.model.bind_tools(...)`. A model under
+    `with_retry`/`with_fallbacks` would lose its wrapper that way, and a factory is no
+    model until a run's config is known; this stand-in resolves the model inside the
+    model call (`get_config()`) and binds through the wrappers (`bind_model_tools`).
+
+    Args:
+        model: A wrapped chat model, or a factory taking the run's config.
+    """
+
+    def __init__(self, model: Runnable[Any, Any] | ModelFactory) -> None:
+        self.model = model
+        self._last: tuple[str, Runnable[Any, Any]] | None = None
+
+    def resolve(self) -> Runnable[Any, Any]:
+        """The chat model for the current run (a factory is called with its config).
+
+        A factory is called once per model step: the middleware and the binding of
+        one step share the model it built (keyed by the step's task namespace).
+        """
+        if isinstance(self.model, Runnable):
+            return self.model
+        config = get_config()
+        task = str((config.get("configurable") or {}).get("checkpoint_ns") or "")
+        last = self._last
+        if task and last is not None and last[0] == task:
+            return last[1]
+        built = self.model(with_run_context(config))
+        self._last = (task, built)
+        return built
+
+    def bind_tools(self, tools: list[Any], **kwargs: Any) -> Runnable[Any, Any]:
+        """The run's model with `tools` bound (through retry/fallback wrappers)."""
+        return bind_model_tools(self.resolve(), tools, **kwargs)
+
+    def bind(self, **kwargs: Any) -> Runnable[Any, Any]:
+        """The run's model with `kwargs` bound."""
+        return self.resolve().bind(**kwargs)
+
+    def __repr__(self) -> str:
+        """Name the wrapped model or factory."""
+        return f"RunModel({self.model!r})"
+
+
+def agent_model(model: Any) -> Any:
+    """What `create_agent` is given for `model`: itself, or a `RunModel` stand-in.
+
+    Raises:
+        TypeError: If `model` is a compiled graph, or neither a chat model, a model
+            name nor callable.
+    """
+    if isinstance(model, str | BaseChatModel):
+        return model
+    if isinstance(model, PregelProtocol) or not (is_chat_model(model) or callable(model)):
+        msg = f"model must be a chat model or a factory taking a config, got {model!r}"
+        raise InvalidTypeError(msg)
+    return RunModel(model)
+
+
+def resolved_model(model: Any) -> Any:
+    """The chat model behind a `RunModel` for the current run, else `model` itself."""
+    return model.resolve() if isinstance(model, RunModel) else model
 
 
 class ContextSettings(TypedDict, total=False):

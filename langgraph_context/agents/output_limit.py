@@ -1,7 +1,7 @@
 """`create_agent` middleware that cuts each long tool result once, as the tool returns it.
 
 The middleware twin of `compaction.create_tool_output_limit_node`: a result over
-`max_tokens` reaches the history already cut to its two ends around a notice, so the
+`max_result_tokens` reaches the history already cut to its two ends around a notice, so the
 model never sees (and a later compaction never rewrites) the long text.
 """
 
@@ -20,38 +20,38 @@ from langgraph_context.compaction import arrived_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
-__all__ = ["ToolOutputLimitMiddleware", "create_tool_output_limit_middleware"]
+__all__ = ["ToolOutputLimitMiddleware"]
 
 _Result = ToolMessage | Command[Any]
 
 
 class ToolOutputLimitMiddleware(AgentMiddleware):
-    """Cut each tool result over `max_tokens` to its two ends as the tool returns it.
+    """Cut each tool result over `max_result_tokens` to its two ends as the tool returns it.
 
     A result that is one JSON object or array first loses the whitespace outside its
     strings (lossless; see `compaction.minify_tool_result`), unless `minify_json=False`.
 
     Args:
-        max_tokens: Most tokens one tool result keeps (notice included).
+        max_result_tokens: Most tokens one tool result keeps (notice included).
         minify_json: Minify JSON results before measuring them.
         token_counter: Counter for the limit (default: offline tiktoken).
         name: Middleware name, unique per agent.
 
     Raises:
-        ValueError: If `max_tokens` is not a positive int.
+        ValueError: If `max_result_tokens` is not a positive int.
     """
 
     def __init__(
         self,
-        max_tokens: int,
+        max_result_tokens: int = 1_000,
         *,
         minify_json: bool = True,
         token_counter: TokenCounter | BaseLanguageModel | None = None,
         name: str = "tool_output_limit",
     ) -> None:
         super().__init__()
-        check_positive("max_tokens", max_tokens)
-        self.max_tokens = max_tokens
+        check_positive("max_result_tokens", max_result_tokens)
+        self.max_result_tokens = max_result_tokens
         self.minify_json = minify_json
         self._counter = resolve_counter(token_counter)
         self._name = name
@@ -65,7 +65,10 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
         if not isinstance(result, ToolMessage):
             return result  # a Command updates state its own way: left alone
         short = arrived_tool_result(
-            result, self.max_tokens, minify_json=self.minify_json, token_counter=self._counter
+            result,
+            self.max_result_tokens,
+            minify_json=self.minify_json,
+            token_counter=self._counter,
         )
         return result if short is None else short
 
@@ -80,30 +83,3 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
     ) -> _Result:
         """Async twin of `wrap_tool_call`."""
         return self._cut(await handler(request))
-
-
-def create_tool_output_limit_middleware(
-    max_tokens: int,
-    *,
-    minify_json: bool = True,
-    token_counter: TokenCounter | BaseLanguageModel | None = None,
-    name: str = "tool_output_limit",
-) -> ToolOutputLimitMiddleware:
-    """Create middleware that cuts each tool result over `max_tokens` as it arrives.
-
-    Args:
-        max_tokens: Most tokens one tool result keeps (notice included).
-        minify_json: Drop the whitespace outside strings of JSON results first
-            (lossless).
-        token_counter: Counter for the limit (default: offline tiktoken).
-        name: Middleware name, unique per agent.
-
-    Returns:
-        The middleware, for `create_agent(..., middleware=[...])`.
-
-    Raises:
-        ValueError: If `max_tokens` is not a positive int.
-    """
-    return ToolOutputLimitMiddleware(
-        max_tokens, minify_json=minify_json, token_counter=token_counter, name=name
-    )

@@ -1,8 +1,8 @@
 """Session statistics of an agent thread: what it ran, wrote, found, sent and compacted.
 
-A `session_stats` step after each model call (the maintainer adds it; add it to any
-`create_context_agent` with `post_model={"session_stats": create_session_stats_node()}`
-and `SessionStateMixin` in the state) counts, once each:
+A `session_stats` step after each model call (`SessionMiddleware` for `create_agent`
+and `create_context_agent`, the maintainer has it; `create_session_stats_node` for your
+own `StateGraph` with `SessionStateMixin` in the state) counts, once each:
 
 * the tool round the model just answered: terminal commands run and notes created or
   updated (tool results without `status="error"`),
@@ -19,7 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, cast
 
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from langgraph_context.messages import as_messages
@@ -27,6 +30,7 @@ from langgraph_context.state import get_state_value
 
 __all__ = [
     "SessionCounts",
+    "SessionMiddleware",
     "SessionStateMixin",
     "create_session_stats_node",
     "merge_session_counts",
@@ -137,6 +141,47 @@ def create_session_stats_node(
         return {"session": counts}
 
     return session_stats_step
+
+
+class SessionAgentState(AgentState[Any]):
+    """Agent state plus `session`, the running counts (not an input key)."""
+
+    session: Annotated[SessionCounts, OmitFromInput, merge_session_counts]
+
+
+class SessionMiddleware(AgentMiddleware[SessionAgentState, Any]):
+    """Count what a `create_agent` agent ran, wrote and sent (`session_report` reads it).
+
+    An `after_model` hook running the `create_session_stats_node` step.
+
+    Args:
+        terminal_name: Name of the terminal tool (its results are commands run).
+        note_prefix: Prefix of the file/store note tools (`<prefix>_create`, ...).
+
+    Example:
+        >>> SessionMiddleware().name
+        'session'
+    """
+
+    state_schema = SessionAgentState
+
+    def __init__(self, *, terminal_name: str = "terminal", note_prefix: str = "note") -> None:
+        super().__init__()
+        self._step = create_session_stats_node(terminal_name=terminal_name, note_prefix=note_prefix)
+        self.tools = []
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return "session"
+
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Count the newest model call and the tool round before it."""
+        return self._step(state)
+
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async twin of `after_model`."""
+        return self._step(state)
 
 
 def session_stats(state: Any) -> dict[str, int]:

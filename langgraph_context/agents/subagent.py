@@ -208,14 +208,17 @@ def _runner(
     is_model = is_chat_model(agent)  # any runnable but a compiled graph, like a wrapped model
     is_factory = not is_model and not isinstance(agent, Runnable) and callable(agent)
     if is_model or is_factory:
-        return create_context_agent(
-            cast("Runnable[Any, Any] | ModelFactory", agent),
-            tools,
-            system_prompt=system_prompt,
-            plan_tools=False,
-            note_tools=share_notes,
-            memory_tools=False,
-        ).compile()
+        return cast(
+            "Runnable[Any, Any]",
+            create_context_agent(
+                cast("Runnable[Any, Any] | ModelFactory", agent),
+                tools,
+                system_prompt=system_prompt,
+                plan_tools=False,
+                note_tools=share_notes,
+                memory_tools=False,
+            ),
+        )
     if isinstance(agent, Runnable):
         if tools or system_prompt is not None:
             msg = (

@@ -1,7 +1,7 @@
 """`create_agent` middleware that adds tools and their state keys: plan, notes, memory.
 
-`create_state_tools_middleware` adds the plan and note tools with `plan`/`note`;
-`create_memory_middleware` adds the constraint tools and a hot-issue watch.
+`StateToolsMiddleware` adds the plan and note tools with `plan`/`note`;
+`PinnedMemoryMiddleware` adds the constraint tools and a hot-issue watch.
 """
 
 from __future__ import annotations
@@ -15,24 +15,77 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from langgraph_context.agents._hooks import drop_before_model
-from langgraph_context.agents._parts import state_tools
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.memory import MemoryStateMixin, create_hot_issue_node
+from langgraph_context.memory import (
+    MemoryStateMixin,
+    create_hot_issue_node,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+)
 from langgraph_context.memory.watch import CheckSelector
+from langgraph_context.notes import (
+    DEFAULT_NOTES_NAMESPACE,
+    create_load_notes_node,
+    create_save_notes_node,
+)
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.toolkit import check_distinct_tools, tool_name
+from langgraph_context.tools import (
+    create_ls_tool,
+    create_query_note_tool,
+    create_update_note_tool,
+    create_update_plan_tool,
+    create_write_note_tool,
+    create_write_plan_tool,
+)
 
 __all__ = [
     "MemoryAgentState",
+    "NoteSyncMiddleware",
     "PinnedMemoryMiddleware",
     "StateToolsMiddleware",
     "StateToolsState",
-    "create_memory_middleware",
-    "create_state_tools_middleware",
+    "state_tools",
 ]
+
+
+def state_tools(
+    plan_tools: bool, note_tools: bool, memory_tools: bool, *, note_prefix: str | None = None
+) -> list[tuple[str, BaseTool]]:
+    """The plan, note and memory tools switched on, each with where it comes from.
+
+    Args:
+        plan_tools: `write_plan`, `update_plan`.
+        note_tools: `write_note`, `ls`, `query_note`, `update_note`.
+        memory_tools: `record_constraint`, `resolve_constraint`.
+        note_prefix: Name the note tools `<note_prefix>_<name>` (e.g. `notes_ls`).
+
+    Returns:
+        `(origin, tool)` pairs, for `toolkit.check_distinct_tools`.
+    """
+    tools: list[tuple[str, BaseTool]] = []
+    if memory_tools:
+        tools += [
+            ("memory tool", create_record_constraint_tool()),
+            ("memory tool", create_resolve_constraint_tool()),
+        ]
+    if plan_tools:
+        tools += [("plan tool", create_write_plan_tool()), ("plan tool", create_update_plan_tool())]
+    if note_tools:
+        made = [
+            create_write_note_tool(prefix=note_prefix),
+            create_ls_tool(prefix=note_prefix),
+            create_query_note_tool(prefix=note_prefix),
+            create_update_note_tool(prefix=note_prefix),
+        ]
+        tools += [("note tool", t) for t in made]
+    return tools
 
 
 class _CheckedModelCall:
@@ -166,29 +219,6 @@ class PinnedMemoryMiddleware(_CheckedModelCall, AgentMiddleware[MemoryAgentState
         return self.before_model(state, runtime)
 
 
-def create_memory_middleware(
-    *, checks: CheckSelector | None = None, memory_tools: bool = True, name: str = "memory"
-) -> PinnedMemoryMiddleware:
-    """Create pinned-memory middleware (constraint tools, hot issues from checks).
-
-    Show the memory to the model with `create_context_middleware` (its default builder
-    reads constraints and hot issues).
-
-    Args:
-        checks: Tools whose results are checks (a name, names, or a predicate).
-        memory_tools: Add `record_constraint` and `resolve_constraint`.
-        name: Middleware name, unique per agent.
-
-    Returns:
-        The middleware.
-
-    Raises:
-        ValueError: If there would be nothing to add, `checks` names no tool, or
-            (at the first model call) one of its tools shares a name with another.
-    """
-    return PinnedMemoryMiddleware(checks=checks, memory_tools=memory_tools, name=name)
-
-
 class StateToolsMiddleware(_CheckedModelCall, AgentMiddleware[StateToolsState, Any]):
     """Give a `create_agent` agent the plan and/or note tools and their state keys.
 
@@ -240,28 +270,6 @@ class StateToolsMiddleware(_CheckedModelCall, AgentMiddleware[StateToolsState, A
             self._checked = True
 
 
-def create_state_tools_middleware(
-    *, plan_tools: bool = True, note_tools: bool = True, note_prefix: str | None = "notes"
-) -> StateToolsMiddleware:
-    """Create middleware adding the plan and note tools (and `plan`/`note` state).
-
-    Args:
-        plan_tools: Add `write_plan` and `update_plan`.
-        note_tools: Add the note tools (`notes_ls`, ...).
-        note_prefix: Prefix of the note tools' names; `None` for the bare names
-            (see `StateToolsMiddleware`).
-
-    Returns:
-        The middleware.
-
-    Raises:
-        ValueError: If both are False.
-    """
-    return StateToolsMiddleware(
-        plan_tools=plan_tools, note_tools=note_tools, note_prefix=note_prefix
-    )
-
-
 def _check_name(name: str) -> str:
     """Refuse an empty middleware name.
 
@@ -272,3 +280,49 @@ def _check_name(name: str) -> str:
         msg = f"name must be a non-empty string, got {name!r}"
         raise InvalidArgumentError(msg)
     return name
+
+
+class NoteSyncMiddleware(AgentMiddleware[StateToolsState, Any]):
+    """Keep the `note` state in step with the graph's store, so notes outlive a thread.
+
+    Before each model call after a tool round, the notes it created or changed are
+    saved to the store; then the store's notes are loaded into `note` (the store wins
+    over a stale thread; the cores of
+    `notes.create_save_notes_node` and `notes.create_load_notes_node`). Notes live
+    under `(*namespace, <user>)`; a run naming no user fails before the model call.
+    A graph without a store runs as if the middleware were absent.
+
+    Args:
+        namespace: Namespace prefix of the notes in the store.
+        user_key: `configurable` (or run context) key naming the user; `None` for
+            one namespace shared by every user.
+
+    Raises:
+        ValueError: If `namespace` or `user_key` is invalid.
+    """
+
+    state_schema = StateToolsState
+
+    def __init__(
+        self,
+        *,
+        namespace: tuple[str, ...] = DEFAULT_NOTES_NAMESPACE,
+        user_key: str | None = "user_id",
+    ) -> None:
+        super().__init__()
+        self._load = create_load_notes_node(namespace=namespace, user_key=user_key)
+        self._save = create_save_notes_node(namespace=namespace, user_key=user_key)
+        self.tools = []
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return "note_sync"
+
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Save the notes the last tool round wrote, then load the store's notes."""
+        config = get_config()
+        messages = state.get("messages") or []
+        if messages and isinstance(messages[-1], ToolMessage):
+            self._save(state, config, runtime)
+        return self._load(state, config, runtime) or None

@@ -1,10 +1,10 @@
 """`langgraph-context chat`: talk to the context agent on an OpenAI-compatible model.
 
-Each turn runs `create_context_agent` (plan, note and memory tools; the context node
-assembling every model call; the compaction node guarding the window) with threads
-persisted in SQLite. While the agent works a spinner runs and each tool call and its
-result are shown as one line; after each answer, how much of the window the model
-was sent and whether the history was compacted. A failed model call (network, key,
+Each turn runs `create_context_agent` (plan, note and memory tools; the context
+middleware assembling every model call; the compaction middleware guarding the window)
+with threads persisted in SQLite. While the agent works a spinner runs and each tool
+call and its result are shown as one line; after each answer, how much of the window the
+model was sent and whether the history was compacted. A failed model call (network, key,
 rate limit) is printed as one line and the session goes on. Type `/compact` to compact
 the history before the next model call, `/exit` (or end the input) to leave; the
 thread's session report (`agents.session_report`) is printed on the way out.
@@ -25,10 +25,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_context.agents import (
-    ContextAgentState,
-    SessionStateMixin,
+    CompactionMiddleware,
+    SessionMiddleware,
     create_context_agent,
-    create_session_stats_node,
     session_report,
 )
 from langgraph_context.cli._errors import CLIError
@@ -40,7 +39,7 @@ from langgraph_context.cli.models import (
     MODEL_ENV_VAR,
     resolve_chat_model,
 )
-from langgraph_context.compaction import DEFAULT_REQUEST_KEY, create_compaction_node
+from langgraph_context.compaction.options import DEFAULT_REQUEST_KEY
 from langgraph_context.messages import content_text
 from langgraph_context.tokens import count_tokens
 
@@ -169,10 +168,6 @@ def _check_db(db: Path) -> None:
         raise CLIError(msg) from exc
 
 
-class ChatState(ContextAgentState, SessionStateMixin):
-    """The context agent's state plus the session counts reported on exit."""
-
-
 def run_chat(
     *,
     options: ModelOptions,
@@ -214,9 +209,7 @@ def run_chat(
     db = (db or DEFAULT_DB).expanduser()
     _check_db(db)
     out = console()
-    compaction = create_compaction_node(
-        max_tokens=window // 2, trigger=("fraction", 0.8), context_window=window
-    )
+    compaction = CompactionMiddleware(window // 2, trigger=("fraction", 0.8), context_window=window)
     config = options.config(thread)
     meter = _InputMeter()
     run_config: RunnableConfig = {**config, "callbacks": [meter]}
@@ -233,9 +226,9 @@ def run_chat(
             context=True,
             max_tokens=context_budget(window),
             compaction=compaction,
-            post_model={"session_stats": create_session_stats_node()},
-            state_schema=ChatState,
-        ).compile(checkpointer=saver)
+            middleware=[SessionMiddleware()],
+            checkpointer=saver,
+        )
         _loop(graph, read, out, run_config, meter=meter, window=window, options=options)
         out.print(session_report(graph.get_state(config).values), markup=False)
     return 0
@@ -296,19 +289,28 @@ def _stream_turn(graph: Any, line: str, run_config: RunnableConfig, out: Any) ->
     """Run one turn, printing each tool call and each tool result as the agent makes them."""
     turn = {"messages": [HumanMessage(line)]}
     for update in graph.stream(turn, run_config, stream_mode="updates"):
-        for node_update in update.values():
-            messages = node_update.get("messages", []) if isinstance(node_update, dict) else []
-            for message in messages if isinstance(messages, list) else []:
-                if isinstance(message, AIMessage):
-                    for call in message.tool_calls:
-                        args = ", ".join(f"{k}={v!r}" for k, v in call.get("args", {}).items())
-                        shown = _one_line(f"{call['name']}({args})")
-                        out.print(f"  -> {shown}", markup=False, highlight=False)
-                elif isinstance(message, ToolMessage):
-                    mark = "error" if message.status == "error" else "ok"
-                    text = _one_line(content_text(message.content))
-                    shown = f"  <- {message.name or 'tool'} [{mark}]: {text}"
-                    out.print(shown, markup=False, highlight=False)
+        for message in _new_messages(update):
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    args = ", ".join(f"{k}={v!r}" for k, v in call.get("args", {}).items())
+                    shown = _one_line(f"{call['name']}({args})")
+                    out.print(f"  -> {shown}", markup=False, highlight=False)
+            elif isinstance(message, ToolMessage):
+                mark = "error" if message.status == "error" else "ok"
+                text = _one_line(content_text(message.content))
+                shown = f"  <- {message.name or 'tool'} [{mark}]: {text}"
+                out.print(shown, markup=False, highlight=False)
+
+
+def _new_messages(update: dict[str, Any]) -> list[Any]:
+    """The messages one streamed update adds (a node may return one update or a list)."""
+    found: list[Any] = []
+    for node_update in update.values():
+        parts = node_update if isinstance(node_update, list | tuple) else [node_update]
+        for part in parts:
+            messages = part.get("messages", []) if isinstance(part, dict) else []
+            found += messages if isinstance(messages, list) else []
+    return found
 
 
 def _compactions(state: Any) -> int:

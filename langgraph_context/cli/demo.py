@@ -145,7 +145,7 @@ def _compaction(out: Console, workspace: Path) -> None:
     _section(out, f"3. Compaction node (replace mode, rules only) at {COMPACTION_BUDGET:,} tokens")
     history = _exploration_history(workspace)
     graph = StateGraph(_CompactionState)
-    graph.add_node("compact", create_compaction_node(max_tokens=COMPACTION_BUDGET))
+    graph.add_node("compact", create_compaction_node(trigger_tokens=COMPACTION_BUDGET))
     graph.add_edge(START, "compact")
     graph.add_edge("compact", END)
     app = graph.compile(checkpointer=InMemorySaver())
@@ -196,8 +196,8 @@ def _llm_maintainer(out: Console, workspace: Path, options: ModelOptions) -> int
     )
     with tempfile.TemporaryDirectory(prefix="lgc-demo-") as tmp:
         graph = create_codebase_maintainer_graph(
-            model, workspace=workspace, notes=Path(tmp) / "notes"
-        ).compile(checkpointer=InMemorySaver())
+            model, workspace=workspace, notes=Path(tmp) / "notes", checkpointer=InMemorySaver()
+        )
         request = HumanMessage("Map this codebase, keep a plan, and note what matters.")
         try:
             state = graph.invoke({"messages": [request], "mode": "explore"}, config)

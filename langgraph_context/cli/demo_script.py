@@ -271,8 +271,8 @@ def run_maintainer_demo(
         policy = _Policy(steps=steps)
         policies.append(policy)
         with SqliteSaver.from_conn_string(db) as saver:
-            graph = create_codebase_maintainer_graph(policy, workspace=root, notes=notes).compile(
-                checkpointer=saver
+            graph = create_codebase_maintainer_graph(
+                policy, workspace=root, notes=notes, checkpointer=saver
             )
             for inputs in turns:
                 out = _turn(graph, inputs, config, demo, echo)

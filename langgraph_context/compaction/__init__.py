@@ -19,13 +19,6 @@ from langgraph_context.compaction.node import (
 )
 from langgraph_context.compaction.options import (
     COMPACTION_MODES,
-    DEFAULT_ARCHIVE_PREFIX,
-    DEFAULT_MAX_INPUT_TOKENS,
-    DEFAULT_MAX_SUMMARY_TOKENS,
-    DEFAULT_OUTPUT_KEY,
-    DEFAULT_REQUEST_KEY,
-    DEFAULT_RETRIES,
-    DEFAULT_STATE_KEY,
     TRIGGER_KINDS,
     Archive,
     CompactionKeys,
@@ -58,9 +51,6 @@ from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapsho
 from langgraph_context.compaction.strategies import (
     CLEARED_TOOL_ARG,
     CLEARED_TOOL_RESULT,
-    DEFAULT_HEAD_FRACTION,
-    DEFAULT_KEEP_TOOL_ROUNDS,
-    DEFAULT_SNAPSHOT_FRACTION,
     STRATEGIES,
     CompactionResult,
     CompactionStats,
@@ -77,10 +67,8 @@ from langgraph_context.compaction.summarize import (
     summary_message,
 )
 from langgraph_context.compaction.tool import (
-    DEFAULT_REQUEST_COMPACTION_DESCRIPTION,
     create_request_compaction_tool,
 )
-from langgraph_context.errors import renamed_attribute
 
 __all__ = [
     "CLEARED_TOOL_ARG",
@@ -88,17 +76,6 @@ __all__ = [
     "COMPACTION_MARKER",
     "COMPACTION_MODES",
     "CUT_MARKER",
-    "DEFAULT_ARCHIVE_PREFIX",
-    "DEFAULT_HEAD_FRACTION",
-    "DEFAULT_KEEP_TOOL_ROUNDS",
-    "DEFAULT_MAX_INPUT_TOKENS",
-    "DEFAULT_MAX_SUMMARY_TOKENS",
-    "DEFAULT_OUTPUT_KEY",
-    "DEFAULT_REQUEST_COMPACTION_DESCRIPTION",
-    "DEFAULT_REQUEST_KEY",
-    "DEFAULT_RETRIES",
-    "DEFAULT_SNAPSHOT_FRACTION",
-    "DEFAULT_STATE_KEY",
     "HANDOFF_PROMPT",
     "MINIFIED_MARKER",
     "PROMPT_STYLES",
@@ -147,16 +124,3 @@ __all__ = [
     "summary_message",
     "trusted_system_message",
 ]
-
-# Renamed in 0.1.1 (the old names are langmem's or deepagents'); kept for one release.
-_RENAMED = {
-    "RunningSummary": "HistorySummary",
-    "SummarizationResult": "SummarizedHistory",
-    "asummarize_messages": "asummarize_history",
-    "summarize_messages": "summarize_history",
-}
-
-
-def __getattr__(name: str) -> object:
-    """Resolve a deprecated name to its new one, with a `DeprecationWarning`."""
-    return renamed_attribute(__name__, name, _RENAMED)

@@ -88,7 +88,7 @@ class CompactionRecord(TypedDict, total=False):
         summary: The running summary (`HistorySummary.to_dict()`), when a model is used.
         last: Stats of the latest compaction (tokens and messages before/after,
             strategy, trigger, repairs, error, `target_tokens` it aimed for, and
-            `within_budget` judged against `max_tokens`).
+            `within_budget` judged against `trigger_tokens`).
         error: The latest summarizer failure, or `None`.
     """
 
@@ -140,10 +140,10 @@ def _check_config(
     strategy: str,
     messages_key: str,
 ) -> None:
-    check_positive("max_tokens", max_tokens)
+    check_positive("trigger_tokens", max_tokens)
     check_positive("target_tokens", target_tokens)
     if target_tokens > max_tokens:
-        msg = f"target_tokens must be <= max_tokens ({max_tokens}), got {target_tokens}"
+        msg = f"target_tokens must be <= trigger_tokens ({max_tokens}), got {target_tokens}"
         raise InvalidArgumentError(msg)
     check_one_of("mode", mode, COMPACTION_MODES)
     if keep is not None and not (
@@ -163,7 +163,7 @@ def _check_config(
 
 def create_compaction_node(
     *,
-    max_tokens: int,
+    trigger_tokens: int,
     target_tokens: int | None = None,
     mode: CompactionMode = "replace",
     trigger: Trigger | Sequence[Trigger] | None = None,
@@ -182,18 +182,19 @@ def create_compaction_node(
     """Create a node that compacts the conversation when a trigger fires.
 
     Args:
-        max_tokens: Budget of the history: the high mark. A history over it is
-            compacted down to `target_tokens`.
-        target_tokens: The low mark a compaction over `max_tokens` aims for (default
-            half of `max_tokens`), raised to what must stay when that is more (never
-            above `max_tokens`), plus room for the snapshot or summary of what leaves
-            (up to halfway to `max_tokens`), so nothing is evicted without a record.
-            Within it the rule-based snapshot may take up to 15% of `max_tokens`
+        trigger_tokens: The history's high mark: a history over it is compacted
+            down to `target_tokens` (not a per-call budget: that is `max_tokens`
+            elsewhere).
+        target_tokens: The low mark a compaction over `trigger_tokens` aims for (default
+            half of `trigger_tokens`), raised to what must stay when that is more (never
+            above `trigger_tokens`), plus room for the snapshot or summary of what leaves
+            (up to halfway to `trigger_tokens`), so nothing is evicted without a record.
+            Within it the rule-based snapshot may take up to 15% of `trigger_tokens`
             (`SNAPSHOT_SHARE`): a low mark far under the high mark shortens the
             verbatim tail, not the facts copied out of what leaves.
             The gap is hysteresis: the history then grows append-only for many turns before the
             next compaction, so providers' prompt caches keep hitting and a
-            summarizer runs rarely. Set it equal to `max_tokens` to cut just under
+            summarizer runs rarely. Set it equal to `trigger_tokens` to cut just under
             the budget every time.
         mode: `replace` (rewrite the history in state) or `view` (write the compacted
             history to `keys.output_key`, e.g. as a `pre_model_hook`).
@@ -202,8 +203,8 @@ def create_compaction_node(
             `("tool_output", n)` (one tool result of `n` tokens or more) and
             `("tool_rounds", n)` (`n` AI messages with tool calls in the history);
             any firing is enough. A truthy `keys.request_key` in state always triggers.
-            Default: `("tokens", max_tokens)`. A trigger that fires while the history
-            still fits `max_tokens` compacts everything before the kept part (`keep`,
+            Default: `("tokens", trigger_tokens)`. A trigger that fires while the history
+            still fits `trigger_tokens` compacts everything before the kept part (`keep`,
             or the newer half of the history when `keep` is not set).
         context_window: The model's context window, for `fraction` triggers. Without
             it, the window is read from `model`'s profile (`max_input_tokens`), else
@@ -243,10 +244,11 @@ def create_compaction_node(
             and a fraction trigger raises `ValueError` if no window is known.
 
     Example:
-        >>> node = create_compaction_node(max_tokens=1000, mode="view")
+        >>> node = create_compaction_node(trigger_tokens=1000, mode="view")
         >>> node.name
         'compaction'
     """
+    max_tokens = trigger_tokens  # the Config's name for the high mark
     triggers = _triggers(trigger, max_tokens=max_tokens)
     if context_window is not None:
         check_positive("context_window", context_window)

@@ -10,7 +10,6 @@ from langgraph_context.context.breakpoints import (
 )
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.compress import (
-    DEFAULT_SUMMARY_TOKENS,
     Compressed,
     acompress_context,
     asummarize_lines,
@@ -19,14 +18,12 @@ from langgraph_context.context.compress import (
     summarize_lines,
 )
 from langgraph_context.context.config import (
-    DEFAULT_SECTION_ORDER,
     SECTION_NAMES,
     SEED_SECTION_ORDER,
     ContextConfig,
     SectionName,
 )
 from langgraph_context.context.gather import (
-    DEFAULT_STATE_SOURCES,
     GatherResult,
     QuerySource,
     SourceFailure,
@@ -40,7 +37,6 @@ from langgraph_context.context.gather import (
     plan_packets,
 )
 from langgraph_context.context.node import (
-    DEFAULT_KEEP_LAST,
     ContextStateMixin,
     create_context_node,
 )
@@ -69,10 +65,6 @@ from langgraph_context.packet import TRUSTED_PACKET_TYPES, ContextPacket
 from langgraph_context.scoring import rank_texts, score_texts, tokenize
 
 __all__ = [
-    "DEFAULT_KEEP_LAST",
-    "DEFAULT_SECTION_ORDER",
-    "DEFAULT_STATE_SOURCES",
-    "DEFAULT_SUMMARY_TOKENS",
     "EPHEMERAL",
     "MESSAGE_TIME_KEY",
     "SECTION_NAMES",

@@ -346,7 +346,7 @@ class ContextBuilder:
             findings=findings,
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
-        logger.info("context built: %s", result.stats)
+        logger.debug("context built: %s", result.stats)
         return result
 
     def _steps(

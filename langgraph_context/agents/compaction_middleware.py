@@ -1,0 +1,229 @@
+"""`CompactionMiddleware`: compaction of the history, and the model's window at call time.
+
+In `replace` mode (the default) the history in state is rewritten by a `before_model`
+hook when a trigger fires (the core of `compaction.create_compaction_node`); in `view`
+mode the history stays and each model call is sent the compacted messages through
+`request.override(messages=...)`, never stored (only the record with the running
+summary is).
+
+When the provider refuses a request as over the model's window, it retries once on
+the messages compacted rule-based (the state's history is replaced by them when they
+were the whole history); a second refusal raises `ContextWindowError`. The reported
+usage the triggers read (`token_usage`) is recorded by `ContextMiddleware`, which
+builds the request as sent: list it after this middleware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import (
+    ExtendedModelResponse,
+    ModelCallResult,
+    OmitFromInput,
+)
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.config import get_config
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from langgraph_context._steps import Failed, adrive, drive
+from langgraph_context.agents._hooks import drop_before_model
+from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
+from langgraph_context.agents.models import resolved_model
+from langgraph_context.compaction import CompactionRecord, create_compaction_node
+from langgraph_context.compaction.options import (
+    Archive,
+    CompactionMode,
+    Keep,
+    SummaryOptions,
+    Trigger,
+)
+from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
+from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
+
+__all__ = ["CompactionAgentState", "CompactionMiddleware"]
+
+_Step = tuple[str, Any]
+"""`("compaction", state)` for the view-mode node, `("model", request)` for the model."""
+
+
+class CompactionAgentState(AgentState[Any]):
+    """Agent state plus the compaction record, the request flag and the usage record."""
+
+    compaction: NotRequired[Annotated[CompactionRecord, OmitFromInput]]
+    compaction_requested: NotRequired[Annotated[bool, OmitFromInput]]
+    token_usage: NotRequired[Annotated[TokenUsage, OmitFromInput]]
+
+
+def _quiet(config: RunnableConfig) -> RunnableConfig:
+    """The config a view-mode compaction runs with: nothing streamed, no channel check."""
+    quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
+    configurable = dict(quiet.get("configurable") or {})
+    configurable.pop("__pregel_read", None)  # its view is returned here, not stored
+    return {**quiet, "configurable": configurable}
+
+
+class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
+    """Compact the history of a `create_agent` agent; retry once over the window.
+
+    Args:
+        trigger_tokens: The history's high mark: a history over it is compacted.
+        target_tokens: The low mark a compaction aims for (default: half of
+            `trigger_tokens`).
+        mode: `replace` (rewrite the history in state) or `view` (send each call the
+            compacted messages; the history in state stays whole).
+        trigger: Further triggers, as `create_compaction_node`'s.
+        context_window: The model's window (else the model's profile): for
+            `fraction` triggers and the target of the overflow retry.
+        keep: Recent part kept verbatim, as `create_compaction_node`'s.
+        model: Summarizer model; `None` for rule-based compaction only.
+        summary_options: How the summarizer is asked and called.
+        strategy: Rule-based strategy.
+        keep_tool_rounds: Latest tool rounds whose outputs are never cleared.
+        token_counter: Counter (default: offline tiktoken).
+        archive: Replace mode: where evicted messages are archived.
+        name: Middleware name, unique per agent.
+
+    Raises:
+        ValueError: If an option is invalid (as `create_compaction_node`).
+
+    Example:
+        >>> CompactionMiddleware(4_000, mode="view").name
+        'compaction'
+    """
+
+    state_schema = CompactionAgentState
+
+    def __init__(
+        self,
+        trigger_tokens: int,
+        *,
+        target_tokens: int | None = None,
+        mode: CompactionMode = "replace",
+        trigger: Trigger | Sequence[Trigger] | None = None,
+        context_window: int | None = None,
+        keep: Keep | None = None,
+        model: Runnable[Any, Any] | BaseLanguageModel | None = None,
+        summary_options: SummaryOptions | None = None,
+        strategy: Strategy = "auto",
+        keep_tool_rounds: int = DEFAULT_KEEP_TOOL_ROUNDS,
+        token_counter: TokenCounter | BaseLanguageModel | None = None,
+        archive: Archive | None = None,
+        name: str = "compaction",
+    ) -> None:
+        super().__init__()
+        self._node = create_compaction_node(
+            trigger_tokens=trigger_tokens,
+            target_tokens=target_tokens,
+            mode=mode,
+            trigger=trigger,
+            context_window=context_window,
+            keep=keep,
+            model=model,
+            summary_options=summary_options,
+            strategy=strategy,
+            keep_tool_rounds=keep_tool_rounds,
+            token_counter=token_counter,
+            archive=archive,
+            name=name,
+        )
+        self._window = Window(context_window, resolve_counter(token_counter))
+        self._name = name
+        self.tools = []
+        if mode == "view":
+            drop_before_model(self)  # the history stays: no graph step before the model
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph."""
+        return self._name
+
+    @property
+    def mode(self) -> CompactionMode:
+        """`replace` or `view`."""
+        return self._node.mode
+
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Replace mode: compact the history in state when a trigger fires."""
+        if self._node.mode != "replace":
+            return None
+        return self._node.invoke(state, get_config()) or None
+
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async twin of `before_model`."""
+        if self._node.mode != "replace":
+            return None
+        return await self._node.ainvoke(state, get_config()) or None
+
+    def _steps(self, request: ModelRequest[Any]) -> Generator[_Step, Any, ModelCallResult[Any]]:
+        """View (in view mode), call, retry once on an overflow (sync and async)."""
+        learned: dict[str, Any] = {}
+        original = request
+        if self._node.mode == "view":
+            out = yield ("compaction", {**request.state, "messages": list(request.messages)})
+            if isinstance(out, Failed):
+                raise out.error
+            learned = dict(out) if isinstance(out, Mapping) else {}
+            view = learned.pop(self._node.output_key, None)
+            learned.pop("messages", None)
+            if view:
+                request = request.override(messages=list(view))
+        answer = yield ("model", request)
+        retry = None
+        if overflowed(answer):
+            chat = resolved_model(request.model)
+            retry = self._window.shrink(list(request.messages), chat, request.state)
+            request = request.override(messages=retry.messages)  # type: ignore[arg-type]
+            answer = retry.check((yield ("model", request)))
+        return self._learned(original, answer, (retry, learned))
+
+    def _learned(
+        self, original: ModelRequest[Any], answer: Any, extra: tuple[Retry | None, dict[str, Any]]
+    ) -> ModelCallResult[Any]:
+        """The answer with what it taught (the record, the compacted history) as an update."""
+        retry, update = extra
+        response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
+        result = response.result if isinstance(response, ModelResponse) else [response]
+        history: list[BaseMessage] = list(original.state.get("messages", []))
+        if retry is not None and [m.id for m in original.messages] == [m.id for m in history]:
+            update["messages"] = history_rewrite(retry, result)
+        if not update:
+            return answer  # type: ignore[no-any-return]
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Call the model (on the compacted view in view mode); retry once on an overflow."""
+
+        def call(step: _Step) -> Any:
+            kind, value = step
+            if kind == "compaction":
+                return self._node.invoke(value, _quiet(get_config()))
+            return handler(value)
+
+        return drive(self._steps(request), call)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of `wrap_model_call`."""
+
+        async def acall(step: _Step) -> Any:
+            kind, value = step
+            if kind == "compaction":
+                return await self._node.ainvoke(value, _quiet(get_config()))
+            return await handler(value)
+
+        return await adrive(self._steps(request), acall)
