@@ -84,6 +84,7 @@ from langgraph_context.memory import (
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin, get_state_value
 from langgraph_context.tokens import count_tool_tokens, model_window, resolve_counter
+from langgraph_context.tools.terminal import TerminalStateMixin
 
 __all__ = [
     "DEFAULT_MAX_NOTE_NAMES",
@@ -98,9 +99,16 @@ __all__ = [
 
 
 class ContextAgentState(
-    MessagesState, PlanStateMixin, NoteStateMixin, MemoryStateMixin, CompactionStateMixin
+    MessagesState,
+    PlanStateMixin,
+    NoteStateMixin,
+    MemoryStateMixin,
+    CompactionStateMixin,
+    TerminalStateMixin,
 ):
     """State of `create_context_agent`: messages, plan, notes, pinned memory, view.
+
+    `terminal_cwd` is the terminal's working directory, kept with the thread.
 
     `llm_input_messages` holds what the next model call sees when a pre-model step
     prepared it; the model node clears it after use. `compaction` and

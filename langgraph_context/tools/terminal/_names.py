@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 
+from langgraph_context.errors import InvalidArgumentError
+
 __all__ = ["escape_name", "unescape_name"]
 
 _C_ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r"}
@@ -45,7 +47,7 @@ def unescape_name(text: str) -> str:
     r"""Reverse `escape_name`: the name as `os.fsdecode` gives it (surrogates for bad bytes).
 
     Raises:
-        ValueError: If `text` holds a backslash that `escape_name` would not write.
+        InvalidArgumentError: If `text` holds a backslash that `escape_name` would not write.
 
     Example:
         >>> unescape_name(escape_name(os.fsdecode(b"\xff/a"))) == os.fsdecode(b"\xff/a")
@@ -65,6 +67,6 @@ def unescape_name(text: str) -> str:
         pos = match.end()
     rest = text[pos:]
     if "\\" in rest or "\\" in _ESCAPE.sub("", text):
-        raise ValueError(f"not an escaped name: {text!r}")
+        raise InvalidArgumentError(f"not an escaped name: {text!r}")
     out += rest.encode("utf-8")
     return os.fsdecode(bytes(out))
