@@ -43,7 +43,6 @@ from typing import NoReturn
 
 __all__ = [
     "LAUNCHER_EXIT",
-    "LauncherMode",
     "apply_sandbox",
     "landlock_abi",
     "launcher_args",
@@ -67,9 +66,9 @@ _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1, 2
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
-# `contain`: this launcher isolates the command itself; `direct`: bubblewrap did.
-LauncherMode = str
-_MODES = ("contain", "direct")
+# `contain`: this launcher isolates the command (namespaces, else a subreaper); `tree`:
+# the subreaper only (the host forbids namespaces); `direct`: bubblewrap did it.
+_MODES = ("contain", "tree", "direct")
 
 
 def _sibling(name: str) -> ModuleType:
@@ -246,7 +245,9 @@ def main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
         if mode == "direct":
             _confine_and_exec(abi, limits, read_exec, read_only, command)
         status = _privileges.supervise(
-            lambda: _confine_and_exec(abi, limits, read_exec, read_only, command), libc=_libc
+            lambda: _confine_and_exec(abi, limits, read_exec, read_only, command),
+            libc=_libc,
+            namespaces=mode == "contain",
         )
     except (OSError, ValueError, AttributeError, IndexError) as error:
         os.write(2, f"sandbox: cannot start the command: {error}\n".encode())

@@ -134,14 +134,15 @@ def _check_empty(libc: ctypes.CDLL) -> None:
         raise OSError(1, "capabilities remain after dropping them")
 
 
-def supervise(start: Callable[[], NoReturn], *, libc: ctypes.CDLL) -> int:
+def supervise(start: Callable[[], NoReturn], *, libc: ctypes.CDLL, namespaces: bool) -> int:
     """Run `start()` contained; return its wait status once nothing it started is left.
 
     With namespaces: this process forks pid 1 of a new PID namespace, which forks the
     command and waits for it; when pid 1 exits the kernel kills the namespace. Without:
-    this process is a child subreaper and kills whatever re-parents to it.
+    this process is a child subreaper and kills whatever re-parents to it (also when
+    `namespaces` is False).
     """
-    contained = enter_namespaces(libc)
+    contained = namespaces and enter_namespaces(libc)
     if not contained:
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     status_read, status_write = os.pipe()

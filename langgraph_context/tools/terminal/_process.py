@@ -28,6 +28,7 @@ from langgraph_context.tools.terminal import _landlock
 __all__ = [
     "SYSTEM_READ_EXEC",
     "SYSTEM_READ_ONLY",
+    "Containment",
     "Enforcement",
     "KernelSandboxUnavailableError",
     "Launch",
@@ -105,6 +106,7 @@ class Launch:
     memory_bytes: int
     root_fd: int
     launcher: Launcher = "stdlib"
+    containment: Containment = "pid-namespace"
 
     def prefix(self, cwd: Path) -> list[str]:
         """The launcher command that contains and confines itself, then execs what follows."""
@@ -121,7 +123,8 @@ class Launch:
         spec = _landlock.launcher_args(self.abi, limits, list(SYSTEM_READ_EXEC), read_only)
         python = [sys.executable, "-I", "-S", _LAUNCHER]
         if self.launcher == "stdlib":
-            return [*python, "contain", *spec]
+            mode = "contain" if self.containment == "pid-namespace" else "tree"
+            return [*python, mode, *spec]
         return [*_bwrap_prefix(str(cwd)), *python, "direct", *spec]
 
 

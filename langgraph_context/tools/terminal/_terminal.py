@@ -336,6 +336,7 @@ class Terminal:
             memory_bytes=self.memory_limit,
             root_fd=self._root_fd,
             launcher=self.launcher,
+            containment=self.containment,
         )
         err_read, err_write = os.pipe()
         try:
