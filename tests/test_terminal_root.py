@@ -94,7 +94,7 @@ def test_renice_and_taskset_on_the_server_change_nothing(terminal: Terminal, vic
 
 def test_renice_of_itself_is_refused_too(terminal: Terminal) -> None:
     """The scheduler calls are refused outright, even on the command's own process."""
-    result = terminal.run("renice -n 5 -p $$")
+    result = terminal.run("exec renice -n 5 -p $$")  # exec: no fork, which NPROC=0 may forbid
     assert "Operation not permitted" in result.output
 
 
@@ -161,7 +161,7 @@ print("io_uring fd", fd, "errno", ctypes.get_errno())
 
 def test_io_uring_is_refused(terminal: Terminal) -> None:
     """io_uring_setup fails with EPERM: no ring, so no socket or write through one."""
-    result = terminal.run(f"python3 -c '{_IO_URING}'")
+    result = terminal.run(f"exec python3 -c '{_IO_URING}'")
     assert re.search(r"io_uring fd -1 errno 1\b", result.output), result.output
 
 
@@ -277,7 +277,7 @@ def test_the_command_has_no_capabilities_and_its_own_pid_namespace(
     for launcher in launchers:
         terminal = Terminal(tmp_path, launcher=launcher)
         terminal._bypass_policy = True
-        status = terminal.run("cat /proc/self/status").output
+        status = terminal.run("exec cat /proc/self/status").output
         fields = dict(re.findall(r"^(\w+):\s*(.*)$", status, re.MULTILINE))
         for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
             if name == "CapBnd" and not ROOT:
