@@ -160,7 +160,8 @@ def supervise(start: Callable[[], NoReturn], *, libc: ctypes.CDLL, namespaces: b
     def stop(signum: int, _frame: object) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        _kill_children()
+        if not contained:
+            _kill_children()
         os._exit(128 + signum)
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -170,7 +171,8 @@ def supervise(start: Callable[[], NoReturn], *, libc: ctypes.CDLL, namespaces: b
         relayed = os.read(status_read, 4)
         if len(relayed) == 4:
             status = struct.unpack("=i", relayed)[0]
-    _kill_children()
+    else:  # with namespaces the kernel killed everything when pid 1 exited
+        _kill_children()
     return status
 
 
