@@ -226,10 +226,10 @@ def _confine_and_exec(  # pragma: no cover - runs in the child
 
 
 def probe() -> str:
-    """Return how this host contains a command: `pid-namespace` or `process-tree`."""
-    if sys.platform.startswith("linux") and _privileges.enter_namespaces(_libc):
-        return "pid-namespace"
-    return "process-tree"
+    """How this host contains a command: `pid-namespace`, `process-tree` or `process-group`."""
+    if not sys.platform.startswith("linux"):
+        return "process-group"  # no namespaces, no subreaper: the group is killed at the end
+    return "pid-namespace" if _privileges.enter_namespaces(_libc) else "process-tree"
 
 
 def main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
@@ -242,7 +242,7 @@ def main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
         if mode not in _MODES:
             raise ValueError(f"unknown launcher mode {mode!r}")
         abi, limits, read_exec, read_only, command = _parse(argv[2:])
-        if mode == "direct":
+        if mode == "direct" or not sys.platform.startswith("linux"):
             _confine_and_exec(abi, limits, read_exec, read_only, command)
         status = _privileges.supervise(
             lambda: _confine_and_exec(abi, limits, read_exec, read_only, command),

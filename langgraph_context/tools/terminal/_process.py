@@ -47,7 +47,7 @@ _READ_CHUNK = 65_536
 Enforcement = Literal["landlock", "policy-only"]
 Launcher = Literal["bubblewrap", "stdlib"]
 LauncherChoice = Literal["auto", "bubblewrap", "stdlib"]
-Containment = Literal["pid-namespace", "process-tree"]
+Containment = Literal["pid-namespace", "process-tree", "process-group"]
 _PROBE_TIMEOUT = 10.0
 _warned_policy_only = False
 
@@ -123,7 +123,9 @@ class Launch:
         spec = _landlock.launcher_args(self.abi, limits, list(SYSTEM_READ_EXEC), read_only)
         python = [sys.executable, "-I", "-S", _LAUNCHER]
         if self.launcher == "stdlib":
-            mode = "contain" if self.containment == "pid-namespace" else "tree"
+            mode = {"pid-namespace": "contain", "process-tree": "tree"}.get(
+                self.containment, "direct"
+            )
             return [*python, mode, *spec]
         return [*_bwrap_prefix(str(cwd)), *python, "direct", *spec]
 
@@ -165,9 +167,10 @@ def probe_launchers() -> tuple[Containment, bool]:
     probe = [sys.executable, "-I", "-S", _LAUNCHER, "--probe"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
-        containment: Containment = (
-            "pid-namespace" if done.stdout.strip() == b"pid-namespace" else "process-tree"
-        )
+        found = done.stdout.strip().decode(errors="replace")
+        containment: Containment = "process-tree"
+        if found in ("pid-namespace", "process-group"):
+            containment = "pid-namespace" if found == "pid-namespace" else "process-group"
     except (OSError, subprocess.SubprocessError):
         containment = "process-tree"
     works = False

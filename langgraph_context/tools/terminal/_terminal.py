@@ -92,7 +92,8 @@ class Terminal:
         launcher: The launcher in use, `"bubblewrap"` or `"stdlib"`.
         containment: `"pid-namespace"` when every command runs in its own PID
             namespace (nothing it starts outlives it), `"process-tree"` when the host
-            forbids namespaces and the launcher kills the command's process tree.
+            forbids namespaces and the launcher kills the command's process tree,
+            `"process-group"` off Linux (the group is killed on timeout or cap).
 
     Raises:
         ValueError: If the workspace is not a directory, a limit is not positive, a
