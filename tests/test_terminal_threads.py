@@ -17,14 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.tools.terminal import (
     TerminalStateMixin,
     create_terminal_tool,
@@ -118,19 +116,19 @@ def test_cwd_reducer_keeps_the_latest_and_is_none_safe() -> None:
     assert keep_latest_cwd(None, None) == ""
 
 
-def test_a_graph_without_the_state_key_fails_loudly(tmp_path: Path) -> None:
-    """On a state without `terminal_cwd` the first call raises instead of losing each cd."""
+def test_a_graph_without_the_state_key_refuses_cd_loudly(tmp_path: Path) -> None:
+    """On a state without `terminal_cwd`, `cd` is an error saying why; others run at the root."""
+    (tmp_path / "d").mkdir()
     graph = StateGraph(MessagesState)
     graph.add_node("tools", ToolNode([create_terminal_tool(tmp_path)]))
     graph.add_edge(START, "tools")
-    calls = [call("terminal", {"command": "pwd"}, "p")]
-    with pytest.raises(InvalidArgumentError, match="has no 'terminal_cwd' key"):
-        graph.compile().invoke({"messages": [AIMessage("", tool_calls=calls)]})
-    quiet = StateGraph(MessagesState)  # without cd nothing can be lost
-    quiet.add_node("tools", ToolNode([create_terminal_tool(tmp_path, allow_cd=False)]))
-    quiet.add_edge(START, "tools")
-    out = quiet.compile().invoke({"messages": [AIMessage("", tool_calls=calls)]})
-    assert out["messages"][-1].content == f"{tmp_path.resolve()}\n"
+    calls = [call("terminal", {"command": "cd d"}, "c"), call("terminal", {"command": "pwd"}, "p")]
+    out = graph.compile().invoke({"messages": [AIMessage("", tool_calls=calls)]})
+    cd, pwd = out["messages"][-2:]
+    assert cd.status == "error"
+    assert "has no 'terminal_cwd' key" in cd.content
+    assert "TerminalStateMixin" in cd.content
+    assert (pwd.status, pwd.content) == ("success", f"{tmp_path.resolve()}\n")
 
 
 def test_a_tampered_state_directory_falls_back_to_the_root(tmp_path: Path) -> None:

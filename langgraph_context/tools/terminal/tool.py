@@ -41,7 +41,6 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
-from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.toolkit import ToolSpec
 from langgraph_context.tools.terminal._binaries import SANDBOX_PATH, SUPPORTED_COMMANDS
 from langgraph_context.tools.terminal._process import (
@@ -91,9 +90,10 @@ DEFAULT_TERMINAL_DESCRIPTION = (
 
 _TERMINAL = ToolSpec(DEFAULT_TERMINAL_NAME, DEFAULT_TERMINAL_DESCRIPTION)
 _NO_STATE_KEY = (
-    "the graph's state has no {key!r} key, so the terminal's working directory would be "
-    "lost after every cd: add TerminalStateMixin (langgraph_context.tools.terminal) to "
-    "the state schema, as the prebuilt agents do"
+    "Refused: cd cannot be kept here: this graph's state has no {key!r} key, so the "
+    "directory would be lost after this call (the developer can add TerminalStateMixin "
+    "from langgraph_context.tools.terminal to the state schema). Use paths from the "
+    "workspace root instead, e.g. `ls src/pkg`."
 )
 
 
@@ -117,9 +117,9 @@ def create_terminal_tool(
     `TerminalStateMixin` to the state schema): it is checkpointed with the thread, so
     a `cd` survives a worker change or a restart. LangGraph drops update keys a state
     schema does not declare without a word (`_get_updates` in `langgraph.graph.state`
-    keeps only the schema's keys), so a graph without that key gets an
-    `InvalidArgumentError` at the first call rather than a terminal that forgets every
-    `cd` (with `allow_cd=False` the key is not needed). Called directly, outside a
+    keeps only the schema's keys), so on a graph without that key every command runs
+    from the workspace and a `cd` comes back as an error message saying why and what
+    to do, never as a success that the next call forgets. Called directly, outside a
     graph, the terminal remembers the directory in this process.
 
     Args:
@@ -142,7 +142,7 @@ def create_terminal_tool(
 
     Raises:
         ValueError: On a bad workspace, limit, command list, launcher, name or
-            description (and, at the first call, a graph state without the key).
+            description.
 
     Example:
         >>> import tempfile
@@ -170,12 +170,15 @@ def create_terminal_tool(
         """Run a read-only command."""
         if runtime is None:
             return _message(terminal, terminal.run(command), tool_call_id)
-        before = _state_cwd(runtime.state) if terminal.allow_cd else ""
+        before = _state_cwd(runtime.state)
         thread = (runtime.config.get("configurable") or {}).get("thread_id")
         session = None if thread is None else str(thread)
-        result = terminal.run(command, session=session, cwd=before)
+        result = terminal.run(command, session=session, cwd=before or "")
+        if before is None and result.relative_cwd:
+            text = _NO_STATE_KEY.format(key=TERMINAL_CWD_KEY)
+            return ToolMessage(text, tool_call_id=tool_call_id, status="error")
         message = _message(terminal, result, tool_call_id)
-        if result.relative_cwd == before:
+        if before is None or result.relative_cwd == before:
             return message
         return Command(update={TERMINAL_CWD_KEY: result.relative_cwd, key: [message]})
 
@@ -184,16 +187,16 @@ def create_terminal_tool(
     return tool
 
 
-def _state_cwd(state: object) -> str:
-    """The thread's working directory from the injected state; loud when undeclared."""
+def _state_cwd(state: object) -> str | None:
+    """The thread's working directory from the injected state; None when undeclared."""
     if isinstance(state, Mapping):
-        found = state.get(TERMINAL_CWD_KEY)
-        declared = TERMINAL_CWD_KEY in state
+        if TERMINAL_CWD_KEY not in state:
+            return None
+        found = state[TERMINAL_CWD_KEY]
+    elif hasattr(state, TERMINAL_CWD_KEY):
+        found = getattr(state, TERMINAL_CWD_KEY)
     else:
-        found = getattr(state, TERMINAL_CWD_KEY, None)
-        declared = hasattr(state, TERMINAL_CWD_KEY)
-    if not declared:
-        raise InvalidArgumentError(_NO_STATE_KEY.format(key=TERMINAL_CWD_KEY))
+        return None
     return found if isinstance(found, str) else ""
 
 
