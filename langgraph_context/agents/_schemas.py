@@ -17,6 +17,7 @@ INTERNAL_STATE_KEYS = frozenset(
         "briefing",  # the maintainer's per-turn briefing
         "session",  # session statistics
         "injection_flags",  # the output guard's findings
+        "terminal_cwd",  # the terminal's working directory, written by its `cd`
     }
 )
 """State keys the agents write for themselves; a client never sends them."""
