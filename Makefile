@@ -25,6 +25,7 @@ lint: $(STAMP)
 
 test: lint
 	./scripts/ensure-postgres.sh
+	./scripts/ensure-bubblewrap.sh
 	$(BIN)/pytest -q
 
 bench: $(STAMP)

@@ -36,6 +36,7 @@ def test_agents_public_names_resolve() -> None:
         "PinnedMemoryMiddleware",
         "SessionMiddleware",
         "StateToolsMiddleware",
+        "TerminalStateMiddleware",
         "ToolOutputLimitMiddleware",
     ]
     assert all(issubclass(getattr(agents, n), AgentMiddleware) for n in middleware)

@@ -280,8 +280,18 @@ def test_subagent_does_not_see_the_parent_thread_or_checkpointer() -> None:
     )
     graph = create_context_agent(parent, [delegate], checkpointer=InMemorySaver())
     out = graph.invoke({"messages": [HumanMessage("x")]}, {"configurable": {"thread_id": "parent"}})
-    assert seen_threads == ["subagent:d1", "subagent:d2"]
+    assert seen_threads == ['subagent:["parent", null, "d1"]', 'subagent:["parent", null, "d2"]']
     assert [m.content for m in out["messages"] if isinstance(m, ToolMessage)] == ["1", "1"]
+    seen_threads.clear()
+    for user in ("ann", "bob"):  # one thread name and call id from two users: two sub-threads
+        model = ScriptedChatModel(
+            responses=[ai_calls(call("delegate_task", {"task": "a"}, "d1")), AIMessage("done")]
+        )
+        create_context_agent(model, [delegate], checkpointer=InMemorySaver()).invoke(
+            {"messages": [HumanMessage("x")]},
+            {"configurable": {"thread_id": "parent", "user_id": user}},
+        )
+    assert seen_threads == ['subagent:["parent", "ann", "d1"]', 'subagent:["parent", "bob", "d1"]']
 
 
 def test_construction_errors() -> None:

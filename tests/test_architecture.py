@@ -55,7 +55,11 @@ MAX_TWIN_LINES = 10
 MAX_TOP_LEVEL_NAMES = 30
 # Run as a script (`python -I -S`) inside the terminal's sandboxed child: it can import
 # only the standard library, and its errors never leave the child (exit code 126).
-STANDALONE_MODULES = {"langgraph_context.tools.terminal._landlock"}
+STANDALONE_MODULES = {
+    "langgraph_context.tools.terminal._landlock",
+    "langgraph_context.tools.terminal._privileges",
+    "langgraph_context.tools.terminal._seccomp",
+}
 # One spelling per idea: these parameter names have a single house spelling.
 BANNED_PARAMETERS = {
     "input_key": "messages_key",

@@ -17,6 +17,9 @@ MODULES = [
     "langgraph_context.tools.plan",
     "langgraph_context.tools.state_notes",
     "langgraph_context.tools.terminal.tool",
+    "langgraph_context.tools.terminal._terminal",
+    "langgraph_context.tools.terminal._names",
+    "langgraph_context.tools.terminal._state",
     "langgraph_context.toolkit",
 ]
 

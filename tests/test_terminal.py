@@ -13,7 +13,12 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langgraph_context.tools.terminal import Terminal, _landlock, create_terminal_tool
+from langgraph_context.tools.terminal import (
+    Terminal,
+    TerminalStateMixin,
+    _landlock,
+    create_terminal_tool,
+)
 from langgraph_context.tools.terminal._sandbox import split_words
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -225,13 +230,17 @@ def test_glob_flood_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert split_words('a \'b c\' "d\\"e" f\\ g')[0][1].text == "b c"
 
 
+class _State(MessagesState, TerminalStateMixin):
+    pass
+
+
 def _agent(tool: Any, responses: list[AIMessage]) -> Any:
     model = ScriptedChatModel(responses=responses)
 
-    def agent(state: MessagesState) -> dict[str, Any]:
+    def agent(state: _State) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}
 
-    graph = StateGraph(MessagesState)
+    graph = StateGraph(_State)
     graph.add_node("agent", agent)
     graph.add_node("tools", ToolNode([tool]))
     graph.add_edge(START, "agent")
@@ -255,6 +264,7 @@ def test_tool_in_a_graph_reports_results_and_refusals(ws: Path) -> None:
     )
     out = app.invoke({"messages": [("user", "look around")]})
     msgs = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert out["terminal_cwd"] == "src"
     assert msgs["a"].status == "success"
     assert msgs["b"].content == "2:# TODO later\n"
     assert msgs["c"].status == "error"
@@ -274,7 +284,7 @@ def test_non_string_command_and_start_failure_are_refusals(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError("no more processes")
 
-    monkeypatch.setattr("langgraph_context.tools.terminal.tool.subprocess.Popen", broken)
+    monkeypatch.setattr("langgraph_context.tools.terminal._process.subprocess.Popen", broken)
     assert t.run("cat data.csv").refused == "could not start the command: no more processes"
 
 

@@ -21,10 +21,12 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from langgraph_context.tools.terminal import Terminal, _landlock
+from langgraph_context.tools.terminal import Terminal, _landlock, _process
+from langgraph_context.tools.terminal._process import LauncherChoice
 
 TIMEOUT = 1.5
 MARGIN = 2.0
@@ -263,6 +265,20 @@ ATTACKS: list[tuple[str, str, str]] = [
 ]
 
 
+def launcher_params() -> list[Any]:
+    """Both launchers; bubblewrap skipped, with the reason shown, where it cannot run."""
+    bwrap_works = _process.probe_launchers()[1]
+    reason = "bubblewrap is missing or cannot create namespaces (scripts/ensure-bubblewrap.sh)"
+    return [
+        pytest.param("stdlib", id="stdlib"),
+        pytest.param(
+            "bubblewrap",
+            id="bubblewrap",
+            marks=pytest.mark.skipif(not bwrap_works, reason=reason),
+        ),
+    ]
+
+
 def _snapshot(base: Path) -> dict[str, tuple[str, object]]:
     state: dict[str, tuple[str, object]] = {}
     for directory, dirs, files in os.walk(base, followlinks=False):
@@ -283,7 +299,9 @@ def _snapshot(base: Path) -> dict[str, tuple[str, object]]:
 
 
 @contextlib.contextmanager
-def build_arena(base: Path, *, policy_only: bool = False) -> Iterator[Terminal]:
+def build_arena(
+    base: Path, *, policy_only: bool = False, launcher: LauncherChoice = "stdlib"
+) -> Iterator[Terminal]:
     """Lay out a workspace and an outside folder under `base`; yield a terminal on it."""
     outside = base / "outside"
     outside.mkdir()
@@ -310,7 +328,7 @@ def build_arena(base: Path, *, policy_only: bool = False) -> Iterator[Terminal]:
             warnings.simplefilter("ignore", RuntimeWarning)
             if policy_only:
                 patch.setattr(_landlock, "landlock_abi", lambda: 0)
-            terminal = Terminal(ws, timeout=TIMEOUT, max_output_chars=CAP)
+            terminal = Terminal(ws, timeout=TIMEOUT, max_output_chars=CAP, launcher=launcher)
         yield terminal
     finally:
         if previous is None:
@@ -320,14 +338,20 @@ def build_arena(base: Path, *, policy_only: bool = False) -> Iterator[Terminal]:
 
 
 @pytest.fixture(scope="module", params=["landlock", "policy-only"])
-def arena(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[tuple[Path, Terminal]]:
+def enforcement(request: pytest.FixtureRequest) -> str:
     if request.param == "landlock" and _landlock.landlock_abi() == 0:
         pytest.skip("the kernel has no Landlock")
+    return str(request.param)
+
+
+@pytest.fixture(scope="module", params=launcher_params())
+def arena(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, enforcement: str
+) -> Iterator[tuple[Path, Terminal]]:
     base = tmp_path_factory.mktemp("arena")
-    with build_arena(base, policy_only=request.param == "policy-only") as terminal:
-        assert terminal.enforcement == request.param
+    policy_only = enforcement == "policy-only"
+    with build_arena(base, policy_only=policy_only, launcher=request.param) as terminal:
+        assert (terminal.enforcement, terminal.launcher) == (enforcement, request.param)
         yield base, terminal
 
 

@@ -26,6 +26,7 @@ from langgraph_context.agents.tool_middleware import (
     NoteSyncMiddleware,
     PinnedMemoryMiddleware,
     StateToolsMiddleware,
+    TerminalStateMiddleware,
 )
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "SessionMiddleware",
     "SessionStateMixin",
     "StateToolsMiddleware",
+    "TerminalStateMiddleware",
     "ToolOutputLimitMiddleware",
     "build_briefing",
     "condense_result",

@@ -6,6 +6,7 @@ Your middleware run outside ours: a `wrap_model_call` of yours sees the request
 before the context is assembled (what it adds is budgeted with the rest) and the
 answer after it is stamped. Ours, outermost first:
 
+0. `TerminalStateMiddleware`: the terminal's `terminal_cwd` state key (no hooks).
 1. `StateToolsMiddleware`: `write_plan`/`update_plan` and the state note tools, with
    the `plan` and `note` state keys (`plan_tools`, `note_tools`, `note_prefix`).
 2. `PinnedMemoryMiddleware`: `record_constraint`/`resolve_constraint` and the
@@ -43,6 +44,7 @@ from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
 from langgraph_context.agents.tool_middleware import (
     PinnedMemoryMiddleware,
     StateToolsMiddleware,
+    TerminalStateMiddleware,
     state_tools,
 )
 from langgraph_context.context import CacheBreakpoints, ContextBuilder, cache_control_for
@@ -159,7 +161,7 @@ def create_context_agent(
         msg = "max_tokens sizes compaction=True and context=True; here neither is True"
         raise InvalidArgumentError(msg)
     budget = _budget(model, max_tokens, context_window, system_prompt, own)
-    ours: list[AgentMiddleware[Any, Any]] = []
+    ours: list[AgentMiddleware[Any, Any]] = [TerminalStateMiddleware()]
     if plan_tools or note_tools:
         ours.append(
             StateToolsMiddleware(

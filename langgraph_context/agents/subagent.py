@@ -20,6 +20,7 @@ Rules the parent model can rely on:
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -176,7 +177,13 @@ def _child_config(config: RunnableConfig | None, tool_call_id: str, limit: int) 
         for k, v in (parent.get("configurable") or {}).items()
         if not k.startswith("__") and k not in _PARENT_ONLY_KEYS
     }
-    configurable["thread_id"] = f"subagent:{tool_call_id}"
+    # Call ids repeat across users and threads (servers that number them from call_0):
+    # the sub-run's thread, and any per-thread state such as the terminal's directory,
+    # is keyed by the parent thread and the user as well.
+    source = parent.get("configurable") or {}
+    user = source.get("user_id", source.get("langgraph_auth_user_id"))
+    owner = [source.get("thread_id"), user, tool_call_id]
+    configurable["thread_id"] = "subagent:" + json.dumps(owner, default=str)
     child: RunnableConfig = {"configurable": configurable, "recursion_limit": limit}
     if parent.get("callbacks") is not None:
         child["callbacks"] = parent["callbacks"]

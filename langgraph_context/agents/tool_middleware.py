@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -15,6 +15,7 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
+from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
@@ -44,6 +45,7 @@ from langgraph_context.tools import (
     create_write_note_tool,
     create_write_plan_tool,
 )
+from langgraph_context.tools.terminal import keep_latest_cwd
 
 __all__ = [
     "MemoryAgentState",
@@ -51,6 +53,7 @@ __all__ = [
     "PinnedMemoryMiddleware",
     "StateToolsMiddleware",
     "StateToolsState",
+    "TerminalStateMiddleware",
     "state_tools",
 ]
 
@@ -137,6 +140,24 @@ def require_own_tools(middleware: AgentMiddleware[Any, Any], request: ModelReque
         for bound in request.tools:
             if tool_name(bound) == own.name and bound is not own:
                 check_distinct_tools([(origin, own), ("agent tool", bound)])
+
+
+class TerminalAgentState(AgentState[Any]):
+    """Agent state plus `terminal_cwd`, internal: not part of the graph's input."""
+
+    # The reducer must come last: LangGraph reads a reducer from the last metadata item.
+    terminal_cwd: Annotated[str, OmitFromInput, keep_latest_cwd]
+
+
+class TerminalStateMiddleware(AgentMiddleware[TerminalAgentState, Any]):
+    """Give a `create_agent` agent the terminal's `terminal_cwd` state key; nothing else.
+
+    The read-only terminal keeps each thread's working directory in checkpointed
+    state (so a `cd` survives a worker change or a restart) and refuses `cd` on a graph
+    without the key. This middleware has no hooks, so it adds no node to the graph.
+    """
+
+    state_schema = TerminalAgentState
 
 
 class MemoryAgentState(AgentState[Any], MemoryStateMixin):

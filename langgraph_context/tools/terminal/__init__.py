@@ -8,11 +8,14 @@ from langgraph_context.tools.terminal.tool import (
     DEFAULT_TIMEOUT,
     SANDBOX_PATH,
     SUPPORTED_COMMANDS,
+    TERMINAL_CWD_KEY,
     Enforcement,
     KernelSandboxUnavailableError,
     Terminal,
     TerminalResult,
+    TerminalStateMixin,
     create_terminal_tool,
+    keep_latest_cwd,
 )
 
 __all__ = [
@@ -23,9 +26,12 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "SANDBOX_PATH",
     "SUPPORTED_COMMANDS",
+    "TERMINAL_CWD_KEY",
     "Enforcement",
     "KernelSandboxUnavailableError",
     "Terminal",
     "TerminalResult",
+    "TerminalStateMixin",
     "create_terminal_tool",
+    "keep_latest_cwd",
 ]

@@ -1,9 +1,13 @@
-"""Kernel half of the terminal sandbox: Landlock, seccomp, limits, then `exec`.
+"""Kernel half of the terminal sandbox: containment, privileges, Landlock, seccomp, `exec`.
 
-This file is run as a script, `python -I -S _landlock.py SPEC BINARY ARGS...`, in every
-child the terminal starts. It imports only the standard library. Before it `execv`s the
-command it:
+This file is run as a script, `python -I -S _landlock.py MODE SPEC BINARY ARGS...`, in
+every child the terminal starts. It imports only the standard library (and its two
+sibling files `_privileges.py` and `_seccomp.py`, loaded by path). In mode `contain`
+(the standard-library launcher) it first puts the command in its own user + PID
+namespace, or under a subreaper where the host forbids that (`_privileges.supervise`);
+in mode `direct` bubblewrap has done so already. Then, before it `execv`s the command:
 
+* drops every capability (bounding, ambient, inheritable, permitted, effective);
 * sets `no_new_privs` (no setuid gain, and required for the filters below);
 * sets resource limits (CPU seconds, address space, `RLIMIT_FSIZE=0`, no child
   processes, no core dumps);
@@ -11,8 +15,8 @@ command it:
   the tools need, read beneath the workspace, nothing else; no write, truncate,
   remove or make anywhere; no TCP bind/connect (ABI >= 4); signals and abstract unix
   sockets scoped to the sandbox (ABI >= 6); no device ioctls (ABI >= 5);
-* installs a seccomp filter refusing what Landlock does not cover: changing modes,
-  owners, times and extended attributes, truncating, and opening sockets.
+* installs the seccomp filter of `_seccomp` (Docker's default profile and what
+  Landlock does not cover: inode changes, sockets, io_uring, other processes).
 
 Running a separate launcher instead of a `preexec_fn` keeps the parent fork-safe: the
 terminal runs in LangGraph's thread pools, and Python code between `fork` and `exec`
@@ -27,13 +31,23 @@ Every failure exits with code 126 and a message: the command never runs unconfin
 from __future__ import annotations
 
 import ctypes
+import importlib
+import importlib.util
 import os
 import resource
+import signal
 import stat
-import struct
 import sys
+from types import ModuleType
+from typing import NoReturn
 
-__all__ = ["LAUNCHER_EXIT", "apply_sandbox", "landlock_abi", "launcher_args", "main"]
+__all__ = [
+    "LAUNCHER_EXIT",
+    "apply_sandbox",
+    "landlock_abi",
+    "launcher_args",
+    "main",
+]
 
 LAUNCHER_EXIT = 126
 
@@ -41,7 +55,6 @@ _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # same on every arch
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 
 # Filesystem access rights, by the ABI version that introduced them.
 _FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1, 2, 4, 8
@@ -53,6 +66,31 @@ _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1, 2
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+# `contain`: this launcher isolates the command (namespaces, else a subreaper); `tree`:
+# the subreaper only (the host forbids namespaces); `direct`: bubblewrap did it.
+_MODES = ("contain", "tree", "direct")
+
+
+def _sibling(name: str) -> ModuleType:
+    """Load a sibling module: from the package when imported, by path when run as a script.
+
+    The script runs under `python -I -S` (no site-packages, no script directory on the
+    path, so nothing planted beside the workspace can shadow it); its siblings are
+    standard-library-only files of this package, loaded from their own location.
+    """
+    if __package__:
+        return importlib.import_module(f"{__package__}.{name}")
+    path = os.path.join(os.path.dirname(os.path.realpath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_lgc_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_privileges = _sibling("_privileges")
+_seccomp = _sibling("_seccomp")
 
 
 class _PathBeneath(ctypes.Structure):
@@ -139,55 +177,6 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-# seccomp: syscalls Landlock leaves open, per architecture (audit arch, numbers).
-_SECCOMP_DENIED = {
-    "x86_64": (
-        0xC000003E,
-        # truncate ftruncate chmod fchmod chown fchown lchown utime utimes
-        # setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
-        # fchownat futimesat fchmodat utimensat fchmodat2 setxattrat removexattrat
-        # socket socketpair
-        (
-            *(76, 77, 90, 91, 92, 93, 94, 132, 235, 188, 189, 190, 197, 198, 199),
-            *(260, 261, 268, 280, 452, 463, 466, 41, 53),
-        ),
-    ),
-    "aarch64": (
-        0xC00000B7,
-        (45, 46, 52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452, 463, 466, 198, 199),
-    ),
-}
-_RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
-_LD_W_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
-
-
-def _seccomp() -> bool:
-    """Install the deny-list filter; return False on an architecture without a table."""
-    table = _SECCOMP_DENIED.get(os.uname().machine)
-    if table is None:
-        return False
-    arch, numbers = table
-
-    def op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
-        return struct.pack("=HBBI", code, jt, jf, k)
-
-    # Other architectures' calls (i386, x32) have other numbers: refuse them all.
-    prog = [op(_LD_W_ABS, 4), op(_JEQ, arch, 1, 0), op(_RET, _RET_EPERM), op(_LD_W_ABS, 0)]
-    prog.append(op(_JGE, 0x40000000, len(numbers) + 1, 0))
-    for index, number in enumerate(numbers):
-        prog.append(op(_JEQ, number, len(numbers) - index, 0))
-    prog += [op(_RET, _RET_ALLOW), op(_RET, _RET_EPERM)]
-    code = b"".join(prog)
-    buffer = ctypes.create_string_buffer(code, len(code))
-
-    class _Prog(ctypes.Structure):
-        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
-
-    fprog = _Prog(len(prog), ctypes.addressof(buffer))
-    _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
-    return True
-
-
 def launcher_args(
     abi: int, limits: dict[str, int], read_exec: list[str], read_only: list[str]
 ) -> list[str]:
@@ -212,26 +201,62 @@ def _parse(argv: list[str]) -> tuple[int, dict[str, int], list[str], list[str], 
 def apply_sandbox(
     abi: int, limits: dict[str, int], read_exec: list[str], read_only: list[str]
 ) -> None:
-    """Apply limits, `no_new_privs`, then Landlock and seccomp when `abi` > 0."""
+    """Drop capabilities, apply limits, `no_new_privs`, then Landlock and seccomp (`abi` > 0)."""
+    if sys.platform.startswith("linux"):
+        _privileges.drop_capabilities(_libc)
     for name, value in limits.items():
         resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
     if sys.platform.startswith("linux"):
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if abi > 0:
         _restrict(abi, read_exec, read_only)
-        _seccomp()
+        _seccomp.install(_libc)
 
 
-def main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
-    """Apply the spec in `argv[1:]`, then exec the command; exit 126 on any failure."""
+def _confine_and_exec(  # pragma: no cover - runs in the child
+    abi: int, limits: dict[str, int], read_exec: list[str], read_only: list[str], command: list[str]
+) -> NoReturn:
     try:
-        abi, limits, read_exec, read_only, command = _parse(argv[1:])
         apply_sandbox(abi, limits, read_exec, read_only)
         os.closerange(3, 1 << 16)  # nothing inherited reaches the command
         os.execv(command[0], command)
     except (OSError, ValueError, AttributeError, IndexError) as error:
         os.write(2, f"sandbox: cannot start the command: {error}\n".encode())
-    return LAUNCHER_EXIT
+    os._exit(LAUNCHER_EXIT)
+
+
+def probe() -> str:
+    """How this host contains a command: `pid-namespace`, `process-tree` or `process-group`."""
+    if not sys.platform.startswith("linux"):
+        return "process-group"  # no namespaces, no subreaper: the group is killed at the end
+    return "pid-namespace" if _privileges.enter_namespaces(_libc) else "process-tree"
+
+
+def main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
+    """Apply the spec in `argv[2:]` in mode `argv[1]`, then exec; exit 126 on any failure."""
+    try:
+        if argv[1:] == ["--probe"]:
+            print(probe())
+            return 0
+        mode = argv[1]
+        if mode not in _MODES:
+            raise ValueError(f"unknown launcher mode {mode!r}")
+        abi, limits, read_exec, read_only, command = _parse(argv[2:])
+        if mode == "direct" or not sys.platform.startswith("linux"):
+            _confine_and_exec(abi, limits, read_exec, read_only, command)
+        status = _privileges.supervise(
+            lambda: _confine_and_exec(abi, limits, read_exec, read_only, command),
+            libc=_libc,
+            namespaces=mode == "contain",
+        )
+    except (OSError, ValueError, AttributeError, IndexError) as error:
+        os.write(2, f"sandbox: cannot start the command: {error}\n".encode())
+        return LAUNCHER_EXIT
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else LAUNCHER_EXIT
 
 
 if __name__ == "__main__":  # pragma: no cover - the launcher entry point

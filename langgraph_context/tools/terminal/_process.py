@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,18 +28,27 @@ from langgraph_context.tools.terminal import _landlock
 __all__ = [
     "SYSTEM_READ_EXEC",
     "SYSTEM_READ_ONLY",
+    "Containment",
     "Enforcement",
     "KernelSandboxUnavailableError",
     "Launch",
+    "Launcher",
+    "LauncherChoice",
     "collect_output",
     "feed_stdin",
     "kill_group",
     "resolve_enforcement",
+    "resolve_launcher",
     "start_pipeline",
+    "stop_pipeline",
 ]
 
 _READ_CHUNK = 65_536
 Enforcement = Literal["landlock", "policy-only"]
+Launcher = Literal["bubblewrap", "stdlib"]
+LauncherChoice = Literal["auto", "bubblewrap", "stdlib"]
+Containment = Literal["pid-namespace", "process-tree", "process-group"]
+_PROBE_TIMEOUT = 10.0
 _warned_policy_only = False
 
 
@@ -87,16 +98,18 @@ SYSTEM_READ_ONLY: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Launch:
-    """How children are started: environment, limits, and the Landlock ABI (0: none)."""
+    """How children are started: launcher, environment, limits, Landlock ABI (0: none)."""
 
     env: dict[str, str]
     abi: int
     cpu_seconds: int
     memory_bytes: int
     root_fd: int
+    launcher: Launcher = "stdlib"
+    containment: Containment = "pid-namespace"
 
-    def prefix(self) -> list[str]:
-        """The launcher command that confines itself, then execs what follows."""
+    def prefix(self, cwd: Path) -> list[str]:
+        """The launcher command that contains and confines itself, then execs what follows."""
         limits = {
             "CPU": self.cpu_seconds,
             "AS": self.memory_bytes,
@@ -108,7 +121,84 @@ class Launch:
         # made (its inherited descriptor), not to a name another process could swap.
         read_only = [*SYSTEM_READ_ONLY, f"@{self.root_fd}"]
         spec = _landlock.launcher_args(self.abi, limits, list(SYSTEM_READ_EXEC), read_only)
-        return [sys.executable, "-I", "-S", _LAUNCHER, *spec]
+        python = [sys.executable, "-I", "-S", _LAUNCHER]
+        if self.launcher == "stdlib":
+            mode = {"pid-namespace": "contain", "process-tree": "tree"}.get(
+                self.containment, "direct"
+            )
+            return [*python, mode, *spec]
+        return [*_bwrap_prefix(str(cwd)), *python, "direct", *spec]
+
+
+def _bwrap_prefix(cwd: str) -> list[str]:
+    """bubblewrap: new user, PID, network, IPC, UTS namespaces, no capabilities.
+
+    A user namespace even for root: without it bubblewrap leaves root's bounding set
+    full. The whole file system is bound read-only (a third layer under Landlock and
+    the policy) with a fresh /proc for the new PID namespace and a minimal /dev.
+    `--die-with-parent` kills the sandbox if the server dies; `--new-session` keeps it
+    off the server's terminal. Our launcher still runs inside (mode `direct`) for the
+    limits, Landlock and seccomp.
+    """
+    bwrap = bubblewrap_path()
+    assert bwrap is not None
+    return [
+        bwrap,
+        *("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc"),
+        *("--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"),
+        *("--die-with-parent", "--new-session"),
+        *("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--chdir", cwd, "--"),
+    ]
+
+
+def bubblewrap_path() -> str | None:
+    """Where `bwrap` is installed, or None."""
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def probe_launchers() -> tuple[Containment, bool]:
+    """How the stdlib launcher contains a command here, and whether bubblewrap works.
+
+    Probed once per process: bubblewrap may be installed but unable to create its
+    namespaces (a container without the privilege, a host that forbids unprivileged
+    user namespaces), and then it is not used.
+    """
+    probe = [sys.executable, "-I", "-S", _LAUNCHER, "--probe"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+        found = done.stdout.strip().decode(errors="replace")
+        containment: Containment = "process-tree"
+        if found in ("pid-namespace", "process-group"):
+            containment = "pid-namespace" if found == "pid-namespace" else "process-group"
+    except (OSError, subprocess.SubprocessError):
+        containment = "process-tree"
+    works = False
+    if bubblewrap_path() is not None:
+        argv = [*_bwrap_prefix("/"), sys.executable, "-I", "-S", "-c", "pass"]
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            done = subprocess.run(argv, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+            works = done.returncode == 0
+    return containment, works
+
+
+def resolve_launcher(choice: LauncherChoice) -> tuple[Launcher, Containment]:
+    """Pick the launcher: bubblewrap when it works here, else the standard-library one.
+
+    bubblewrap is preferred because it is a small, widely reviewed setuid-free tool
+    (Flatpak's sandbox) doing exactly this job; our own launcher does the same with
+    the standard library where it is missing.
+
+    Raises:
+        KernelSandboxUnavailableError: If `choice` is "bubblewrap" and it cannot run.
+    """
+    containment, bwrap_works = probe_launchers()
+    if choice == "stdlib" or (choice == "auto" and not bwrap_works):
+        return "stdlib", containment
+    if not bwrap_works:
+        msg = "launcher='bubblewrap' but bwrap is not installed or cannot create namespaces here"
+        raise KernelSandboxUnavailableError(msg)
+    return "bubblewrap", "pid-namespace"
 
 
 def start_pipeline(
@@ -124,7 +214,7 @@ def start_pipeline(
     try:
         for argv in argvs:
             proc = subprocess.Popen(
-                [*launch.prefix(), *argv],
+                [*launch.prefix(cwd), *argv],
                 stdin=previous,
                 stdout=subprocess.PIPE,
                 stderr=err_write,
@@ -229,3 +319,24 @@ def kill_group(pgid: int) -> None:
     """Kill the whole process group `pgid`; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def stop_pipeline(procs: Sequence[subprocess.Popen[bytes]], grace: float) -> None:
+    """Stop every stage and everything it started; return when they are reaped.
+
+    SIGTERM first goes to each launcher (the stdlib supervisor kills its namespace or
+    its whole tree, bubblewrap dies and takes its namespace along); after `grace`
+    seconds the process group is killed outright.
+    """
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+    end = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            break
+    kill_group(procs[0].pid)
+    for proc in procs:
+        proc.wait()

@@ -19,7 +19,10 @@ class TerminalResult:
         refused: Why the command was refused, or None.
         timed_out: Whether it was killed at the timeout.
         truncated: Whether output was cut at the cap.
-        cwd: The current directory after the command.
+        cwd: The current directory after the command (names escaped as `ls -b`
+            shows them).
+        relative_cwd: The same, relative to the workspace (`""`: the workspace);
+            what the tool keeps in the thread's state.
     """
 
     command: str
@@ -29,6 +32,7 @@ class TerminalResult:
     timed_out: bool = False
     truncated: bool = False
     cwd: str = ""
+    relative_cwd: str = ""
 
     @property
     def ok(self) -> bool:

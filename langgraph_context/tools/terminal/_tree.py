@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from langgraph_context.tools.terminal._names import escape_name
 from langgraph_context.tools.terminal._policies import CommandRefused
 from langgraph_context.tools.terminal._sandbox import confine
 
@@ -34,7 +35,7 @@ def render_tree(
         target = confine(path, cwd, root)
         if not target.is_dir():
             raise CommandRefused(f"tree: {path!r} is not a directory in the workspace")
-        lines.append(path)
+        lines.append(escape_name(path))
         info = target.stat()
         first = _list(str(target), (info.st_dev, info.st_ino), show_all, dirs_only)
         stack: list[_Frame] = [_Frame(str(target), first, "", 1)]
@@ -53,7 +54,7 @@ def render_tree(
                 lines.append(f"{frame.prefix}{entry}")
                 continue
             name, is_dir, is_link, identity = entry
-            line = f"{frame.prefix}{'└── ' if last else '├── '}{name}"
+            line = f"{frame.prefix}{'└── ' if last else '├── '}{escape_name(name)}"
             lines.append(line + (" -> [symlink]" if is_link else ""))
             size += len(line) + 1
             counts[0 if is_dir else 1] += 1
