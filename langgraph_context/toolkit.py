@@ -15,9 +15,16 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.state import get_state_value
+from langgraph_context.state import get_state_value, require_state_keys
 
 DEFAULT_MESSAGES_KEY = "messages"
+# The mixin that declares each state key a package tool writes.
+_MIXINS = {
+    "plan": "PlanStateMixin",
+    "note": "NoteStateMixin",
+    "constraints": "MemoryStateMixin",
+    "hot_issues": "MemoryStateMixin",
+}
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -248,7 +255,15 @@ class ToolSpec:
         return result
 
     def command(self, update: dict[str, Any], content: str, tool_call_id: str) -> Command[Any]:
-        """A state update carrying the tool's `ToolMessage` under `messages_key`."""
+        """A state update carrying the tool's `ToolMessage` under `messages_key`.
+
+        Raises:
+            InvalidArgumentError: Inside a graph whose state lacks a key of `update`
+                (LangGraph would drop the write silently while the tool reports
+                success), naming the key and the mixin that declares it.
+        """
+        keys = {k: _MIXINS.get(k, f"a {k!r} field") for k in update if k != self.messages_key}
+        require_state_keys(keys, node=f"tool {self.name!r}")
         return Command(
             update={
                 **update,

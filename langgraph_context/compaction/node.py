@@ -247,6 +247,7 @@ def create_compaction_node(
         >>> node.name
         'compaction'
     """
+    check_positive("max_tokens", max_tokens)  # before any arithmetic on it
     triggers = _triggers(trigger, max_tokens=max_tokens)
     if context_window is not None:
         check_positive("context_window", context_window)
