@@ -28,11 +28,13 @@ def _marks(value: Any) -> int:
     return 0
 
 
-def anthropic_problems(messages: list[BaseMessage], *, alternating: bool = False) -> list[str]:
+def anthropic_problems(
+    messages: list[BaseMessage], *, alternating: bool = False, marks: bool = True
+) -> list[str]:
     """What Anthropic's API would refuse in the payload langchain-anthropic builds."""
     payload = ANTHROPIC._get_request_payload(messages)
     problems: list[str] = []
-    if _marks(payload) > MAX_ANTHROPIC_MARKS:
+    if marks and _marks(payload) > MAX_ANTHROPIC_MARKS:
         problems.append(f"{_marks(payload)} cache marks")
     pending: set[str] = set()
     previous = None
@@ -84,10 +86,18 @@ def openai_problems(messages: list[BaseMessage], *, alternating: bool = False) -
     return problems
 
 
-def provider_problems(messages: list[BaseMessage], *, alternating: bool = False) -> list[str]:
-    """Everything either provider or `validate_history` would refuse in `messages`."""
+def provider_problems(
+    messages: list[BaseMessage], *, alternating: bool = False, marks: bool = True
+) -> list[str]:
+    """Everything either provider or `validate_history` would refuse in `messages`.
+
+    `alternating`: also two user (or two assistant) messages in a row, which chat
+    templates refuse; `marks`: also more cache marks than Anthropic takes (a history
+    that is not yet a request may hold them, as the client sent them).
+    """
+    found = anthropic_problems(messages, alternating=alternating, marks=marks)
     return [
         *(str(v) for v in validate_history(messages)),
-        *(f"anthropic: {p}" for p in anthropic_problems(messages, alternating=alternating)),
+        *(f"anthropic: {p}" for p in found),
         *(f"openai: {p}" for p in openai_problems(messages, alternating=alternating)),
     ]

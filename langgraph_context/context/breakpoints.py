@@ -24,6 +24,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 
 from langgraph_context.context._window import STATE_NOTICE, is_state_tail
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.messages import at_most_cache_marks
 
 __all__ = [
     "EPHEMERAL",
@@ -118,7 +119,7 @@ def mark_cache_breakpoints(
         [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
     """
     mark = EPHEMERAL if cache_control is None else _checked_mark(cache_control, "cache_control")
-    out = _at_most_request_marks(list(messages))
+    out = at_most_cache_marks(list(messages), MAX_REQUEST_MARKS)
     # Anthropic refuses a fifth marked block: marks already in the messages count
     # against the two this leaves room for (a caller's mark on the tools and a
     # top-level one).
@@ -161,25 +162,6 @@ def cache_marks(message: BaseMessage) -> int:
     if not isinstance(content, list):
         return 0
     return sum(isinstance(b, dict) and "cache_control" in b for b in content)
-
-
-def _at_most_request_marks(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """`messages` with the earliest marks removed beyond Anthropic's four (copies)."""
-    extra = sum(cache_marks(m) for m in messages) - MAX_REQUEST_MARKS
-    for i, message in enumerate(messages):
-        if extra <= 0:
-            break
-        if not cache_marks(message) or not isinstance(message.content, list):
-            continue
-        blocks: list[Any] = []
-        for block in message.content:
-            if extra > 0 and isinstance(block, dict) and "cache_control" in block:
-                blocks.append({k: v for k, v in block.items() if k != "cache_control"})
-                extra -= 1
-            else:
-                blocks.append(block)
-        messages[i] = message.model_copy(update={"content": blocks})
-    return messages
 
 
 def has_cache_mark(message: BaseMessage) -> bool:

@@ -55,7 +55,11 @@ from langgraph_context.messages._history import (
     tool_result_ids,
     validate_history,
 )
-from langgraph_context.messages._ready import merge_user_messages, provider_ready_history
+from langgraph_context.messages._ready import (
+    at_most_cache_marks,
+    merge_user_messages,
+    provider_ready_history,
+)
 
 __all__ = [
     "CANCELLED_TOOL_RESULT",
@@ -64,6 +68,7 @@ __all__ = [
     "MessageLike",
     "ViolationKind",
     "as_messages",
+    "at_most_cache_marks",
     "content_text",
     "group_tool_rounds",
     "is_tool_result",
