@@ -192,6 +192,7 @@ class ToolSpec:
         description: str | None = None,
         messages_key: str | None = None,
         prefix: str | None = None,
+        message_key: str | None = None,
     ) -> ToolSpec:
         """Return this spec with the user's options; None keeps this spec's value.
 
@@ -200,14 +201,25 @@ class ToolSpec:
             prefix: Instead of `name`: the tool is named `<prefix>_<default name>`.
             description: Tool description: non-empty text.
             messages_key: State key of the messages list: a non-empty string.
+            message_key: The spec's spelling of `messages_key` (the original
+                library's), accepted as an alias.
 
         Returns:
             The checked spec.
 
         Raises:
             ValueError: If a given name, prefix, description or messages key is
-                invalid, or both `name` and `prefix` are given.
+                invalid, or both `name` and `prefix`, or both `messages_key` and
+                `message_key`, are given.
         """
+        if message_key is not None:
+            if messages_key is not None:
+                msg = (
+                    f"pass messages_key or its alias message_key, not both (got "
+                    f"messages_key={messages_key!r}, message_key={message_key!r})"
+                )
+                raise InvalidArgumentError(msg)
+            messages_key = message_key
         return ToolSpec(
             name=_check_tool_name(_prefixed(name, prefix, self.name), self.name),
             description=_check_description(description, self.description),
