@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableLambda
 from langgraph_context.compaction import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
-from langgraph_context.context._history import node_history
+from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
@@ -98,6 +98,7 @@ def cache_node(
         def done(result: ContextResult, rest: list[BaseMessage]) -> dict[str, Any]:
             # The plan joins the last user turn when it follows one: roles alternate.
             sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(rest))]
+            warn_if_short(result, sent, counter, limit, node=name)
             return _update({output_key: sent}, messages_key, stamped)
 
         # While the whole history fits beside the system message as it is, it is sent

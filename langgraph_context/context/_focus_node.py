@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import is_untrusted_compaction
-from langgraph_context.context._history import node_history
+from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._recent import fit_recent, model_view
 from langgraph_context.context._view import StateView
 from langgraph_context.context.builder import ContextBuilder
@@ -86,8 +86,9 @@ def focus_node(
     def output(
         result: ContextResult, recent: list[BaseMessage], stamped: _Stamps
     ) -> dict[str, Any]:
-        ready = provider_ready_history(without_stamps(recent))
-        update: dict[str, Any] = {output_key: [SystemMessage(result.text), *ready]}
+        sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(recent))]
+        warn_if_short(result, sent, counter, limit, node=name)
+        update: dict[str, Any] = {output_key: sent}
         return {**update, messages_key: stamped} if stamped else update
 
     def run(state: Any) -> dict[str, Any]:
