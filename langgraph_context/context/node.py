@@ -67,9 +67,16 @@ def create_context_node(
     system message with the instructions, the pinned state and a selection of older
     turns; then the history verbatim from a sticky cut point (it moves forward in
     steps of half the room, so each call's input starts with the previous call's);
-    then the plan in a closing message. `"focus"` rebuilds the context for every
-    call around the current query: one system message with task, state and the most
-    relevant older turns, then the last `keep_last` messages.
+    then the plan in a closing message (joined to the last user turn as a block of
+    its own when the history ends with one, so roles alternate). `"focus"` rebuilds
+    the context for every call around the current query: one system message with
+    task, state and the most relevant older turns, then the last `keep_last` messages.
+
+    Either way the messages after the system message are what a provider accepts
+    (`messages.provider_ready_history`): unanswered calls are answered "cancelled",
+    orphan results and `RemoveMessage`s are not sent, user turns alternate. A
+    constraint or hot issue the budget leaves out, or an input over it, is a
+    `UserWarning`.
 
     The whole model input (context system message plus the recent messages) fits the
     builder's `config.max_tokens`. The context always keeps room for its role, task
