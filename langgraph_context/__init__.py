@@ -96,7 +96,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+    """The public names (the helpers this module imports for itself are not)."""
+    return sorted([*__all__, "__version__"])
 
 
 __all__ = [

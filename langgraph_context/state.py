@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar
 from langgraph.config import get_config
 from typing_extensions import TypedDict
 
-from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
     "MEMORY_STATUSES",
@@ -129,7 +129,33 @@ def plan_reducer(
         [{'content': 'a', 'status': 'pending'}]
     """
     chosen = right if right is not None else left
-    return [PlanItem(content=item["content"], status=item["status"]) for item in chosen or []]
+    return [PlanItem(content=item["content"], status=item["status"]) for item in _plan(chosen)]
+
+
+_PLAN_SHAPE = 'a list of {"content": str, "status": "pending" | "in_progress" | "done"}'
+
+
+def _shape_error(key: str, shape: str, got: Any) -> InvalidTypeError:
+    """The error for a state value of the wrong shape, naming the key and the shape."""
+    shown = repr(got)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return InvalidTypeError(f"state key {key!r} must be {shape}, got {shown}")
+
+
+def _plan(value: Any) -> list[Any]:
+    """`value` if it is a plan (an empty list for `None`); raise naming the shape otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise _shape_error("plan", _PLAN_SHAPE, value)
+    for item in value:
+        if not (
+            isinstance(item, Mapping)
+            and isinstance(item.get("content"), str)
+            and item.get("status") in PLAN_STATUSES
+        ):
+            raise _shape_error("plan", _PLAN_SHAPE, item)
+    return list(value)
 
 
 def note_reducer(
@@ -148,6 +174,12 @@ def note_reducer(
         >>> note_reducer({"a": "1", "b": "2"}, {"b": None, "c": "3"})
         {'a': '1', 'c': '3'}
     """
+    for side in (left, right):
+        if side is not None and not (
+            isinstance(side, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str | None) for k, v in side.items())
+        ):
+            raise _shape_error("note", "a dict of note name (str) -> text (str or None)", side)
     merged: dict[str, str] = {k: v for k, v in (left or {}).items() if v is not None}
     for key, value in (right or {}).items():
         if value is None:
@@ -281,7 +313,11 @@ def _merge(
     duplicate_key: Callable[[_Entry], str],
     *,
     refresh: bool,
+    key: str,
+    fields: tuple[str, ...],
 ) -> list[_Entry]:
+    for side in (left, right):
+        _check_entries(side, key, fields)
     merged: list[_Entry] = []
     updates: list[_Entry] = [e for e in left or [] if e.get("status", "active") == "active"]
     # Within one update only the last entry per id counts (resolved then re-added is
@@ -307,6 +343,19 @@ def _merge(
         elif not duplicate:
             merged.append(_copy(update))
     return merged
+
+
+def _check_entries(value: Any, key: str, fields: tuple[str, ...]) -> None:
+    """Raise naming `key` unless `value` is `None` or a list of entries with string `fields`."""
+    named = ", ".join(f'"{f}": str' for f in fields)
+    shape = f'a list of {{{named}, "status": "active" | "resolved", ...}} entries'
+    if value is None:
+        return
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise _shape_error(key, shape, value)
+    for entry in value:
+        if not (isinstance(entry, Mapping) and all(isinstance(entry.get(f), str) for f in fields)):
+            raise _shape_error(key, shape, entry)
 
 
 def _copy(entry: Any) -> Any:
@@ -337,7 +386,14 @@ def constraint_reducer(
         >>> constraint_reducer([a], [{**a, "status": "resolved"}])
         []
     """
-    return _merge(left, right, lambda c: normalize_constraint(c["text"]), refresh=False)
+    return _merge(
+        left,
+        right,
+        lambda c: normalize_constraint(c["text"]),
+        refresh=False,
+        key="constraints",
+        fields=("id", "text"),
+    )
 
 
 def hot_issue_reducer(
@@ -359,7 +415,7 @@ def hot_issue_reducer(
         >>> hot_issue_reducer([issue], [{**issue, "status": "resolved"}])
         []
     """
-    return _merge(left, right, lambda h: h["id"], refresh=True)
+    return _merge(left, right, lambda h: h["id"], refresh=True, key="hot_issues", fields=("id",))
 
 
 class MemoryStateMixin(TypedDict, total=False):

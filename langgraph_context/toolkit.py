@@ -15,9 +15,16 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.state import get_state_value
+from langgraph_context.state import get_state_value, require_state_keys
 
 DEFAULT_MESSAGES_KEY = "messages"
+# The mixin that declares each state key a package tool writes.
+_MIXINS = {
+    "plan": "PlanStateMixin",
+    "note": "NoteStateMixin",
+    "constraints": "MemoryStateMixin",
+    "hot_issues": "MemoryStateMixin",
+}
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -185,6 +192,7 @@ class ToolSpec:
         description: str | None = None,
         messages_key: str | None = None,
         prefix: str | None = None,
+        message_key: str | None = None,
     ) -> ToolSpec:
         """Return this spec with the user's options; None keeps this spec's value.
 
@@ -193,14 +201,25 @@ class ToolSpec:
             prefix: Instead of `name`: the tool is named `<prefix>_<default name>`.
             description: Tool description: non-empty text.
             messages_key: State key of the messages list: a non-empty string.
+            message_key: The spec's spelling of `messages_key` (the original
+                library's), accepted as an alias.
 
         Returns:
             The checked spec.
 
         Raises:
             ValueError: If a given name, prefix, description or messages key is
-                invalid, or both `name` and `prefix` are given.
+                invalid, or both `name` and `prefix`, or both `messages_key` and
+                `message_key`, are given.
         """
+        if message_key is not None:
+            if messages_key is not None:
+                msg = (
+                    f"pass messages_key or its alias message_key, not both (got "
+                    f"messages_key={messages_key!r}, message_key={message_key!r})"
+                )
+                raise InvalidArgumentError(msg)
+            messages_key = message_key
         return ToolSpec(
             name=_check_tool_name(_prefixed(name, prefix, self.name), self.name),
             description=_check_description(description, self.description),
@@ -248,7 +267,15 @@ class ToolSpec:
         return result
 
     def command(self, update: dict[str, Any], content: str, tool_call_id: str) -> Command[Any]:
-        """A state update carrying the tool's `ToolMessage` under `messages_key`."""
+        """A state update carrying the tool's `ToolMessage` under `messages_key`.
+
+        Raises:
+            InvalidArgumentError: Inside a graph whose state lacks a key of `update`
+                (LangGraph would drop the write silently while the tool reports
+                success), naming the key and the mixin that declares it.
+        """
+        keys = {k: _MIXINS.get(k, f"a {k!r} field") for k in update if k != self.messages_key}
+        require_state_keys(keys, node=f"tool {self.name!r}")
         return Command(
             update={
                 **update,

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 _text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 _ids = st.sampled_from(["a", "b", "c", "d"])  # few ids so repeats across a history happen
@@ -63,4 +71,31 @@ def arbitrary_histories(draw: st.DrawFn) -> list[BaseMessage]:
             out.append(AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": i} for i in ids]))
         else:
             out.append(ToolMessage(draw(_content()), tool_call_id=draw(_ids)))
+    return out
+
+
+_MARK = {"type": "ephemeral"}
+
+
+@st.composite
+def hostile_histories(draw: st.DrawFn) -> list[BaseMessage]:
+    """`arbitrary_histories` plus what clients send by mistake: state edits, chat roles,
+    duplicate and dangling results, blocks already carrying cache marks."""
+    out = list(draw(arbitrary_histories()))
+    extras = st.one_of(
+        st.builds(lambda i: RemoveMessage(id=f"m{i}"), st.integers(0, 9)),
+        st.builds(
+            lambda role, text: ChatMessage(role=role, content=text or "x"),
+            st.sampled_from(["user", "assistant", "tool", "narrator", "system"]),
+            _text,
+        ),
+        st.builds(
+            lambda n: HumanMessage(
+                [{"type": "text", "text": f"part {i}", "cache_control": _MARK} for i in range(n)]
+            ),
+            st.integers(1, 5),
+        ),
+    )
+    for _ in range(draw(st.integers(0, 4))):
+        out.insert(draw(st.integers(0, len(out))), draw(extras))
     return out

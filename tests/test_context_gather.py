@@ -19,6 +19,7 @@ from langgraph_context.context import (
     messages_to_packets,
 )
 from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
+from langgraph_context.errors import InvalidTypeError
 
 
 class FixedRetriever(BaseRetriever):
@@ -168,15 +169,14 @@ def test_source_failing_part_way_contributes_nothing() -> None:
     assert [f.source for f in result.failures] == ["flaky_state", "flaky"]
 
 
-def test_async_source_in_sync_gather_is_a_recorded_failure() -> None:
-    """An async callable cannot run in a sync gather: it is skipped with a clear error."""
+def test_async_source_in_sync_gather_raises() -> None:
+    """An async callable cannot run in a sync gather: a programmer's error, raised."""
 
     async def remote(query: str) -> list[str]:
         return ["never"]
 
-    result = gather_packets("q", sources=[remote])
-    assert result.packets == ()
-    assert "call the async twin" in result.failures[0].error
+    with pytest.raises(InvalidTypeError, match=r"remote is async.*call the async twin"):
+        gather_packets("q", sources=[remote])
 
 
 async def test_agather_awaits_async_sources() -> None:

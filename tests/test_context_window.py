@@ -104,8 +104,8 @@ def test_every_input_fits_is_valid_and_ends_with_the_plan() -> None:
         assert view[0].type == "system"
         assert view[1].type == "human"
         assert validate_history(view[1:-1]) == []
-        assert STATE_NOTICE in view[-1].content
-        assert "1. [" in view[-1].content
+        assert STATE_NOTICE in str(view[-1].content)
+        assert "1. [" in str(view[-1].content)
     assert "read part 39" in seen[-1][-1].content
 
 

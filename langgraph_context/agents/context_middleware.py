@@ -44,7 +44,12 @@ from langgraph_context.context.node import Layout
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import render_memory
-from langgraph_context.messages import as_messages, content_text, repair_history
+from langgraph_context.messages import (
+    as_messages,
+    content_text,
+    provider_ready_history,
+    repair_history,
+)
 from langgraph_context.state import get_state_value, render_plan
 from langgraph_context.tokens import USAGE_KEY, resolve_counter
 
@@ -248,7 +253,8 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         text = _joined(_system_text(request.system_message), block)
         return request.override(
             system_message=SystemMessage(text) if text else None,
-            messages=without_stamps(history),  # type: ignore[arg-type]
+            # Provider-ready as the context node's output is: roles alternate, nothing empty.
+            messages=provider_ready_history(without_stamps(history)),  # type: ignore[arg-type]
         )
 
     def _assembled(self, request: ModelRequest[Any], out: Any) -> ModelRequest[Any]:

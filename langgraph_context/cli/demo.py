@@ -41,6 +41,7 @@ from langgraph_context.context import ContextBuilder, ContextConfig, ContextPack
 from langgraph_context.messages import content_text, validate_history
 from langgraph_context.notes.files import FileNoteStore
 from langgraph_context.notes.packets import notes_to_packets
+from langgraph_context.scoring import score_texts
 from langgraph_context.state import render_plan
 from langgraph_context.tokens import count_tokens
 from langgraph_context.tools import create_terminal_tool
@@ -53,7 +54,34 @@ COMPACTION_BUDGET = 6_000
 MAX_FILES = 40
 
 
-def _python_files(workspace: Path) -> list[Path]:
+def _head(path: Path, lines: int = 25) -> str | None:
+    """The first `lines` lines of a file (`None` when it cannot be read)."""
+    try:
+        with path.open(errors="replace") as handle:
+            return "".join(line for _, line in zip(range(lines), handle, strict=False))
+    except OSError:
+        return None  # unreadable (permissions, vanished): the demo goes on without it
+
+
+def _relevant_files(workspace: Path, question: str) -> list[Path]:
+    """The `MAX_FILES` Python files most relevant to `question`, best first.
+
+    Scored with the package's BM25 (`scoring.score_texts`) over each file's path
+    (weighted three times) and head, so the files that answer the question are
+    candidates whatever their name's place in the alphabet; ties keep path order.
+    """
+    files = _python_files(workspace, limit=None)
+    # The path counts three times: a module's name says what it holds.
+    paths = [str(p.relative_to(workspace)).replace("/", " ").replace("_", " ") for p in files]
+    texts = [
+        f"{path}\n{path}\n{path}\n{_head(p) or ''}" for path, p in zip(paths, files, strict=True)
+    ]
+    scores = score_texts(question, texts)
+    ranked = sorted(range(len(files)), key=lambda i: -scores[i])
+    return [files[i] for i in ranked[:MAX_FILES]]
+
+
+def _python_files(workspace: Path, *, limit: int | None = MAX_FILES) -> list[Path]:
     skip = {".venv", ".git", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
     files: list[Path] = []
     try:
@@ -64,7 +92,7 @@ def _python_files(workspace: Path) -> list[Path]:
     except OSError as exc:
         msg = f"cannot list the Python files of {str(workspace)!r}: {exc}"
         raise CLIError(msg) from exc
-    return files[:MAX_FILES]
+    return files if limit is None else files[:limit]
 
 
 def _section(out: Console, title: str) -> None:
@@ -85,12 +113,10 @@ def _maintainer(out: Console, workspace: Path, state_dir: Path) -> FileNoteStore
 def _context(out: Console, workspace: Path, notes: FileNoteStore) -> None:
     _section(out, f"2. Context assembly for: {QUESTION!r}")
     packets: list[ContextPacket] = notes_to_packets(notes.search(QUESTION, limit=10))
-    for path in _python_files(workspace):
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            continue  # unreadable (permissions, vanished): the demo goes on without it
-        head = "\n".join(text.splitlines()[:25])
+    for path in _relevant_files(workspace, QUESTION):
+        head = _head(path)
+        if head is None:
+            continue
         packets.append(
             ContextPacket(head, type="retrieved", source=str(path.relative_to(workspace)))
         )

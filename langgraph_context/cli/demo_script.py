@@ -231,8 +231,8 @@ def run_maintainer_demo(
 
     Args:
         workspace: The folder to explore (read-only).
-        state_dir: Where the SQLite checkpoint and the notes go (default: a new
-            temporary directory).
+        state_dir: Where the SQLite checkpoint and the notes go (default: a
+            temporary directory, removed when the demo ends).
         echo: Called with each transcript line (default `print`).
 
     Returns:
@@ -245,7 +245,14 @@ def run_maintainer_demo(
     if not root.is_dir():
         msg = f"workspace must be a directory, got {str(workspace)!r}"
         raise InvalidArgumentError(msg)
-    state = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="lgc-"))
+    if state_dir is None:
+        with tempfile.TemporaryDirectory(prefix="lgc-") as tmp:
+            return _run_demo(root, Path(tmp), echo)
+    return _run_demo(root, Path(state_dir), echo)
+
+
+def _run_demo(root: Path, state: Path, echo: Callable[[str], None]) -> MaintainerDemo:
+    """The two sessions on `root`, with checkpoint and notes in `state`."""
     state.mkdir(parents=True, exist_ok=True)
     notes = state / "notes"
     db = str(state / "maintainer.sqlite")

@@ -41,8 +41,28 @@ ERROR_RE = re.compile(
     re.IGNORECASE,
 )
 ID_RE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,47}(?![\w/])")
-# Not an identifier: a quantity (`405-token`, `3-day`: a number with its unit).
+# Not an identifier: a quantity (`405-token`, `3-day`: a number with its unit), a
+# duration (`42s`, `1m05s`, `250ms`), a size (`10kb`, `2GiB`), a number in scientific
+# notation (`1e-9`), a format spec (`02d`, `08x`), an ordinal (`2nd`), an encoding
+# (`utf-8`, `latin-1`) or a counter glued to a word (`done0`).
 _QUANTITY = re.compile(r"\d+-[a-z]+")
+_NOT_AN_ID = re.compile(
+    r"(?:\d+(?:ms|us|ns|[hmsd]))+"
+    r"|\d+(?:\.\d+)?(?:[kmgt]i?b|b|px|x|%)"
+    r"|\d+(?:\.\d+)?e[-+]?\d+"
+    r"|0\d*[a-z]|\d+[dfxeg]"
+    r"|\d+(?:st|nd|rd|th)"
+    r"|(?:utf|ucs|latin|iso|cp|windows|ascii)[-_]?\d+(?:[-_]\d+)*"
+    r"|[a-z]+0",
+    re.IGNORECASE,
+)
+
+
+def is_identifier(word: str) -> bool:
+    """Whether an `ID_RE` match names something (not a quantity, duration or encoding)."""
+    return not (_QUANTITY.fullmatch(word) or _NOT_AN_ID.fullmatch(word))
+
+
 OPEN_RE = re.compile(r"^\s*(?:[-*]\s*\[ \]|todo\b|next\b|pending\b)[:\s]", re.IGNORECASE)
 
 
@@ -167,14 +187,15 @@ def error_lines(text: str, *, force: bool) -> list[str]:
 def text_ids(text: str) -> tuple[str, ...]:
     """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text.
 
-    Quantities (`405-token`, `3-day`) are left out: they name a size, and would take
-    the room of the ids the next turns need.
+    Quantities (`405-token`, `3-day`), durations, sizes, format specs and encodings
+    are left out (`is_identifier`): they would take the room of the ids the next
+    turns need.
     """
     head = text[:SCAN_CHARS]
     found: dict[str, None] = {}
     for match in ID_RE.finditer(head):
         word = match.group()
-        if _QUANTITY.fullmatch(word):
+        if not is_identifier(word):
             continue
         found[word] = None
         if len(found) == IDS_PER_MESSAGE:

@@ -248,6 +248,7 @@ def create_compaction_node(
         >>> node.name
         'compaction'
     """
+    check_positive("trigger_tokens", trigger_tokens)  # before any arithmetic on it
     max_tokens = trigger_tokens  # the Config's name for the high mark
     triggers = _triggers(trigger, max_tokens=max_tokens)
     if context_window is not None:

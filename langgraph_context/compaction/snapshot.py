@@ -24,6 +24,7 @@ from langgraph_context.compaction._facts import (
     dedup,
     describe_call,
     error_lines,
+    is_identifier,
     is_read_call,
     merge_uses,
     read_call,
@@ -339,7 +340,7 @@ def extract_snapshot(
         if isinstance(message, HumanMessage) and compaction_kind(message) is None:
             if text.strip() and not tool_result_ids(message):
                 requests.append(clip(text, REQUEST_CHARS))
-            ids.extend(ID_RE.findall(text))
+            ids.extend(w for w in ID_RE.findall(text) if is_identifier(w))
         if isinstance(message, (AIMessage, ToolMessage)):
             later_ids.extend(text_ids(text))
         if isinstance(message, AIMessage):
@@ -364,7 +365,9 @@ def extract_snapshot(
                 errors[label + line] = ""
                 pending_errors.append(label + line)
         paths, _, opens = text_facts(text)
-        uses.extend((path, "mentioned") for path in paths)
+        if not (isinstance(message, ToolMessage) or tool_result_ids(message)):
+            # A path inside a tool's output (a file's contents, a listing) was not touched.
+            uses.extend((path, "mentioned") for path in paths)
         open_items.extend(opens)
     current_uses = merge_uses((), uses)
     files_uses = tuple((p, u) for p, u in current_uses if u != "mentioned") + tuple(

@@ -14,18 +14,22 @@ from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import fenced_compaction_message
-from langgraph_context.compaction.provenance import mark_later_system
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
+from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
-from langgraph_context.context.stamp import stamped_history, without_stamps
-from langgraph_context.messages import as_messages, content_text, tool_result_ids
+from langgraph_context.context.stamp import without_stamps
+from langgraph_context.messages import (
+    content_text,
+    provider_ready_history,
+    tool_result_ids,
+)
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
-from langgraph_context.state import get_state_value, require_state_keys
+from langgraph_context.state import require_state_keys
 
 __all__ = ["cache_node"]
 
@@ -75,11 +79,7 @@ def cache_node(
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
-        stamped: _Stamps = []
-        if stamp_times:
-            # Stamped before the first rendering: a day line never appears later.
-            messages, stamped = stamped_history(messages)
+        messages, stamped = node_history(state, messages_key, stamp_times=stamp_times)
         system, later, body = split_pinned(messages)
         parts = [content_text(m.content) for m in system]
         due = harden_from_start or any(
@@ -96,7 +96,9 @@ def cache_node(
             return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
 
         def done(result: ContextResult, rest: list[BaseMessage]) -> dict[str, Any]:
-            sent = [SystemMessage(result.text), *without_stamps(rest)]
+            # The plan joins the last user turn when it follows one: roles alternate.
+            sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(rest))]
+            warn_if_short(result, sent, counter, limit, node=name)
             return _update({output_key: sent}, messages_key, stamped)
 
         # While the whole history fits beside the system message as it is, it is sent

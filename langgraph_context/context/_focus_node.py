@@ -13,13 +13,16 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import is_untrusted_compaction
-from langgraph_context.compaction.provenance import mark_later_system
+from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._recent import fit_recent, model_view
 from langgraph_context.context._view import StateView
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
-from langgraph_context.context.stamp import stamped_history, without_stamps
-from langgraph_context.messages import as_messages, content_text
+from langgraph_context.context.stamp import without_stamps
+from langgraph_context.messages import (
+    content_text,
+    provider_ready_history,
+)
 from langgraph_context.state import get_state_value, require_state_keys
 from langgraph_context.tokens import truncate_text
 
@@ -54,10 +57,7 @@ def focus_node(
 
     def plan(state: Any) -> tuple[str, str | None, StateView, list[BaseMessage], int, _Stamps]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
-        messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
-        stamped: _Stamps = []
-        if stamp_times:
-            messages, stamped = stamped_history(messages)
+        messages, stamped = node_history(state, messages_key, stamp_times=stamp_times)
         defuse = builder.detector if builder.sanitize else False
         system, older, recent = model_view(messages, keep_last, defuse=defuse)
         parts = [content_text(m.content) for m in system]
@@ -86,7 +86,9 @@ def focus_node(
     def output(
         result: ContextResult, recent: list[BaseMessage], stamped: _Stamps
     ) -> dict[str, Any]:
-        update: dict[str, Any] = {output_key: [SystemMessage(result.text), *without_stamps(recent)]}
+        sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(recent))]
+        warn_if_short(result, sent, counter, limit, node=name)
+        update: dict[str, Any] = {output_key: sent}
         return {**update, messages_key: stamped} if stamped else update
 
     def run(state: Any) -> dict[str, Any]:

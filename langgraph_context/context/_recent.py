@@ -70,9 +70,16 @@ def fit_recent(
     """Fit the recent messages into `allowed` tokens, with a user turn among them.
 
     Whole tool rounds move to the older turns first, then the largest texts (stale
-    tool output first) are shortened.
+    tool output first) are shortened. When the user turn had to move with a round,
+    it leads the recent messages again, whole when it fits beside the rest shortened
+    to the least (older tool text never takes its room), else as the query cut to size.
     """
     counter = token_counter
+    request = next((m for m in reversed(recent) if _is_request(m)), None)
+    if request is not None and counter([request]) <= allowed:
+        query_turn: BaseMessage = request
+    else:
+        query_turn = HumanMessage(query)
     while recent and counter(recent) > allowed:
         cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
         if not cuts:
@@ -80,16 +87,24 @@ def fit_recent(
         older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
     if recent and counter(recent) > allowed:
         recent = shorten_messages(recent, allowed, counter)
-    if query and not any(isinstance(m, HumanMessage) and not tool_result_ids(m) for m in recent):
+    if query and not any(_is_request(m) for m in recent):
         # Providers want a user turn (Anthropic: first): when the recent messages
         # hold none (a long tool loop, a system-only history, a query from
         # `query_key`), the task goes first as one.
         rest = recent
-        recent = [HumanMessage(query), *rest]
-        if rest and counter(recent) > allowed:
-            added = counter(recent) - counter(rest)
-            recent = [recent[0], *shorten_messages(rest, max(0, allowed - added), counter)]
+        # The request whole first; the query cut to size if the rest cannot fit beside it.
+        for turn in [query_turn] if query_turn is not request else [request, HumanMessage(query)]:
+            recent = [turn, *rest]
+            if rest and counter(recent) > allowed:
+                added = counter(recent) - counter(rest)
+                recent = [turn, *shorten_messages(rest, max(0, allowed - added), counter)]
+            if counter(recent) <= allowed:
+                break
     return older, recent
+
+
+def _is_request(message: BaseMessage) -> bool:
+    return isinstance(message, HumanMessage) and not tool_result_ids(message)
 
 
 def _last_human_turn(older: list[BaseMessage]) -> tuple[list[BaseMessage], list[BaseMessage]]:

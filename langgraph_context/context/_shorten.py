@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langgraph_context.messages import content_text
+from langgraph_context.messages import content_text, tool_result_ids
 from langgraph_context.tokens import TokenCounter, truncate_text
 
 __all__ = ["shorten_messages"]
@@ -42,6 +42,8 @@ def shorten_messages(
     model's own text; images, tool calls and ids are kept, so every tool call still
     has its result. Texts keep at least `_MIN_SHORTENED_TOKENS` at first; if that is
     not enough (many parallel results), tool results are cut down to the notice alone.
+    The latest user request is shortened last of all: older tool text never takes
+    its room.
     Every pass visits each message once, so this always ends; when even the shortest
     form is too long it returns that, with a warning.
     """
@@ -49,14 +51,25 @@ def shorten_messages(
     messages = list(recent)
     originals: dict[int, tuple[str, int]] = {}
     shown: dict[int, int] = {}  # tokens of the original still shown, once shortened
-    passes = (
-        ((ToolMessage,), _MIN_SHORTENED_TOKENS),
-        ((HumanMessage, AIMessage), _MIN_SHORTENED_TOKENS),
-        ((ToolMessage,), 0),
+    request = next(
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if isinstance(messages[i], HumanMessage) and not tool_result_ids(messages[i])
+        ),
+        None,
     )
-    for kinds, floor in passes:
+    passes: tuple[tuple[tuple[type[BaseMessage], ...], int, bool | None], ...] = (
+        ((ToolMessage,), _MIN_SHORTENED_TOKENS, None),
+        ((HumanMessage, AIMessage), _MIN_SHORTENED_TOKENS, False),
+        ((ToolMessage,), 0, None),
+        ((HumanMessage,), _MIN_SHORTENED_TOKENS, True),
+    )
+    for kinds, floor, latest in passes:
         candidates = []
         for i, m in enumerate(messages):
+            if latest is not None and (i == request) != latest:
+                continue  # the latest request waits for the last pass
             if isinstance(m, kinds) and _text_blocks_only(m.content):
                 if i not in originals:
                     text = content_text(m.content)

@@ -22,13 +22,15 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableWithFallbacks
 from langchain_core.runnables.base import RunnableBindingBase
 
-from langgraph_context.context._window import is_state_tail
+from langgraph_context.context._window import STATE_NOTICE, is_state_tail
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.messages import at_most_cache_marks
 
 __all__ = [
     "EPHEMERAL",
     "CacheBreakpoints",
     "cache_control_for",
+    "cache_marks",
     "has_cache_mark",
     "mark_cache_breakpoints",
     "uses_cache_breakpoints",
@@ -44,6 +46,9 @@ always, with that mark; `False`: never."""
 MAX_MESSAGE_MARKS = 2
 """Marks the messages may hold after marking: Anthropic allows four per request, and the
 tool list and a top-level mark (`AnthropicPromptCachingMiddleware`) may take the others."""
+
+MAX_REQUEST_MARKS = 4
+"""Anthropic refuses a request with more marked blocks than this."""
 
 # Anthropic refuses a cache mark on thinking blocks.
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
@@ -65,8 +70,11 @@ def _marked_content(content: Any, cache_control: Mapping[str, str]) -> list[Any]
             blocks[i] = {"type": "text", "text": block, "cache_control": mark}
             return blocks
         if isinstance(block, dict) and block.get("type") not in _UNMARKABLE:
-            if block.get("type") == "text" and not block.get("text"):
-                continue
+            text = block.get("text")
+            if block.get("type") == "text" and (
+                not text or (isinstance(text, str) and text.startswith(STATE_NOTICE))
+            ):
+                continue  # nothing to mark, or the plan merged into the last user turn
             blocks[i] = {**block, "cache_control": mark}
             return blocks
     return None
@@ -85,11 +93,13 @@ def mark_cache_breakpoints(
 ) -> list[BaseMessage]:
     """Mark the system message and the end of the stable history for a prompt cache.
 
-    Two marks at most, counting marks the messages already hold (Anthropic allows
-    four per request, so a caller's own mark on the tools and a top-level one still
-    fit): the last block of a leading system message, and the last block of the last
-    message before the plan's closing message (an assistant message with only tool
-    calls is passed over for the one before it). The messages themselves are not
+    Two marks at most, counting the marked blocks the messages already hold
+    (Anthropic allows four per request, so a caller's own mark on the tools and a
+    top-level one still fit; beyond four, the earliest marks are removed): the last
+    block of a leading system message, and the last block of the last message before
+    the plan's closing message (an assistant message with only tool
+    calls is passed over for the one before it; a plan merged into the last user
+    turn is passed over for the block before it). The messages themselves are not
     changed; marked ones are copies.
 
     Args:
@@ -109,10 +119,11 @@ def mark_cache_breakpoints(
         [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
     """
     mark = EPHEMERAL if cache_control is None else _checked_mark(cache_control, "cache_control")
-    out = list(messages)
-    # Anthropic refuses a fifth mark: marks already in the messages count against the
-    # two this leaves room for (a caller's mark on the tools and a top-level one).
-    room = MAX_MESSAGE_MARKS - sum(has_cache_mark(m) for m in out)
+    out = at_most_cache_marks(list(messages), MAX_REQUEST_MARKS)
+    # Anthropic refuses a fifth marked block: marks already in the messages count
+    # against the two this leaves room for (a caller's mark on the tools and a
+    # top-level one).
+    room = MAX_MESSAGE_MARKS - sum(cache_marks(m) for m in out)
     first = 0
     if out and isinstance(out[0], SystemMessage):
         first = 1
@@ -136,6 +147,21 @@ def mark_cache_breakpoints(
             out[i] = marked
             break
     return out
+
+
+def cache_marks(message: BaseMessage) -> int:
+    """How many blocks of `message`'s content carry a `cache_control` mark.
+
+    Args:
+        message: Any message.
+
+    Returns:
+        The count (Anthropic counts marks per block, not per message).
+    """
+    content = message.content
+    if not isinstance(content, list):
+        return 0
+    return sum(isinstance(b, dict) and "cache_control" in b for b in content)
 
 
 def has_cache_mark(message: BaseMessage) -> bool:

@@ -18,14 +18,14 @@ from langchain_core.language_models import BaseChatModel
 
 from langgraph_context._gc import paused_gc
 from langgraph_context.context._calls import Call, Steps, adrive, drive
+from langgraph_context.context._fallback import asummary_or_trim, summary_or_trim
+from langgraph_context.context._inputs import build_inputs, check_query
 from langgraph_context.context._sizing import PacketSizer
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
-    asummarize_lines,
     compress_context,
     insert_summary,
-    summarize_lines,
 )
 from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.context.gather import (
@@ -93,7 +93,8 @@ class ContextBuilder:
             `None` for the package's rules alone.
         summarizer: Optional chat model that summarises the packets of the first
             section of `config.compress_order` ([Context] by default) that did not fit,
-            into one entry at the top of that section.
+            into one entry at the top of that section; if it raises, they are trimmed
+            (logged as a warning).
         summary_tokens: Room kept in the budget for that summary.
         reranker: Optional stage after selection: `(query, packets) -> packets` to
             keep, best first (`context.rerank`). Default: none.
@@ -384,8 +385,8 @@ class ContextBuilder:
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None and summary_tokens > 0:
             summary: str = yield Call(
-                summarize_lines,
-                asummarize_lines,
+                summary_or_trim,
+                asummary_or_trim,
                 (lines,),
                 {
                     "model": self.summarizer,
@@ -426,9 +427,11 @@ class ContextBuilder:
 
         Raises:
             ValueError: If `max_tokens` is below 1.
+            TypeError: If `user_query` is not a string.
         """
         with paused_gc():  # coercing the inputs is CPU-bound like the pipeline's steps
-            inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
+            inputs = build_inputs(conversation_history, system_instructions, custom_packets, state)
+        check_query(user_query)
         return drive(self._steps(user_query, inputs, max_tokens))
 
     async def abuild_result(
@@ -446,7 +449,8 @@ class ContextBuilder:
         Query sources, embeddings and the summarizer are awaited.
         """
         with paused_gc():
-            inputs = _inputs(conversation_history, system_instructions, custom_packets, state)
+            inputs = build_inputs(conversation_history, system_instructions, custom_packets, state)
+        check_query(user_query)
         return await adrive(self._steps(user_query, inputs, max_tokens))
 
     def build(
@@ -483,18 +487,3 @@ class ContextBuilder:
             user_query, conversation_history, system_instructions, custom_packets
         )
         return result.text
-
-
-def _inputs(
-    conversation_history: Sequence[Any] | None,
-    system_instructions: str | None,
-    custom_packets: Iterable[ContextPacket] | None,
-    state: Any,
-) -> dict[str, Any]:
-    """One build's own inputs, as `gather_packets` keywords."""
-    return {
-        "state": state,
-        "conversation_history": conversation_history,
-        "system_instructions": system_instructions,
-        "custom_packets": custom_packets,
-    }

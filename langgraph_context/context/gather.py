@@ -332,12 +332,22 @@ def _query_sync(source: Any, query: str) -> Iterable[Any]:
         return source.store.search(source.namespace, query=query, limit=source.limit)
     if isinstance(source, BaseStore):
         return source.search((), query=query, limit=DEFAULT_STORE_LIMIT)
-    result = source(query)
+    return source(query)  # type: ignore[no-any-return]
+
+
+def _refuse_awaitable(result: Any, name: str) -> None:
+    """Raise for an async source in a sync build: a programmer's mistake, not a failure.
+
+    Raises:
+        InvalidTypeError: Naming the source and the async twin to call.
+    """
     if inspect.isawaitable(result):
         _close(result)
-        msg = "async source used in a sync build; call the async twin (abuild/agather_packets)"
+        msg = (
+            f"sources: {name} is async and cannot run in a sync build; call the async "
+            "twin (abuild, abuild_result, agather_packets) or pass a sync source"
+        )
         raise InvalidTypeError(msg)
-    return result  # type: ignore[no-any-return]
 
 
 def _close(awaitable: Awaitable[Any]) -> None:
@@ -430,7 +440,13 @@ def gather_packets(
     for source in sources:
         name = _source_name(source)
         try:
-            packets.extend([_as_packet(item, name) for item in _query_sync(source, query)])
+            found = _query_sync(source, query)
+        except Exception as exc:
+            _record(failures, name, exc)
+            continue
+        _refuse_awaitable(found, name)  # outside the try: it must not be skipped
+        try:
+            packets.extend([_as_packet(item, name) for item in found])
         except Exception as exc:
             _record(failures, name, exc)
     return GatherResult(tuple(packets), tuple(failures))

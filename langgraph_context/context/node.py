@@ -23,7 +23,7 @@ from typing_extensions import TypedDict
 from langgraph_context.context._cache_node import cache_node
 from langgraph_context.context._focus_node import focus_node
 from langgraph_context.context.builder import ContextBuilder
-from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
     "DEFAULT_KEEP_LAST",
@@ -67,9 +67,16 @@ def create_context_node(
     system message with the instructions, the pinned state and a selection of older
     turns; then the history verbatim from a sticky cut point (it moves forward in
     steps of half the room, so each call's input starts with the previous call's);
-    then the plan in a closing message. `"focus"` rebuilds the context for every
-    call around the current query: one system message with task, state and the most
-    relevant older turns, then the last `keep_last` messages.
+    then the plan in a closing message (joined to the last user turn as a block of
+    its own when the history ends with one, so roles alternate). `"focus"` rebuilds
+    the context for every call around the current query: one system message with
+    task, state and the most relevant older turns, then the last `keep_last` messages.
+
+    Either way the messages after the system message are what a provider accepts
+    (`messages.provider_ready_history`): unanswered calls are answered "cancelled",
+    orphan results and `RemoveMessage`s are not sent, user turns alternate. A
+    constraint or hot issue the budget leaves out, or an input over it, is a
+    `UserWarning`.
 
     The whole model input (context system message plus the recent messages) fits the
     builder's `config.max_tokens`. The context always keeps room for its role, task
@@ -111,7 +118,10 @@ def create_context_node(
         A runnable with sync and async paths, usable as a node or `pre_model_hook`.
 
     Raises:
-        ValueError: If `keep_last` is negative, `layout` is unknown or a key is empty.
+        InvalidArgumentError: If `keep_last` is negative, `layout` is unknown or a key
+            or the name is empty (a `ValueError`).
+        InvalidTypeError: If an option has the wrong type, such as `keep_last="6"`
+            (a `TypeError`).
 
     Example:
         >>> node = create_context_node(keep_last=1)
@@ -119,16 +129,14 @@ def create_context_node(
         >>> [m.type for m in out["llm_input_messages"]]
         ['system', 'human']
     """
-    if keep_last < 0:
-        msg = f"keep_last must be >= 0, got {keep_last}"
-        raise InvalidArgumentError(msg)
-    if layout not in LAYOUTS:
-        msg = f"layout must be one of {list(LAYOUTS)}, got {layout!r}"
-        raise InvalidArgumentError(msg)
-    for key_name, key in (("messages_key", messages_key), ("output_key", output_key)):
-        if not isinstance(key, str) or not key:
-            msg = f"{key_name} must be a non-empty string, got {key!r}"
-            raise InvalidArgumentError(msg)
+    _check_options(
+        builder,
+        keep_last=keep_last,
+        layout=layout,
+        keys={"messages_key": messages_key, "output_key": output_key, "name": name},
+        flags={"stamp_times": stamp_times, "harden_from_start": harden_from_start},
+        texts={"system_instructions": system_instructions, "query_key": query_key},
+    )
     context_builder = builder or ContextBuilder()
     if layout == "cache":
         return cache_node(
@@ -150,3 +158,39 @@ def create_context_node(
         name=name,
         stamp_times=stamp_times,
     )
+
+
+def _check_options(
+    builder: Any,
+    *,
+    keep_last: Any,
+    layout: Any,
+    keys: dict[str, Any],
+    flags: dict[str, Any],
+    texts: dict[str, Any],
+) -> None:
+    """Raise a package error naming the first option of the wrong type or value."""
+    if builder is not None and not isinstance(builder, ContextBuilder):
+        msg = f"builder must be a ContextBuilder or None, got {type(builder).__name__}"
+        raise InvalidTypeError(msg)
+    if not isinstance(keep_last, int) or isinstance(keep_last, bool):
+        msg = f"keep_last must be an int, got {keep_last!r}"
+        raise InvalidTypeError(msg)
+    if keep_last < 0:
+        msg = f"keep_last must be >= 0, got {keep_last}"
+        raise InvalidArgumentError(msg)
+    if layout not in LAYOUTS:
+        msg = f"layout must be one of {list(LAYOUTS)}, got {layout!r}"
+        raise InvalidArgumentError(msg)
+    for key_name, key in keys.items():
+        if not isinstance(key, str) or not key:
+            msg = f"{key_name} must be a non-empty string, got {key!r}"
+            raise InvalidArgumentError(msg)
+    for flag_name, flag in flags.items():
+        if not isinstance(flag, bool):
+            msg = f"{flag_name} must be a bool, got {flag!r}"
+            raise InvalidTypeError(msg)
+    for text_name, text in texts.items():
+        if text is not None and not isinstance(text, str):
+            msg = f"{text_name} must be a string or None, got {type(text).__name__}"
+            raise InvalidTypeError(msg)

@@ -10,6 +10,7 @@ sanitized wherever they are rendered, under the hardening instruction.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langgraph_context.packet import ContextPacket
@@ -22,6 +23,8 @@ from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.state import Constraint, HotIssue, get_state_value
 
 __all__ = ["TRUSTED_MEMORY_SOURCES", "hot_issue_text", "memory_packets", "render_memory"]
+
+logger = logging.getLogger(__name__)
 
 TRUSTED_MEMORY_SOURCES = frozenset({"user", "developer"})
 """Constraint sources rendered as instructions; any other source is untrusted data."""
@@ -52,6 +55,25 @@ def _active(state: Any, key: str) -> list[Any]:
     return [e for e in get_state_value(state, key, []) if e.get("status", "active") == "active"]
 
 
+def _well_formed(issues: list[Any], key: str) -> list[HotIssue]:
+    """The hot issues that can be rendered; each other one is skipped with a warning.
+
+    One malformed entry (a hand-written state, an old checkpoint) must not take the
+    constraints and the other issues out of the model input with it.
+    """
+    kept: list[HotIssue] = []
+    for issue in issues:
+        if all(isinstance(issue.get(f), str) for f in ("id", "check", "summary")):
+            kept.append(issue)
+        else:
+            logger.warning(
+                "%s: skipping a hot issue without a string id, check and summary: %r",
+                key,
+                issue,
+            )
+    return kept
+
+
 def memory_packets(
     state: Any, *, constraints_key: str = "constraints", hot_issues_key: str = "hot_issues"
 ) -> list[ContextPacket]:
@@ -77,7 +99,7 @@ def memory_packets(
         [False]
     """
     constraints: list[Constraint] = _active(state, constraints_key)
-    issues: list[HotIssue] = _active(state, hot_issues_key)
+    issues: list[HotIssue] = _well_formed(_active(state, hot_issues_key), hot_issues_key)
     packets = [
         ContextPacket(
             c["text"],

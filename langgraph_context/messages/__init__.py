@@ -31,7 +31,8 @@ not excuse them.
 user or assistant text (an unanswered call gets an error `ToolMessage`: "cancelled",
 or for an invalid call the parse error and the bad arguments, as LangGraph's ToolNode
 reports a failing tool); `group_tool_rounds` gives the atomic units that trimming and
-compaction may cut between.
+compaction may cut between; `provider_ready_history` is the last step before a
+model call (repaired, nothing empty, user turns merged so roles alternate).
 """
 
 from langgraph_context.messages._coerce import (
@@ -41,6 +42,7 @@ from langgraph_context.messages._coerce import (
     message_blocks,
     text_of,
 )
+from langgraph_context.messages._cuts import safe_cut_points, truncate_messages
 from langgraph_context.messages._history import (
     CANCELLED_TOOL_RESULT,
     HistoryRepair,
@@ -49,11 +51,14 @@ from langgraph_context.messages._history import (
     group_tool_rounds,
     is_tool_result,
     repair_history,
-    safe_cut_points,
     tool_call_ids,
     tool_result_ids,
-    truncate_messages,
     validate_history,
+)
+from langgraph_context.messages._ready import (
+    at_most_cache_marks,
+    merge_user_messages,
+    provider_ready_history,
 )
 
 __all__ = [
@@ -63,10 +68,13 @@ __all__ = [
     "MessageLike",
     "ViolationKind",
     "as_messages",
+    "at_most_cache_marks",
     "content_text",
     "group_tool_rounds",
     "is_tool_result",
+    "merge_user_messages",
     "message_blocks",
+    "provider_ready_history",
     "repair_history",
     "safe_cut_points",
     "text_of",

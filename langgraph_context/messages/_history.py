@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,12 +16,13 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+from langgraph_context.errors import InvalidTypeError
 from langgraph_context.messages._coerce import (
     _message_arg,
     _short,
     as_messages,
 )
+from langgraph_context.messages._roles import screen
 
 ViolationKind = Literal[
     "leading_tool_result",
@@ -28,6 +30,8 @@ ViolationKind = Literal[
     "duplicate_tool_result",
     "missing_tool_result",
     "missing_tool_call_id",
+    "remove_message",
+    "unknown_role",
 ]
 
 CANCELLED_TOOL_RESULT = (
@@ -211,6 +215,30 @@ def _walk(
     return violations, out
 
 
+def _screened_walk(
+    items: list[BaseMessage], *, allow_pending: bool, repair: bool
+) -> tuple[list[HistoryViolation], list[BaseMessage]]:
+    """`_walk` over the messages a provider can take at all; the rest are violations.
+
+    Indices in the violations are positions in `items`; the screened-out messages
+    are reported first.
+    """
+    kept: list[BaseMessage] = []
+    where: list[int] = []
+    found: list[HistoryViolation] = []
+    for i, message in enumerate(items):
+        usable, kind, detail = screen(message)
+        if kind is not None:
+            found.append(HistoryViolation(kind, i, None, detail))
+        if usable is not None:
+            kept.append(usable)
+            where.append(i)
+    violations, out = _walk(kept, allow_pending=allow_pending, repair=repair)
+    where.append(len(items))
+    found += [dataclasses.replace(v, index=where[v.index]) for v in violations]
+    return found, out
+
+
 def validate_history(
     messages: Sequence[Any], *, allow_pending_tool_calls: bool = False
 ) -> list[HistoryViolation]:
@@ -238,7 +266,7 @@ def validate_history(
     """
     _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
     items = as_messages(messages)
-    violations, _ = _walk(items, allow_pending=allow_pending_tool_calls, repair=False)
+    violations, _ = _screened_walk(items, allow_pending=allow_pending_tool_calls, repair=False)
     return violations
 
 
@@ -248,7 +276,9 @@ def repair_history(
     """Make a history valid without losing user or assistant text.
 
     Tool results that pair with no call (orphans, duplicates, a leading result) are
-    dropped; a call without an id gets one; every call left without a result gets a
+    dropped, and so are messages no provider takes (a `RemoveMessage`, a
+    `ChatMessage` with role `tool` or an unknown role; one with a known role becomes
+    its class); a call without an id gets one; every call left without a result gets a
     synthetic error result right after its block: "cancelled" for a valid call, and
     for an invalid call (arguments that did not parse) the parse error and the bad
     arguments, so the model can call again correctly. Nothing else changes.
@@ -274,8 +304,8 @@ def repair_history(
     """
     _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
     items = as_messages(messages)
-    violations, out = _walk(items, allow_pending=allow_pending_tool_calls, repair=True)
-    return HistoryRepair(out if violations else list(items), tuple(violations))
+    violations, out = _screened_walk(items, allow_pending=allow_pending_tool_calls, repair=True)
+    return HistoryRepair(out, tuple(violations))
 
 
 def _check_flag(name: str, value: Any) -> None:
@@ -377,76 +407,6 @@ def group_tool_rounds(messages: Sequence[Any]) -> list[tuple[int, int]]:
         units.append((i, end))
         i = end
     return units
-
-
-def safe_cut_points(messages: Sequence[Any]) -> list[int]:
-    """Return the indices where a history can be cut without orphaning a tool result.
-
-    Index `i` means `messages[:i]` and `messages[i:]` keep every call with its results.
-    `0` and `len(messages)` are always included.
-
-    Raises:
-        InvalidTypeError: If `messages` or one of its items has the wrong type.
-        InvalidArgumentError: If an item is malformed (named by position).
-    """
-    units = group_tool_rounds(messages)
-    return [start for start, _ in units] + [units[-1][1] if units else 0]
-
-
-def truncate_messages(
-    messages: Sequence[Any],
-    *,
-    keep: int = 10,
-    preserve_system: bool = True,
-) -> list[BaseMessage]:
-    """Keep the last `keep` messages without ever splitting a tool call from its results.
-
-    The cut is moved forward to the next tool-round boundary, so the result can hold
-    fewer than `keep` recent messages; if that would keep nothing at all, the cut moves
-    back to the start of the last round instead (more than `keep`, never an orphan).
-    The input is not modified.
-
-    Args:
-        messages: LangChain messages or OpenAI-style dicts.
-        keep: How many recent messages to keep (leading system messages not counted).
-        preserve_system: Keep the leading system message(s).
-
-    Returns:
-        A new list of messages.
-
-    Raises:
-        InvalidArgumentError: If `keep` is negative, or an item is malformed.
-        InvalidTypeError: If `keep` is not an int, `preserve_system` not a bool, or
-            `messages` or one of its items has the wrong type.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage, SystemMessage
-        >>> history = [SystemMessage("rules")] + [HumanMessage(str(i)) for i in range(5)]
-        >>> [m.content for m in truncate_messages(history, keep=2)]
-        ['rules', '3', '4']
-    """
-    if not isinstance(keep, int) or isinstance(keep, bool):
-        msg = f"keep must be an int, got {_short(keep)}"
-        raise InvalidTypeError(msg)
-    if keep < 0:
-        msg = f"keep must be >= 0, got {keep}"
-        raise InvalidArgumentError(msg)
-    _check_flag("preserve_system", preserve_system)
-    items = as_messages(messages)
-    head_len = 0
-    while head_len < len(items) and isinstance(items[head_len], SystemMessage):
-        head_len += 1
-    head = items[:head_len] if preserve_system else []
-    body = items[head_len:]
-    if keep == 0 or not body:
-        return list(head)
-    rounds = group_tool_rounds(body)
-    cut = len(body) - keep
-    starts = [start for start, _ in rounds if start >= cut]
-    start = starts[0] if starts else len(body)
-    if start >= len(body):
-        start = rounds[-1][0]
-    return [*head, *body[start:]]
 
 
 def tool_call_ids(message: BaseMessage) -> list[str]:

@@ -7,6 +7,7 @@ serialized. The model types live in `_note_model`.
 from __future__ import annotations
 
 import builtins
+import functools
 import heapq
 import threading
 import unicodedata
@@ -16,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph_context.errors import InvalidArgumentError
@@ -131,12 +133,29 @@ def _check_limit(limit: Any) -> int | None:
     return limit
 
 
-def _recency_key(note: Note) -> tuple[str, str]:
-    return (note.updated_at, note.id)
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
-def _rank_key(pair: tuple[Note, float]) -> tuple[float, str, str]:
-    return (pair[1], pair[0].updated_at, pair[0].id)
+@functools.lru_cache(maxsize=4096)
+def _instant(stamp: str) -> datetime:
+    """The moment an ISO-8601 time names: `12:00+05:00` is before `08:00Z` of that day.
+
+    Compared as strings, times with different offsets sort wrongly. A time without
+    an offset is UTC (as notes are written); one that does not parse sorts first.
+    """
+    try:
+        moment = datetime.fromisoformat(stamp.strip())
+    except (ValueError, AttributeError):
+        return _EARLIEST
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _recency_key(note: Note) -> tuple[datetime, str]:
+    return (_instant(note.updated_at), note.id)
+
+
+def _rank_key(pair: tuple[Note, float]) -> tuple[float, datetime, str]:
+    return (pair[1], _instant(pair[0].updated_at), pair[0].id)
 
 
 @dataclass

@@ -95,6 +95,7 @@ def create_write_plan_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    message_key: str | None = None,
     plan_tool_names: Collection[str] | None = None,
 ) -> BaseTool:
     """Create the `write_plan(plan: list[str])` tool.
@@ -103,6 +104,7 @@ def create_write_plan_tool(
         name: Tool name (default `write_plan`).
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
+        message_key: Alias of `messages_key` (the spec's spelling); not both.
         plan_tool_names: Names of the agent's plan tools: a call to one of them earlier
             in the same AI turn makes this call be refused (default: this tool's name,
             `write_plan` and `update_plan`). Pass both names when you rename the tools.
@@ -117,7 +119,9 @@ def create_write_plan_tool(
         >>> create_write_plan_tool().name
         'write_plan'
     """
-    spec = _WRITE_PLAN.customize(name=name, description=description, messages_key=messages_key)
+    spec = _WRITE_PLAN.customize(
+        name=name, description=description, messages_key=messages_key, message_key=message_key
+    )
     plan_names = _plan_names(spec.name, plan_tool_names)
 
     def write_plan(
@@ -219,6 +223,7 @@ def create_update_plan_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    message_key: str | None = None,
     plan_tool_names: Collection[str] | None = None,
 ) -> BaseTool:
     """Create the `update_plan(update_plans: list[PlanUpdate])` tool.
@@ -227,6 +232,7 @@ def create_update_plan_tool(
         name: Tool name (default `update_plan`).
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
+        message_key: Alias of `messages_key` (the spec's spelling); not both.
         plan_tool_names: Names of the agent's plan tools (see `create_write_plan_tool`).
 
     Returns:
@@ -236,7 +242,9 @@ def create_update_plan_tool(
     Raises:
         ValueError: If `name`, `description` or `messages_key` is invalid.
     """
-    spec = _UPDATE_PLAN.customize(name=name, description=description, messages_key=messages_key)
+    spec = _UPDATE_PLAN.customize(
+        name=name, description=description, messages_key=messages_key, message_key=message_key
+    )
     plan_names = _plan_names(spec.name, plan_tool_names)
 
     def update_plan(

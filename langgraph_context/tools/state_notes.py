@@ -101,6 +101,7 @@ def create_write_note_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    message_key: str | None = None,
     prefix: str | None = None,
 ) -> BaseTool:
     """Create the `write_note(file_name, content)` tool.
@@ -111,6 +112,7 @@ def create_write_note_tool(
             it cannot collide with another toolset's `write_note`.
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
+        message_key: Alias of `messages_key` (the spec's spelling); not both.
 
     Returns:
         A tool returning a `Command` that adds the note and its `ToolMessage`.
@@ -120,7 +122,11 @@ def create_write_note_tool(
             both `name` and `prefix` are given.
     """
     spec = _WRITE_NOTE.customize(
-        name=name, description=description, messages_key=messages_key, prefix=prefix
+        name=name,
+        description=description,
+        messages_key=messages_key,
+        prefix=prefix,
+        message_key=message_key,
     )
 
     def write_note(
@@ -223,6 +229,7 @@ def create_update_note_tool(
     name: str | None = None,
     description: str | None = None,
     messages_key: str | None = None,
+    message_key: str | None = None,
     prefix: str | None = None,
 ) -> BaseTool:
     """Create the `update_note(file_name, origin_content, new_content, replace_all)` tool.
@@ -233,6 +240,7 @@ def create_update_note_tool(
             it cannot collide with another toolset's `update_note`.
         description: Tool description shown to the model.
         messages_key: State key of the messages list (default `messages`).
+        message_key: Alias of `messages_key` (the spec's spelling); not both.
 
     Returns:
         A tool returning a `Command` with the edited note, or an error `ToolMessage`
@@ -243,7 +251,11 @@ def create_update_note_tool(
             both `name` and `prefix` are given.
     """
     spec = _UPDATE_NOTE.customize(
-        name=name, description=description, messages_key=messages_key, prefix=prefix
+        name=name,
+        description=description,
+        messages_key=messages_key,
+        prefix=prefix,
+        message_key=message_key,
     )
     # The tool that reads a note, named like this one (a prefix names both alike).
     read_tool = f"{prefix}_{_QUERY_NOTE.name}" if prefix else _QUERY_NOTE.name

@@ -1,0 +1,68 @@
+"""The history a context node works from (private to `context`)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_context.compaction.provenance import mark_later_system
+from langgraph_context.context.result import ContextResult
+from langgraph_context.context.stamp import stamped_history
+from langgraph_context.messages import as_messages, repair_history
+from langgraph_context.state import get_state_value
+from langgraph_context.tokens import TokenCounter
+
+_PINNED_MEMORY = ("constraint", "hot_issue")
+
+
+def node_history(
+    state: Any, messages_key: str, *, stamp_times: bool
+) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """`(history the model may see, newly stamped messages to write back)`.
+
+    Messages are stamped before anything renders them (a day line never appears
+    later). The model's view is then repaired so a provider accepts it (dangling
+    calls answered "cancelled", orphan results and state edits dropped); state keeps
+    what it has.
+    """
+    messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
+    stamped: list[BaseMessage] = []
+    if stamp_times:
+        messages, stamped = stamped_history(messages)
+    return repair_history(messages).messages, stamped
+
+
+def warn_if_short(
+    result: ContextResult,
+    sent: Sequence[BaseMessage],
+    token_counter: TokenCounter,
+    limit: int,
+    *,
+    node: str,
+) -> None:
+    """Warn (not only log) when the model input lost pinned memory or is over budget.
+
+    A constraint or hot issue left out, or an input over `max_tokens`, changes what
+    the model does; a developer must see it, so it is a `UserWarning` with the fix.
+    """
+    lost = [
+        d.packet.source or d.packet.type
+        for d in result.dropped
+        if d.packet.type in _PINNED_MEMORY and d.reason != "duplicate"
+    ]
+    if lost:
+        msg = (
+            f"{node}: pinned memory {lost} was left out of the model input: the budget "
+            f"(max_tokens={limit}) is too small for it; raise the builder's max_tokens"
+        )
+        warnings.warn(msg, UserWarning, stacklevel=4)
+    used = int(token_counter(list(sent)))
+    if used > limit:
+        msg = (
+            f"{node}: the model input takes {used} tokens, over max_tokens={limit}, even "
+            "with every text shortened; raise the builder's max_tokens"
+        )
+        warnings.warn(msg, UserWarning, stacklevel=4)
