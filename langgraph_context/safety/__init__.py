@@ -45,6 +45,7 @@ from langgraph_context.safety.sanitize import (
     InjectionKind,
     find_injections,
     sanitize_untrusted,
+    visible_form,
 )
 
 __all__ = [
@@ -76,5 +77,6 @@ __all__ = [
     "new_boundary",
     "protect_packet",
     "sanitize_untrusted",
+    "visible_form",
     "wrap_untrusted",
 ]
