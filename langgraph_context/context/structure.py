@@ -284,7 +284,7 @@ def structure_context(
                     text if fenced else escape_headers(text, titles), s.packet, value, fenced=fenced
                 )
             )
-        if name == "role" and hardening:
+        if name == "role" and hardening and not any(hardening in e.text for e in entries):
             entries.append(Entry(hardening))
         if name == "task" and query:
             entries.insert(0, Entry(query))
