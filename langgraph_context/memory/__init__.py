@@ -19,6 +19,12 @@ from langgraph_context.memory.packets import (
     memory_packets,
     render_memory,
 )
+from langgraph_context.memory.provenance import (
+    MAX_QUOTED_SENTENCES,
+    latest_user_message,
+    quoted_sentences,
+    user_quote,
+)
 from langgraph_context.memory.tools import (
     DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
     DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
@@ -56,6 +62,7 @@ __all__ = [
     "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
     "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
     "MAX_CONSTRAINT_CHARS",
+    "MAX_QUOTED_SENTENCES",
     "MEMORY_STATUSES",
     "TRUSTED_MEMORY_SOURCES",
     "Constraint",
@@ -75,10 +82,13 @@ __all__ = [
     "hot_issue_reducer",
     "hot_issue_text",
     "is_failed_check",
+    "latest_user_message",
     "memory_packets",
     "normalize_constraint",
     "parse_constraints",
+    "quoted_sentences",
     "render_constraints",
     "render_memory",
     "track_hot_issues",
+    "user_quote",
 ]
