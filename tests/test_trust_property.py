@@ -38,7 +38,9 @@ from langgraph_context.compaction import COMPACTION_MARKER, summarize_history
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import content_text
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.packet import ContextPacket
+from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
+from langgraph_context.state import render_plan
 from langgraph_context.testing import ScriptedChatModel
 
 PathBuilder = Callable[[str], list[BaseMessage]]
@@ -138,6 +140,18 @@ def _memory_block(payload: str) -> list[BaseMessage]:
     return [SystemMessage(INSTRUCTIONS + "\n\n" + render_memory(_pinned(payload)))]
 
 
+def _state_block(payload: str) -> list[BaseMessage]:
+    """A system message built by hand with `fenced_block`: what `agents/` must use for
+    the plan, note names and the maintainer's briefing when `context=False`."""
+    pinned = _pinned(payload)
+    packets = [
+        ContextPacket(render_plan(pinned["plan"]), type="plan", source="plan"),
+        ContextPacket(", ".join(sorted(pinned["note"])), type="note_names", source="notes"),
+        ContextPacket(f"TODO: {payload}\nsrc/{MARK}.py", type="briefing", source="repo"),
+    ]
+    return [SystemMessage(f"{INSTRUCTIONS}\n\n{fenced_block(packets)}")]
+
+
 def _middleware(payload: str) -> list[BaseMessage]:
     """`create_agent` with the context middleware as it is on main (read-only here)."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
@@ -171,6 +185,7 @@ PATHS: list[Any] = [
     pytest.param(_builder_summary, id="builder-summarizer"),
     pytest.param(_compaction, id="compaction-summary"),
     pytest.param(_memory_block, id="render-memory"),
+    pytest.param(_state_block, id="fenced-block"),
     pytest.param(_middleware, id="middleware-main"),
     pytest.param(_context_agent(True), id="context-agent-context"),
     pytest.param(
@@ -234,3 +249,10 @@ def test_the_checker_catches_an_unfenced_payload() -> None:
     """The property can fail: a payload in plain system text is reported."""
     with pytest.raises(AssertionError, match="SystemMessage"):
         _check([SystemMessage(f"{INSTRUCTIONS}\n{MARK} hi\n{HARDENING_INSTRUCTION}")])
+
+
+def test_fenced_block_of_nothing_is_empty() -> None:
+    """No packets, no block (and no hardening line)."""
+    assert fenced_block([]) == ""
+    block = fenced_block([ContextPacket("x", type="plan")], hardening="")
+    assert block.startswith("<untrusted-data-")

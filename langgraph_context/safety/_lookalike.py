@@ -81,6 +81,9 @@ def view(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     if not escapes and text.isascii():
         return text.lower().replace("\\", "/"), None
     table = {c: _char(c) for c in set(text)}
+    if not escapes and all(len(v) == 1 for v in table.values()):
+        # One view character per character (no invisible ones, no ligatures): aligned.
+        return text.translate({ord(c): v for c, v in table.items()}), None
     pieces: list[str] = []
     spans: list[tuple[int, int]] = []
     at = 0
