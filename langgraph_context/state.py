@@ -223,13 +223,17 @@ class Constraint(TypedDict):
         id: Stable identity (`constraint_id(text)` unless the writer chose one).
         text: The rule, as the model or user phrased it.
         status: `active`, or `resolved` in an update that removes it.
-        source: Who recorded it: `model`, `user`, `extractor` or anything custom.
+        source: Who recorded it: `model`, `user`, `developer`, `extractor` or anything
+            custom; only `user` and `developer` are trusted (`memory.provenance`).
+        quoted_from: For a rule `record_constraint` found verbatim in the user's
+            message: that message's id.
     """
 
     id: str
     text: str
     status: MemoryStatus
     source: NotRequired[str]
+    quoted_from: NotRequired[str]
 
 
 class HotIssue(TypedDict):

@@ -300,8 +300,9 @@ def test_real_compaction_and_context_middleware_together() -> None:
     for seen in model.seen:
         assert seen[0].content.startswith("You read files.")
         assert count_tokens(seen) <= view_budget + prompt_tokens + 10
-    # The cache layout sends the plan last, after the newest tool result.
-    assert "request]\n1. [in_progress] read files" in model.seen[-1][-1].content
+    # The cache layout sends the plan last (fenced: the model wrote it), after the
+    # newest tool result.
+    assert 'source="plan">\n1. [in_progress] read files' in model.seen[-1][-1].content
     assert model.seen[-1][-2].content.startswith("f9.py: line0")
     assert "llm_input_messages" not in out
 

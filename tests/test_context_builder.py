@@ -232,7 +232,9 @@ def test_builder_summarizer_condenses_trimmed_history(scripted: type) -> None:
     b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
     result = b.build_result("trip", history)
     assert result.tokens <= 300
-    assert "(summary of earlier items) Earlier: they planned a trip to Oslo." in result.text
+    assert "[summary of earlier items] Earlier: they planned a trip to Oslo.\n</untrusted" in (
+        result.text
+    )
     assert result.stats["dropped"].get("summarized", 0) >= 1
 
 
@@ -257,7 +259,7 @@ async def test_async_builder_summarizer(scripted: type) -> None:
     b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
     result = await b.abuild_result("hello", history)
     assert result.tokens <= 300
-    assert "(summary of earlier items) Summary: greetings only." in result.text
+    assert "[summary of earlier items] Summary: greetings only.\n</untrusted" in result.text
     assert "hello there number 0" in model.seen[0][1].content
 
 

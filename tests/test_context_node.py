@@ -75,7 +75,9 @@ def test_plain_node_in_state_graph_keeps_history(scripted: type) -> None:
     context = seen[0].content
     assert context.startswith("[Role & Policies]\nYou are a project assistant.")
     assert "user: The launch deadline is March 3rd." in context
-    assert "[State]\nPlan:\n1. [in_progress] ship" in context
+    assert "[State]\n<untrusted-data-" in context
+    plan = 'type="plan">\n[plan, 2 lines] Plan:\n1. [in_progress] ship\n</untrusted-data-'
+    assert plan in context
     assert context.endswith("[Task]\nWhen is the launch deadline?")
     assert len(out["messages"]) == len(messages) + 1
     assert out["messages"][-1].content == "March 3rd"

@@ -71,7 +71,7 @@ def test_parse_constraints_limits_and_dedupes() -> None:
 
 
 def test_node_records_rules_across_turns_without_duplicates() -> None:
-    """Across turns the extractor adds new rules once, tagged as extracted."""
+    """Across turns the extractor adds new rules once, tagged as extracted or quoted."""
     model = ScriptedChatModel(
         responses=[AIMessage("Use uv\nNever push to main"), AIMessage("NONE"), AIMessage("use UV")]
     )
@@ -89,7 +89,7 @@ def test_node_records_rules_across_turns_without_duplicates() -> None:
             "id": constraint_id("Never push to main"),
             "text": "Never push to main",
             "status": "active",
-            "source": "extractor",
+            "source": "user",  # a whole sentence of the message: the user's own words
         },
     ]
     app.invoke({"messages": [HumanMessage("thanks")]}, cfg)

@@ -16,6 +16,8 @@ MODULES = [
     "langgraph_context.memory.watch",
     "langgraph_context.memory.extract",
     "langgraph_context.memory.packets",
+    "langgraph_context.memory.provenance",
+    "langgraph_context.memory.store",
     "langgraph_context.safety.sanitize",
     "langgraph_context.safety.boundary",
     "langgraph_context.safety.guard",

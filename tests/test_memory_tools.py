@@ -72,7 +72,7 @@ def test_record_then_resolve_by_id_and_by_text() -> None:
         "source": "model",
     }
     assert texts(state)[1] == "Run ruff before committing"
-    assert result(state, "1").content == (f"Recorded constraint [{rid}].")
+    assert result(state, "1").content.startswith(f"Recorded constraint [{rid}] as a note (data)")
     state = run(
         app,
         call("resolve_constraint", {"constraint": rid}, "4"),

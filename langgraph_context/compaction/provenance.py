@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
@@ -164,6 +164,11 @@ def compaction_marker(kind: str, **data: Any) -> dict[str, Any]:
 def compaction_kind(message: BaseMessage) -> str | None:
     """Return `"snapshot"` or `"summary"` for a message compaction wrote, else `None`.
 
+    Compaction writes user-role messages only, so the marker counts only on a
+    `HumanMessage`: on a tool, AI or system message (a client can send any message
+    with any `additional_kwargs`) it is ignored and the message is read by its role,
+    so a tool result never passes as compaction's trusted header.
+
     Args:
         message: Any message.
 
@@ -171,7 +176,7 @@ def compaction_kind(message: BaseMessage) -> str | None:
         The kind recorded in the message's marker, or `None` for ordinary messages.
     """
     marker = message.additional_kwargs.get(COMPACTION_MARKER)
-    if isinstance(marker, Mapping):
+    if isinstance(message, HumanMessage) and isinstance(marker, Mapping):
         kind = marker.get("kind")
         return str(kind) if kind is not None else None
     return None

@@ -10,7 +10,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import fenced_compaction_message
@@ -19,21 +19,45 @@ from langgraph_context.context._defuse import defused
 from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
-from langgraph_context.context._window import lead_turn, split_pinned, state_tail, sticky_cut
+from langgraph_context.context._window import (
+    carries_untrusted,
+    lead_turn,
+    split_pinned,
+    state_tail,
+    sticky_cut,
+)
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
 from langgraph_context.context.stamp import without_stamps
-from langgraph_context.messages import (
-    content_text,
-    provider_ready_history,
-    tool_result_ids,
-)
+from langgraph_context.messages import content_text, provider_ready_history
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import require_state_keys
 
 __all__ = ["cache_node"]
 
 _Stamps = list[BaseMessage]
+
+
+def _verbatim(
+    builder: ContextBuilder, older: list[BaseMessage], window: list[BaseMessage]
+) -> list[BaseMessage]:
+    """The window as sent: opened by a user turn, compaction messages fenced."""
+    window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
+    return [defused(m, builder.detector) for m in window] if builder.sanitize else window
+
+
+def _instructions(
+    system: list[SystemMessage], system_instructions: str | None, hardening: str
+) -> str | None:
+    """The system message's role text: leading system messages, instructions, hardening."""
+    parts = [content_text(m.content) for m in system]
+    return "\n\n".join(p for p in [*parts, system_instructions or "", hardening] if p) or None
+
+
+def _head(builder: ContextBuilder, instructions: str | None) -> int:
+    """The system message's share of the window: its fixed sections, a quarter to a half."""
+    limit = builder.config.max_tokens
+    return min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
 
 
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
@@ -53,8 +77,7 @@ def cache_node(
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """The `layout="cache"` node: stable system message, sticky window, plan last.
 
-    With `harden_from_start` the hardening line is in the system message from the
-    first call.
+    With `harden_from_start` the hardening line is there from the first call.
     """
     counter = builder.token_counter
     limit = builder.config.max_tokens
@@ -64,31 +87,22 @@ def cache_node(
     head_builder = copy.copy(builder)
     head_builder.config = dataclasses.replace(builder.config, output_instructions="")
     protect = builder.protect_untrusted and builder.wrap_untrusted is None
-    # Tool output sits verbatim in the window, so the hardening text is due from the
-    # first call when the model has tools (its arrival would rewrite the prefix), else
-    # once the history holds tool output (once there, it stays).
+    # The hardening text is due from the first call when the model has tools (its
+    # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
-    if protect:
-        head_builder.hardening = ""
-
-    def verbatim(older: list[BaseMessage], window: list[BaseMessage]) -> list[BaseMessage]:
-        # A compaction message an older version stored unfenced is fenced whole, with
-        # or without the opt-in rewriting of tool results.
-        window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
-        return [defused(m, builder.detector) for m in window] if builder.sanitize else window
+    head_builder.hardening = "" if protect else head_builder.hardening
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
         messages, stamped = node_history(state, messages_key, stamp_times=stamp_times)
         system, later, body = split_pinned(messages)
-        parts = [content_text(m.content) for m in system]
-        due = harden_from_start or any(
-            isinstance(m, ToolMessage) or tool_result_ids(m) for m in body
-        )
-        parts += [system_instructions or "", hardening if protect and due else ""]
-        instructions = "\n\n".join(p for p in parts if p) or None
-        head = min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
         tail = state_tail(state)
+        # Tool output, a compaction message, a later system message, the fenced plan:
+        due = bool(harden_from_start or later or tail) or any(map(carries_untrusted, body))
+
+        line = hardening if protect else ""
+        instructions = _instructions(system, system_instructions, line if due else "")
+        head = _head(builder, instructions)
 
         def build(older: list[BaseMessage]) -> Call:
             view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
@@ -105,13 +119,18 @@ def cache_node(
         # whole: the share set aside for turns before the window waits until there are
         # some, so nothing moves before the budget is really reached.
         whole: ContextResult = yield build([])
-        window = verbatim([], body)
+        if line and not due and any(not p.is_trusted for p in whole.selected):
+            # Pinned state is fenced (notes, recorded rules, hot issues): harden too.
+            instructions = _instructions(system, system_instructions, line)
+            head = _head(builder, instructions)
+            whole = yield build([])
+        window = _verbatim(builder, [], body)
         if counter([SystemMessage(whole.text), *window, *tail]) <= limit:
             return done(whole, [*window, *tail])
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
-        window = verbatim(body[:cut], body[cut:])
+        window = _verbatim(builder, body[:cut], body[cut:])
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
         result: ContextResult = (yield build(body[:cut])) if cut else whole

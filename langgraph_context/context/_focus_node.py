@@ -16,13 +16,12 @@ from langgraph_context.compaction import is_untrusted_compaction
 from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._recent import fit_recent, model_view
 from langgraph_context.context._view import StateView
+from langgraph_context.context._window import carries_untrusted
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.result import ContextResult
 from langgraph_context.context.stamp import without_stamps
-from langgraph_context.messages import (
-    content_text,
-    provider_ready_history,
-)
+from langgraph_context.messages import content_text, provider_ready_history
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import get_state_value, require_state_keys
 from langgraph_context.tokens import truncate_text
 
@@ -54,6 +53,8 @@ def focus_node(
     """The `layout="focus"` node: context around the query, the last messages verbatim."""
     counter = builder.token_counter
     limit = builder.config.max_tokens
+    protect = builder.protect_untrusted and builder.wrap_untrusted is None
+    hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
 
     def plan(state: Any) -> tuple[str, str | None, StateView, list[BaseMessage], int, _Stamps]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -63,6 +64,10 @@ def focus_node(
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
+        if protect and any(map(carries_untrusted, recent)):
+            # Recent tool results and compaction messages are passed on as they are;
+            # the builder adds the same line itself when it fences a packet (once).
+            parts.append(hardening)
         instructions = "\n\n".join(p for p in parts if p)
         # The query is rendered in [Task] and also stays in the recent turns: a huge
         # pasted message is cut in [Task] to a quarter of the window.

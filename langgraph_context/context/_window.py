@@ -10,8 +10,8 @@ tail:
 2. the window: the history verbatim from a *sticky* cut point to the end. The cut
    moves forward only in steps of half the window's room, so between two moves every
    call's input starts with the previous call's input;
-3. a closing user-side message with what changes every call (the plan), kept last
-   so it never breaks the prefix.
+3. a closing user-side message with what changes every call (the plan, fenced:
+   the model wrote it), kept last so it never breaks the prefix.
 """
 
 from __future__ import annotations
@@ -19,16 +19,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context.compaction.provenance import is_trusted_system
+from langgraph_context.compaction.provenance import is_trusted_system, is_untrusted_compaction
 from langgraph_context.messages import content_text, safe_cut_points, tool_result_ids
+from langgraph_context.packet import ContextPacket
+from langgraph_context.safety.boundary import keyed_boundary, wrap_untrusted
 from langgraph_context.state import get_state_value, render_plan
 from langgraph_context.tokens import TokenCounter
 
 __all__ = [
     "CONTINUE_NOTICE",
     "STATE_NOTICE",
+    "carries_untrusted",
     "is_state_tail",
     "lead_turn",
     "split_pinned",
@@ -113,7 +116,10 @@ def lead_turn(older: Sequence[BaseMessage], window: list[BaseMessage]) -> list[B
 
 
 def state_tail(state: Any) -> list[BaseMessage]:
-    """The closing message with the plan (empty when there is none).
+    """The closing message with the plan, fenced as data (empty when there is none).
+
+    The model writes the plan, so its items are untrusted: they sit inside a fence
+    keyed by their text (the same plan renders to the same bytes).
 
     Args:
         state: Graph state with an optional `plan`.
@@ -124,7 +130,10 @@ def state_tail(state: Any) -> list[BaseMessage]:
     plan = get_state_value(state, "plan", [])
     if not plan:
         return []
-    return [HumanMessage(f"{STATE_NOTICE}\n{render_plan(list(plan))}")]
+    text = render_plan(list(plan))
+    packet = ContextPacket(text, type="plan", source="plan")
+    fenced = wrap_untrusted(packet, boundary=keyed_boundary("plan", text))
+    return [HumanMessage(f"{STATE_NOTICE}\n{fenced}")]
 
 
 def is_state_tail(message: BaseMessage) -> bool:
@@ -141,4 +150,17 @@ def _is_user_turn(message: BaseMessage) -> bool:
         isinstance(message, HumanMessage)
         and not tool_result_ids(message)
         and bool(content_text(message.content).strip())
+    )
+
+
+def carries_untrusted(message: BaseMessage) -> bool:
+    """Whether `message` is passed on with text that is neither the user's nor the developer's.
+
+    Tool results and compaction messages (their fenced part) are: with one in the
+    model input, the hardening line is due.
+    """
+    return (
+        isinstance(message, ToolMessage)
+        or bool(tool_result_ids(message))
+        or is_untrusted_compaction(message)
     )

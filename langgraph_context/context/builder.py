@@ -93,8 +93,8 @@ class ContextBuilder:
             `None` for the package's rules alone.
         summarizer: Optional chat model that summarises the packets of the first
             section of `config.compress_order` ([Context] by default) that did not fit,
-            into one entry at the top of that section; if it raises, they are trimmed
-            (logged as a warning).
+            into one entry at the top of that section, fenced as data; if it raises, they
+            are trimmed (logged as a warning).
         summary_tokens: Room kept in the budget for that summary.
         reranker: Optional stage after selection: `(query, packets) -> packets` to
             keep, best first (`context.rerank`). Default: none.
@@ -235,11 +235,9 @@ class ContextBuilder:
     def _split(
         self, packets: Iterable[ContextPacket]
     ) -> tuple[list[ContextPacket], list[ContextPacket]]:
-        role: list[ContextPacket] = []
-        rest: list[ContextPacket] = []
-        for packet in packets:
-            (role if self.config.section_for(packet.type) == "role" else rest).append(packet)
-        return role, rest
+        items = list(packets)
+        role = [p for p in items if self.config.section_for(p.type) == "role"]
+        return role, [p for p in items if self.config.section_for(p.type) != "role"]
 
     def _packet_budget(
         self,
@@ -300,19 +298,6 @@ class ContextBuilder:
             if d.reason == "over_budget" and self.config.section_for(d.packet.type) == section
         ]
         return section, [p.content for p in left], {id(p) for p in left}
-
-    def _structure(
-        self,
-        query: str,
-        role: list[ContextPacket],
-        selection: Selection,
-        protection: tuple[UntrustedRenderer | None, str | None],
-    ) -> Any:
-        items: list[ScoredPacket | ContextPacket] = [*role, *selection.selected]
-        wrap, hardening = protection
-        return structure_context(
-            items, query, config=self.config, wrap_untrusted=wrap, hardening=hardening
-        )
 
     def _result(
         self,
@@ -381,7 +366,11 @@ class ContextBuilder:
             selection = rerank_selection(
                 selection, user_query, self.reranker, section_for=self.config.section_for
             )
-        structured = self._structure(user_query, role, selection, protection)
+        items: list[ScoredPacket | ContextPacket] = [*role, *selection.selected]
+        wrap, hardening = protection
+        structured = structure_context(
+            items, user_query, config=self.config, wrap_untrusted=wrap, hardening=hardening
+        )
         section, lines, left = self._left_out(selection)
         if lines and self.summarizer is not None and summary_tokens > 0:
             summary: str = yield Call(
@@ -395,7 +384,11 @@ class ContextBuilder:
                     "token_counter": self.token_counter,
                 },
             )
-            structured = insert_summary(structured, section, summary) if summary else structured
+            if summary:  # fenced as data (a model wrote it), unless protection is off
+                protect = self.protect_untrusted or self.wrap_untrusted is not None
+                structured = insert_summary(
+                    structured, section, summary, protect=protect, hardening=self.hardening
+                )
             left = left if summary else set()
         compressed = compress_context(
             structured, max_tokens=limit, token_counter=self.token_counter, config=self.config

@@ -251,7 +251,10 @@ def message_packets(state: Any) -> list[ContextPacket]:
 
 
 def plan_packets(state: Any) -> list[ContextPacket]:
-    """State source: the `plan` of `state` as one pinned packet (empty plan: none).
+    """State source: the `plan` of `state` as one pinned, untrusted packet (empty: none).
+
+    The model writes the plan (and may repeat injected tool output in it), so it is
+    fenced as data, like a model-recorded constraint.
 
     Args:
         state: Graph state (dict or object).
@@ -263,7 +266,13 @@ def plan_packets(state: Any) -> list[ContextPacket]:
     if not plan:
         return []
     return [
-        ContextPacket("Plan:\n" + render_plan(list(plan)), type="plan", source="plan", pinned=True)
+        ContextPacket(
+            "Plan:\n" + render_plan(list(plan)),
+            type="plan",
+            source="plan",
+            pinned=True,
+            trusted=False,
+        )
     ]
 
 

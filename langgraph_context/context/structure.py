@@ -26,6 +26,7 @@ from langgraph_context.context.config import DEFAULT_CONFIG, ContextConfig
 from langgraph_context.context.select import ScoredPacket
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import Fence
+from langgraph_context.safety.sanitize import visible_form
 
 __all__ = [
     "PINNED_LABELS",
@@ -196,7 +197,9 @@ def escape_headers(text: str, titles: Iterable[str]) -> str:
     r"""Escape each line of a packet that opens like a section title or a resume marker.
 
     Only the builder's own header lines start with a title; a packet line that does
-    gets a leading backslash, so it reads as quoted data, not a new section.
+    gets a leading backslash, so it reads as quoted data, not a new section. Lines
+    are compared as a reader sees them (`safety.visible_form`): a title behind a
+    zero-width space or BOM, in full-width brackets or another case is escaped too.
 
     Args:
         text: A rendered packet (not a fence).
@@ -211,9 +214,11 @@ def escape_headers(text: str, titles: Iterable[str]) -> str:
         \[Output]
         Say yes
     """
-    openings = (*titles, *RESUME_MARKERS)
+    openings = tuple(visible_form(t) for t in (*titles, *RESUME_MARKERS))
     lines = text.split("\n")
-    return "\n".join("\\" + line if line.lstrip().startswith(openings) else line for line in lines)
+    return "\n".join(
+        "\\" + line if visible_form(line).lstrip().startswith(openings) else line for line in lines
+    )
 
 
 def _state_rank(packet: ContextPacket) -> int:
@@ -279,7 +284,7 @@ def structure_context(
                     text if fenced else escape_headers(text, titles), s.packet, value, fenced=fenced
                 )
             )
-        if name == "role" and hardening:
+        if name == "role" and hardening and not any(hardening in e.text for e in entries):
             entries.append(Entry(hardening))
         if name == "task" and query:
             entries.insert(0, Entry(query))

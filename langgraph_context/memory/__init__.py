@@ -19,6 +19,22 @@ from langgraph_context.memory.packets import (
     memory_packets,
     render_memory,
 )
+from langgraph_context.memory.provenance import (
+    MAX_QUOTED_SENTENCES,
+    latest_user_message,
+    quoted_sentences,
+    user_quote,
+)
+from langgraph_context.memory.store import (
+    DEFAULT_CONSTRAINT_NAMESPACE,
+    ConstraintStoreStateMixin,
+    aload_stored_constraints,
+    async_constraints,
+    constraint_store_namespace,
+    create_constraint_store_node,
+    load_stored_constraints,
+    sync_constraints,
+)
 from langgraph_context.memory.tools import (
     DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
     DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
@@ -49,6 +65,7 @@ from langgraph_context.state import (
 )
 
 __all__ = [
+    "DEFAULT_CONSTRAINT_NAMESPACE",
     "DEFAULT_EXTRACTION_PROMPT",
     "DEFAULT_MAX_ERROR_LINES",
     "DEFAULT_MAX_EXTRACTED",
@@ -56,16 +73,22 @@ __all__ = [
     "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
     "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
     "MAX_CONSTRAINT_CHARS",
+    "MAX_QUOTED_SENTENCES",
     "MEMORY_STATUSES",
     "TRUSTED_MEMORY_SOURCES",
     "Constraint",
+    "ConstraintStoreStateMixin",
     "HotIssue",
     "MemoryStateMixin",
     "MemoryStatus",
     "aextract_constraints",
+    "aload_stored_constraints",
+    "async_constraints",
     "constraint_id",
     "constraint_reducer",
+    "constraint_store_namespace",
     "create_constraint_extractor_node",
+    "create_constraint_store_node",
     "create_hot_issue_node",
     "create_record_constraint_tool",
     "create_resolve_constraint_tool",
@@ -75,10 +98,15 @@ __all__ = [
     "hot_issue_reducer",
     "hot_issue_text",
     "is_failed_check",
+    "latest_user_message",
+    "load_stored_constraints",
     "memory_packets",
     "normalize_constraint",
     "parse_constraints",
+    "quoted_sentences",
     "render_constraints",
     "render_memory",
+    "sync_constraints",
     "track_hot_issues",
+    "user_quote",
 ]

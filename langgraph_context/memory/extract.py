@@ -2,7 +2,9 @@
 
 Off unless you add its node to your graph. The model is asked to list the standing
 rules a message sets (one per line) or answer `NONE`; each rule becomes a constraint
-with `source="extractor"`. Rules already recorded are deduplicated by the reducer.
+with `source="extractor"` (untrusted data), or `source="user"` when the rule is whole
+sentences of the user's message (`memory.provenance`). Rules already recorded are
+deduplicated by the reducer.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+from langgraph_context.memory.provenance import user_quote
 from langgraph_context.memory.tools import MAX_CONSTRAINT_CHARS
 from langgraph_context.messages import content_text
 from langgraph_context.state import Constraint, constraint_id, get_state_value
@@ -115,9 +118,16 @@ def _latest_user_text(state: Any, messages_key: str) -> str:
     return ""
 
 
-def _entries(rules: list[str]) -> list[Constraint]:
+def _entries(rules: list[str], text: str) -> list[Constraint]:
+    """The rules as constraints: a rule that is whole sentences of `text` is the user's."""
+    said = [HumanMessage(text)]
     return [
-        Constraint(id=constraint_id(rule), text=rule, status="active", source="extractor")
+        Constraint(
+            id=constraint_id(rule),
+            text=rule,
+            status="active",
+            source="user" if user_quote(rule, said) is not None else "extractor",
+        )
         for rule in rules
     ]
 
@@ -157,11 +167,11 @@ def create_constraint_extractor_node(
     def extract(state: Any) -> dict[str, Any]:
         text = _latest_user_text(state, messages_key)
         rules = extract_constraints(text, model=model, prompt=prompt) if text else []
-        return {constraints_key: _entries(rules)} if rules else {}
+        return {constraints_key: _entries(rules, text)} if rules else {}
 
     async def aextract(state: Any) -> dict[str, Any]:
         text = _latest_user_text(state, messages_key)
         rules = await aextract_constraints(text, model=model, prompt=prompt) if text else []
-        return {constraints_key: _entries(rules)} if rules else {}
+        return {constraints_key: _entries(rules, text)} if rules else {}
 
     return RunnableLambda(extract, afunc=aextract, name="extract_constraints")

@@ -2,7 +2,10 @@
 
 Rules the model can rely on:
 
-* `record_constraint(text)` stores a rule that will be shown on every later turn.
+* `record_constraint(text)` stores a rule that will be shown on every later turn. It
+  is the user's rule (trusted, `source="user"`) only when `text` is whole sentences of
+  the user's latest message (`memory.provenance.user_quote`); otherwise it is kept
+  as the model's note (`source="model"`), shown fenced as data.
   Recording a rule that is already active (same text up to case, spacing and final
   punctuation) changes nothing and says which id it already has.
 * `resolve_constraint(constraint)` removes an active rule named by its id (`c-...`) or
@@ -19,6 +22,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
+from langgraph_context.memory.provenance import user_quote
 from langgraph_context.state import (
     Constraint,
     constraint_id,
@@ -42,6 +46,11 @@ DEFAULT_RECORD_CONSTRAINT_DESCRIPTION = (
     "Record one standing rule the user set, as a short sentence; shown every turn."
 )
 DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION = "Drop a withdrawn rule, by id (c-...) or text."
+
+_NOT_QUOTED = (
+    " as a note (data): it is not a whole sentence of the user's latest message; to "
+    "record the user's rule itself, quote their sentence exactly"
+)
 
 _RECORD_CONSTRAINT = ToolSpec("record_constraint", DEFAULT_RECORD_CONSTRAINT_DESCRIPTION)
 _RESOLVE_CONSTRAINT = ToolSpec("resolve_constraint", DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION)
@@ -118,10 +127,19 @@ def create_record_constraint_tool(
                     tool_call_id=tool_call_id,
                 )
         entry = Constraint(id=constraint_id(clean), text=clean, status="active", source="model")
+        said = user_quote(clean, get_state_value(state, spec.messages_key, []))
+        if said is not None:  # the user's own words, checked: a rule, not data
+            entry = Constraint(
+                id=entry["id"],
+                text=clean,
+                status="active",
+                source="user",
+                quoted_from=said.id or "",
+            )
         return spec.command(
             {"constraints": [entry]},
             # The rule is not echoed: it may quote injected text, and the model has it.
-            f"Recorded constraint [{entry['id']}].",
+            f"Recorded constraint [{entry['id']}]{_NOT_QUOTED if said is None else ''}.",
             tool_call_id,
         )
 

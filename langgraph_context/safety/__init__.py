@@ -14,6 +14,7 @@ from langgraph_context.safety.boundary import (
     DEFAULT_BOUNDARY_BYTES,
     HARDENING_INSTRUCTION,
     MIN_BOUNDARY_BYTES,
+    fenced_block,
     new_boundary,
     protect_packet,
     wrap_untrusted,
@@ -45,6 +46,7 @@ from langgraph_context.safety.sanitize import (
     InjectionKind,
     find_injections,
     sanitize_untrusted,
+    visible_form,
 )
 
 __all__ = [
@@ -72,9 +74,11 @@ __all__ = [
     "append_flags",
     "check_output",
     "create_output_guard_node",
+    "fenced_block",
     "find_injections",
     "new_boundary",
     "protect_packet",
     "sanitize_untrusted",
+    "visible_form",
     "wrap_untrusted",
 ]

@@ -3,7 +3,8 @@ r"""Find the fence's tags and their look-alikes in untrusted text, byte-exactly.
 A model may read `&lt;/untrusted-data-x&gt;`, `<\/untrusted-data-x>`, a tag in
 full-width brackets or a tag split by a zero-width space as the end of the fence.
 The matching view decodes HTML entities, JSON and URL escapes, drops invisible
-characters, applies NFKC and case folding, maps Cyrillic/Greek letters and
+characters (format characters and stray combining marks), applies NFKC and case
+folding, strips accents, maps Cyrillic/Greek letters and
 look-alike brackets, slashes and dashes to ASCII, and remembers for every view
 character the span of original text it came from, so a match is replaced in the
 original and nothing else changes.
@@ -18,7 +19,7 @@ import html
 import re
 import unicodedata
 
-from langgraph_context.safety._shadow import INVISIBLE
+from langgraph_context.safety._shadow import is_hidden
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 
 _ESCAPE = re.compile(
@@ -49,12 +50,14 @@ TAG = re.compile(rf"<\s*/?\s*{_NAME}(?:[^<>\n]{{0,120}}>)?|/\s*{_NAME}[\w-]*\s*>
 
 
 def _char(char: str) -> str:
-    if ord(char) in INVISIBLE:
+    if is_hidden(char):
         return ""
     if char in _PUNCT:
         return _PUNCT[char]
     normal = unicodedata.normalize("NFKC", char).casefold()
-    return "".join(_PUNCT.get(c, _LETTERS.get(c, c)) for c in normal)
+    # The tag is ASCII: a letter with an accent (`ú`) reads as its base letter.
+    bare = unicodedata.normalize("NFKD", normal)
+    return "".join(_PUNCT.get(c, _LETTERS.get(c, c)) for c in bare if not is_hidden(c))
 
 
 def _decode(token: str) -> str:
@@ -78,6 +81,9 @@ def view(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     if not escapes and text.isascii():
         return text.lower().replace("\\", "/"), None
     table = {c: _char(c) for c in set(text)}
+    if not escapes and all(len(v) == 1 for v in table.values()):
+        # One view character per character (no invisible ones, no ligatures): aligned.
+        return text.translate({ord(c): v for c, v in table.items()}), None
     pieces: list[str] = []
     spans: list[tuple[int, int]] = []
     at = 0

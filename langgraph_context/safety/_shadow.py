@@ -1,7 +1,8 @@
 """Matching views of a text that see through invisible characters and look-alike letters.
 
 Patterns run on a *shadow* of the text: NFKC-normalized, case-folded, without
-zero-width and bidi control characters, and (in the folded view) with common Cyrillic
+format characters (Unicode Cf: zero-width, BOM, word joiner, bidi controls) and
+stray combining marks, and (in the folded view) with common Cyrillic
 and Greek homoglyphs and leetspeak digits mapped to Latin letters. Every shadow
 character remembers the index of the original character it came from, so a match in
 the shadow maps back to a span of the original text.
@@ -75,8 +76,22 @@ class Shadow:
         return self.origin[start], self.origin[end - 1] + 1
 
 
+def is_hidden(char: str) -> bool:
+    """Whether `char` draws nothing a reader sees: a format character or combining mark.
+
+    Format characters (Unicode category Cf: zero-width space, word joiner, BOM, bidi
+    controls, soft hyphen, tag characters) and combining and enclosing marks on their
+    own (Mn, Me: `u\u0338` reads as `u` struck through) can split or disguise a word
+    without changing how a model reads it.
+    """
+    return ord(char) in INVISIBLE or unicodedata.category(char) in _HIDDEN_CATEGORIES
+
+
+_HIDDEN_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
+
+
 def _normal(char: str, fold: bool) -> str:
-    if ord(char) in INVISIBLE:
+    if is_hidden(char):
         return ""
     normal = unicodedata.normalize("NFKC", char).casefold()
     if fold:

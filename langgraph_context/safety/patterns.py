@@ -59,6 +59,9 @@ FORGED_BOUNDARY_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
 )
 
+# Runs of these draw a delimiter line: ASCII marks, dashes and box-drawing lines.
+_MARKS = r"[-=#*~_<>\[\]\u2010-\u2015\u2500-\u257f]"
+
 FORGED_DELIMITER_PATTERNS: tuple[re.Pattern[str], ...] = (
     # "--- end of document ---", "=== END UNTRUSTED DATA ===", "##### BEGIN SYSTEM PROMPT"
     re.compile(
@@ -66,6 +69,17 @@ FORGED_DELIMITER_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?:(?:untrusted|user|tool|retrieved|external|system|trusted)[ \t]+)?"
         r"(?:data|document|input|content|context|prompt|instructions?|output|text|message|"
         r"untrusted)[ \t]*[-=#*~_]*[ \t]*$"
+    ),
+    # The static delimiters prompt templates wrap data in, with any label and the
+    # start/end word anywhere: "--- Resume Content Start ---", "=== END OF FILE ===",
+    # "<<< begin tool output >>>". The line must open and close with a run of marks, so
+    # "### Start the server" (a heading) and pytest's "=== test session starts ===" do
+    # not match; nor do PEM armour lines ("-----BEGIN CERTIFICATE-----").
+    re.compile(
+        r"(?m)^[ \t]*(?!-----(?:begin|end) [a-z0-9 ]*"
+        r"(?:key|certificate|signature|message|request|crl|params|block)-----)"
+        rf"{_MARKS}{{3,}}[ \t]*(?:[\w'.:/]+[ \t]+){{0,5}}?(?:start|begin|end)"
+        rf"(?:[ \t]+[\w'.:/]+){{0,5}}[ \t]*{_MARKS}{{3,}}[ \t]*$"
     ),
 )
 

@@ -28,6 +28,7 @@ from typing import Literal, get_args
 
 from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidTypeError
+from langgraph_context.safety._lookalike import tag_spans
 from langgraph_context.safety._shadow import needs_plain_view, shadow, shadow_spans
 from langgraph_context.safety.detector import Detector, DetectorLike, as_detector
 from langgraph_context.safety.patterns import (
@@ -47,6 +48,7 @@ __all__ = [
     "find_injections",
     "sanitize_untrusted",
     "scored_findings",
+    "visible_form",
 ]
 
 InjectionKind = Literal[
@@ -139,6 +141,9 @@ def _find(text: str, depth: int) -> list[InjectionFinding]:
         spans = shadow_spans(folded, folded_rules) + shadow_spans(plain, plain_rules)
         for start, end in spans:
             found.append(InjectionFinding(kind, start, end, text[start:end]))
+    # The fence's own tag finder folds further (accents, escapes, look-alike brackets):
+    # whatever the fence neutralizes is reported too.
+    found += [InjectionFinding("forged_boundary", a, b, text[a:b]) for a, b in tag_spans(text)]
     if depth < _MAX_DECODE_DEPTH:
         for match in _BASE64_RUN.finditer(text):
             decoded = _decode_base64(match.group())
@@ -190,6 +195,26 @@ def find_injections(text: str, *, detector: DetectorLike | None = None) -> list[
     chosen = as_detector(detector)
     found = _find(text, 0) if chosen is None or chosen.rules else []
     return found + scored_findings(text, chosen)
+
+
+def visible_form(text: str) -> str:
+    """Return `text` as a reader sees it, for comparing with fixed strings such as titles.
+
+    NFKC-normalized (full-width forms become ASCII) and case-folded, without format
+    characters (zero-width space, BOM, word joiner, bidi controls) and stray
+    combining marks: two texts a model reads alike compare equal.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The folded text (shorter when characters were dropped).
+
+    Example:
+        >>> visible_form("\ufeff\uff3bTa\u200bsk]")
+        '[task]'
+    """
+    return shadow(text, fold=False).text
 
 
 def scored_findings(text: str, detector: Detector | None) -> list[InjectionFinding]:
