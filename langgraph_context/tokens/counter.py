@@ -40,6 +40,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
@@ -181,6 +182,28 @@ class TiktokenCounter:
         """Whether counts come from a real BPE encoding (not the approximation)."""
         return self._encoding is not None
 
+    @property
+    def encoding(self) -> tiktoken.Encoding | None:
+        """The tiktoken encoding behind the counts (`None`: the approximation)."""
+        return self._encoding
+
+    def remembered(self, text: str) -> int | None:
+        """The memoized count of `text`, or `None`; never counts, never adds an entry."""
+        return self._text_memo.get(text)
+
+    def count_fresh(self, text: str, /) -> int:
+        """Count `text` without the memo: for one-off texts (a candidate cut, a notice).
+
+        Raises:
+            InvalidTypeError: If `text` is not a string.
+        """
+        if not isinstance(text, str):
+            msg = f"text must be a string, got {type(text).__name__}"
+            raise InvalidTypeError(msg)
+        if self._encoding is None:
+            return approximate_text_tokens(text)
+        return len(self._encoding.encode(text, disallowed_special=()))
+
     def __call__(self, value: Any, /) -> int:
         """Count a string, a message, or a sequence of messages (objects or dicts).
 
@@ -206,10 +229,7 @@ class TiktokenCounter:
         cached = self._text_memo.get(text)
         if cached is not None:
             return cached
-        if self._encoding is None:
-            n = approximate_text_tokens(text)
-        else:
-            n = len(self._encoding.encode(text, disallowed_special=()))
+        n = self.count_fresh(text)
         self._text_memo.put(text, n, size=len(text) + ENTRY_CHARS)
         return n
 
