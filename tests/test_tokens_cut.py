@@ -56,11 +56,11 @@ def _log(lines: int) -> str:
 def test_a_cut_fits_keeps_the_ends_and_memoizes_nothing(
     encoding: str, text: str, max_tokens: int, marker: str, keep: Literal["head", "ends"]
 ) -> None:
-    """Any text, limit and marker: the cut fits, keeps the text's ends, adds no memo entry."""
+    """Any text, limit and marker: the cut fits, keeps the text's ends, memoizes its exact count."""
     counter = TiktokenCounter(encoding)
     cut = truncate_text(text, max_tokens, token_counter=counter, marker=marker, keep=keep)
-    assert len(counter._text_memo) == 0
-    assert counter.count_fresh(cut) <= max_tokens
+    assert len(counter._text_memo) <= 1  # the count of what it returns, nothing else
+    assert counter.remembered(cut) == counter.count_fresh(cut) <= max_tokens
     if counter.count_fresh(text) <= max_tokens:
         assert cut is text
         return
@@ -113,8 +113,8 @@ def test_a_cut_uses_the_budget_like_the_binary_search_did() -> None:
         assert limit - 2 <= counter.count_fresh(cut) <= limit
 
 
-def test_a_tool_result_cut_leaves_no_entry_in_the_shared_memo() -> None:
-    """The output limit's cut neither stores the full result nor any candidate."""
+def test_a_tool_result_cut_leaves_only_the_kept_texts_count_in_the_shared_memo() -> None:
+    """The output limit's cut stores neither the full result nor a candidate: the cut's count."""
     counter = default_counter()
     before = (len(counter._text_memo), len(counter._message_memo))
     text = _log(70)
@@ -122,8 +122,9 @@ def test_a_tool_result_cut_leaves_no_entry_in_the_shared_memo() -> None:
     assert short is not None
     assert short.additional_kwargs[CUT_MARKER] == counter.count_fresh(text)
     assert f"{counter.count_fresh(text)}-token result" in short.content
-    assert (len(counter._text_memo), len(counter._message_memo)) == before
+    assert (len(counter._text_memo), len(counter._message_memo)) == (before[0] + 1, before[1])
     assert counter.remembered(text) is None
+    assert counter.remembered(short.content) == counter.count_fresh(short.content)
 
 
 def test_exact_counters_keep_the_searched_cut() -> None:

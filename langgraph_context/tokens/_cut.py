@@ -160,7 +160,7 @@ def bpe_cut(
     max_tokens: int,
     marker: Callable[[int], str],
     keep: str,
-) -> str | None:
+) -> tuple[str, int] | None:
     """Cut `text` to `max_tokens` by `encoding`, or `None` when it cannot work on it.
 
     Args:
@@ -171,7 +171,7 @@ def bpe_cut(
         keep: "head" or "ends" (see `truncate_text`).
 
     Returns:
-        The cut text, or `text` itself when it fits.
+        The cut text (or `text` itself when it fits) and its exact token count.
     """
     try:
         enc = _Encoded(encoding, text)
@@ -179,14 +179,14 @@ def bpe_cut(
         return None
     total = len(enc.tokens)
     if total <= max_tokens:
-        return text
+        return text, total
     shown = marker(total)
     if keep == "ends":
         return _ends(enc, text, max_tokens, shown)
     return _head(enc, max_tokens, shown)
 
 
-def _head(enc: _Encoded, max_tokens: int, marker: str) -> str:
+def _head(enc: _Encoded, max_tokens: int, marker: str) -> tuple[str, int]:
     marker_bytes = marker.encode("utf-8")
     if marker and enc.count(marker_bytes) > max_tokens:
         marker, marker_bytes = "", b""
@@ -196,10 +196,10 @@ def _head(enc: _Encoded, max_tokens: int, marker: str) -> str:
         if used <= max_tokens:
             if used < max_tokens:  # the cut merged with the marker: room for more
                 more = _head_cut(enc, marker_bytes, k + max_tokens - used)
-                kept = more[1] if more[0] <= max_tokens else kept
-            return kept.decode("utf-8") + marker
+                used, kept = more if more[0] <= max_tokens else (used, kept)
+            return kept.decode("utf-8") + marker, used
         k -= used - max_tokens
-    return marker
+    return marker, enc.count(marker_bytes)
 
 
 def _head_cut(enc: _Encoded, marker: bytes, k: int) -> tuple[int, bytes]:
@@ -209,7 +209,7 @@ def _head_cut(enc: _Encoded, marker: bytes, k: int) -> tuple[int, bytes]:
     return enc.cut_count(len(kept), marker, len(enc.data), k, 0), kept
 
 
-def _ends(enc: _Encoded, text: str, max_tokens: int, marker: str) -> str:
+def _ends(enc: _Encoded, text: str, max_tokens: int, marker: str) -> tuple[str, int]:
     widest = marker.replace("{n}", str(len(text)))
     k = (max_tokens - enc.count(widest.encode("utf-8"))) // 2
     while k > 0:
@@ -219,8 +219,8 @@ def _ends(enc: _Encoded, text: str, max_tokens: int, marker: str) -> str:
             if spare:
                 more = _ends_cut(enc, text, marker, k + (spare + 1) // 2, k + spare // 2)
                 if more[0] <= max_tokens:
-                    return more[1]
-            return cut
+                    return more[1], more[0]
+            return cut, used
         k -= max(1, (used - max_tokens + 1) // 2)
     return _head(enc, max_tokens, "")
 

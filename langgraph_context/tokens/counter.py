@@ -192,6 +192,14 @@ class TiktokenCounter:
         """The memoized count of `text`, or `None`; never counts, never adds an entry."""
         return self._text_memo.get((hash(text), len(text)))
 
+    def remember(self, text: str, count: int) -> None:
+        """Memoize `count` as the count of `text` (a count made without the memo).
+
+        `truncate_text` hands over the exact count of the cut it returns, which the
+        caller's next step counts again. The memo keeps the text's hash, not the text.
+        """
+        self._text_memo.put((hash(text), len(text)), count, size=ENTRY_BYTES)
+
     def count_fresh(self, text: str, /) -> int:
         """Count `text` without the memo: for one-off texts (a candidate cut, a notice).
 
@@ -337,8 +345,9 @@ class TiktokenCounter:
 
 
 def _digest(key: tuple[Any, ...]) -> tuple[int, int]:
-    """A message key as its memo key: its hash and the length of its longest part."""
-    return hash(key), max((len(part) for part in key if isinstance(part, (str, tuple))), default=0)
+    """A message key as its memo key: its hash and the length of its content part."""
+    content = key[1]
+    return hash(key), len(content) if type(content) is str else -len(key)
 
 
 def _text_of_value(value: Any) -> str:

@@ -42,8 +42,9 @@ def truncate_text(
             start and the end (equal shares) as fits around the marker.
 
     With the package's tiktoken counter the text is encoded once and cut on token
-    boundaries (`tokens._cut`); nothing is added to the counter's memo. Other
-    counters are searched for the longest cut that fits.
+    boundaries (`tokens._cut`); the counter's memo gets the count of the text
+    returned (which the caller counts next), never a candidate. Other counters are
+    searched for the longest cut that fits.
 
     Returns:
         `text` itself when it fits, else the longest cut that fits (possibly "").
@@ -85,7 +86,8 @@ def truncate_text(
         if encoding is not None:
             cut = bpe_cut(encoding, text, max_tokens, lambda n: _marker(marker, n), keep)
             if cut is not None:
-                return cut
+                resolved.remember(*cut)  # what is kept is counted next: its count is known
+                return cut[0]
         count = resolved.count_fresh
     else:
 
