@@ -164,7 +164,7 @@ def error_lines(text: str, *, force: bool) -> list[str]:
     return hits[:3]
 
 
-@memo_by_text(1_000_000)  # 1 MB; keeps no text (an lru_cache kept 8,192)
+@memo_by_text(500_000)  # 0.5 MB; keeps no text (an lru_cache kept 8,192)
 def text_ids(text: str) -> tuple[str, ...]:
     """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text.
 
@@ -183,7 +183,7 @@ def text_ids(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-@memo_by_text(1_000_000)  # 1 MB; keeps no text (an lru_cache kept 8,192)
+@memo_by_text(500_000)  # 0.5 MB; keeps no text (an lru_cache kept 8,192)
 def text_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Return (paths, error lines, open-item lines) of a text; memoized by the text.
 
