@@ -125,7 +125,7 @@ def pack_packets(
     the budget, not all of them.
 
     Args:
-        packets: Candidates with token counts filled in.
+        packets: Candidates (with token counts filled in unless `costs` is given).
         relevance: One relevance in [0, 1] per packet (e.g. from `relevance_scores`).
         max_tokens: Maximum total cost of the kept packets.
         config: Weights, `min_relevance` and `duplicate_threshold`.
@@ -140,7 +140,8 @@ def pack_packets(
         The selection, kept packets in input order.
 
     Raises:
-        ValueError: If `relevance` or `costs` do not match `packets` in length.
+        ValueError: If `relevance`, `costs` or `cost_floors` do not match `packets`
+            in length.
     """
     if any(
         values is not None and len(values) != len(packets)
