@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "agents": ["--turns", "10"],
     "bill": ["--quick"],
     "scale": ["--quick"],
+    "lean": ["--quick"],
 }
 # the shared datasets: folder -> what it is and where it comes from
 DATASETS = {

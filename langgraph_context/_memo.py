@@ -1,22 +1,36 @@
 """`SizedMemo`: a memo bounded by the size of what it holds, least recently used out first.
 
 The package memoizes work keyed by content (token counts, sanitized text, BM25 terms,
-rendered packet costs). Each memo is bounded by a weight (characters, by default one
-per entry), and a full memo evicts its least recently used entries one by one: a
-working set that fits keeps hitting, instead of the whole memo being cleared and every
-entry recomputed. Keys are content (strings, tuples of strings), never message objects.
+rendered packet costs). Each memo is bounded by a weight (bytes, by default one per
+entry), and a full memo evicts its least recently used entries one by one: a working
+set that fits keeps hitting, instead of the whole memo being cleared and every entry
+recomputed. Keys are content, never message objects; the process-wide memos key a text
+by its hash and length (`memo_by_text`), so they keep no text alive: a server's memory
+does not grow with the threads it has served, and a finished thread's texts are freed
+with it. The process-wide memos and their bounds:
+
+* `tokens.TiktokenCounter` (the shared default counter): text and message counts,
+  1 MB each;
+* `scoring`: BM25 terms of texts, 2 MB; stems of English words, 8,192 words;
+* `compaction._facts`: ids and facts of message texts, 0.5 MB each;
+* `context._sizing.PacketSizer` (one per builder): rendered packet costs, 2 MB.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
 from langgraph_context.errors import InvalidArgumentError
 
-__all__ = ["SizedMemo"]
+__all__ = ["ENTRY_BYTES", "SizedMemo", "memo_by_text", "value_bytes"]
+
+ENTRY_BYTES = 300
+"""What one entry keyed by `(hash, length)` costs besides its value: key, slot, size."""
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -90,3 +104,49 @@ class SizedMemo(Generic[K, V]):
         with self._lock:
             self._data.clear()
             self.size = 0
+
+
+def value_bytes(value: Any) -> int:
+    """About how many bytes `value` holds: strings, numbers and nested tuples/lists."""
+    if isinstance(value, (tuple, list)):
+        return sys.getsizeof(value) + sum(value_bytes(item) for item in value)
+    return sys.getsizeof(value)
+
+
+def memo_by_text(max_bytes: int) -> Callable[[Callable[[str], V]], Callable[[str], V]]:
+    """Memoize a function of one text in a `SizedMemo` keyed by its hash and length.
+
+    The text itself is not kept (an `lru_cache` keyed by texts keeps every one alive);
+    each entry weighs `ENTRY_BYTES` plus its value (`value_bytes`), and the memo holds at
+    most `max_bytes`. A wrong hit needs two texts of one length sharing a 64-bit hash.
+
+    Args:
+        max_bytes: Bound of the memo, in bytes.
+
+    Returns:
+        A decorator.
+
+    Example:
+        >>> @memo_by_text(10_000)
+        ... def shout(text: str) -> str:
+        ...     return text.upper()
+        >>> shout("hi"), shout("hi")
+        ('HI', 'HI')
+    """
+
+    def decorate(function: Callable[[str], V]) -> Callable[[str], V]:
+        memo: SizedMemo[tuple[int, int], V] = SizedMemo(max_bytes)
+
+        @functools.wraps(function)
+        def memoized(text: str) -> V:
+            key = (hash(text), len(text))
+            found = memo.get(key)
+            if found is None:
+                found = function(text)
+                memo.put(key, found, size=ENTRY_BYTES + value_bytes(found))
+            return found
+
+        memoized.memo = memo  # type: ignore[attr-defined]
+        return memoized
+
+    return decorate

@@ -29,7 +29,6 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from functools import lru_cache
 
 import snowballstemmer  # type: ignore[import-untyped]
 
@@ -74,13 +73,28 @@ _CJK = (
     "\uf900-\ufaff"  # CJK Compatibility Ideographs
 )
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # `_TOKEN_RE` on lower-cased ASCII text
 _CJK_RUN_RE = re.compile(rf"[{_CJK}]")
 _STEMMER = snowballstemmer.stemmer("english")
 
+# Term of each English word seen lately (stop words map to ""): a dict lookup instead
+# of a stemmer call per word. Holds words only (no texts, no ids): at most
+# `_MAX_WORDS` entries, about 1.5 MB; when full it starts again from the stop words.
+_MAX_WORDS = 8_192
+_STOPS = dict.fromkeys(STOP_WORDS, "")
+_WORDS = {"terms": dict(_STOPS)}
 
-@lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+
+def _new_term(word: str) -> str:
+    """The term of a word not in `_WORDS` (remembered if it is an English word)."""
+    if not (word.isascii() and word.isalpha()):
+        return word  # digits, ids and non-Latin words are terms as they are
+    term = str(_STEMMER.stemWord(word))
+    known = _WORDS["terms"]
+    if len(known) >= _MAX_WORDS:
+        known = _WORDS["terms"] = dict(_STOPS)  # a new dict: readers keep a whole one
+    known[word] = term
+    return term
 
 
 def _cjk_terms(run: str) -> list[str]:
@@ -89,30 +103,45 @@ def _cjk_terms(run: str) -> list[str]:
     return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-# Terms of every text scored lately, bounded by the characters held (least recently
-# used out first): a context build re-scores the same packets on every turn.
-_TERMS_MEMO_CHARS = 128_000_000
-_TERMS: SizedMemo[str, tuple[str, ...]] = SizedMemo(_TERMS_MEMO_CHARS)
+# Terms of every text scored lately: a context build re-scores the same packets on
+# every turn. Keyed by the text's hash and length (the text itself is not kept),
+# weighed in bytes (the entry and its tuple of terms), at most `_TERMS_MEMO_BYTES`
+# (2 MB: about 3,700 texts of 30 terms), least recently used out first.
+_TERMS_MEMO_BYTES = 2_000_000
+_TERMS: SizedMemo[tuple[int, int], tuple[str, ...]] = SizedMemo(_TERMS_MEMO_BYTES)
 
 
 def _tokenize_cached(text: str) -> tuple[str, ...]:
-    terms = _TERMS.get(text)
+    key = (hash(text), len(text))
+    terms = _TERMS.get(key)
     if terms is None:
         terms = _tokenize_uncached(text)
-        _TERMS.put(text, terms, size=64 + len(text) + 8 * len(terms))
+        _TERMS.put(key, terms, size=300 + 8 * len(terms))
     return terms
 
 
 def _tokenize_uncached(text: str) -> tuple[str, ...]:
+    if text.isascii():  # NFKC leaves ASCII as it is, and no CJK is possible
+        words = _ASCII_WORD_RE.findall(text.lower())
+        known = _WORDS["terms"]
+        terms = list(map(known.get, words))
+        if None in terms:
+            terms = [
+                t if t is not None else _new_term(w) for t, w in zip(terms, words, strict=True)
+            ]
+        return tuple(filter(None, terms))
     normalized = unicodedata.normalize("NFKC", text).lower()
-    terms: list[str] = []
+    found: list[str] = []
     for match in _TOKEN_RE.finditer(normalized):
         word = match.group()
         if _CJK_RUN_RE.match(word):
-            terms.extend(_cjk_terms(word))
-        elif word not in STOP_WORDS:
-            terms.append(_stem(word) if word.isascii() and word.isalpha() else word)
-    return tuple(terms)
+            found.extend(_cjk_terms(word))
+        else:
+            term = _WORDS["terms"].get(word)
+            term = _new_term(word) if term is None else term
+            if term:
+                found.append(term)
+    return tuple(found)
 
 
 def tokenize(text: str) -> list[str]:

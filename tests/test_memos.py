@@ -124,11 +124,11 @@ def test_look_alike_arguments_are_counted_apart(a: object, b: object) -> None:
 def test_counter_with_a_tiny_memo_counts_what_an_unbounded_one_does() -> None:
     """Evicting on every call changes no count."""
     history = _history(12)
-    tiny, roomy = TiktokenCounter(max_memo_chars=200), TiktokenCounter()
+    tiny, roomy = TiktokenCounter(max_memo_bytes=900), TiktokenCounter()
     for end in range(1, len(history) + 1):
         assert tiny.count_messages(history[:end]) == roomy.count_messages(history[:end])
-    assert tiny._text_memo.size <= 200
-    assert tiny._message_memo.size <= 200
+    assert tiny._text_memo.size <= 900
+    assert tiny._message_memo.size <= 900
 
 
 def test_counted_messages_are_not_kept_alive() -> None:
@@ -158,10 +158,10 @@ def test_a_malformed_message_is_reported_even_after_a_hit() -> None:
 
 def test_counter_rejects_a_bad_memo_bound() -> None:
     """The bound is checked at construction and named."""
-    with pytest.raises(InvalidArgumentError, match="max_memo_chars must be >= 1"):
-        TiktokenCounter(max_memo_chars=0)
-    with pytest.raises(InvalidTypeError, match="max_memo_chars must be an int"):
-        TiktokenCounter(max_memo_chars="big")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"max_memo_bytes must be >= 300 \(one entry\)"):
+        TiktokenCounter(max_memo_bytes=0)
+    with pytest.raises(InvalidTypeError, match="max_memo_bytes must be an int"):
+        TiktokenCounter(max_memo_bytes="big")  # type: ignore[arg-type]
 
 
 # -- builder -------------------------------------------------------------------------
@@ -199,11 +199,11 @@ def test_builder_with_tiny_memos_selects_exactly_what_an_unbounded_one_does(
     packets = _packets(300)
     roomy = ContextBuilder(config=ContextConfig(max_tokens=600))
     expected = [roomy.build_result(q, custom_packets=packets) for q in ("deploy cache",) * 2]
-    monkeypatch.setattr(_sizing, "COST_MEMO_CHARS", 500)
+    monkeypatch.setattr(_sizing, "COST_MEMO_BYTES", 900)
     monkeypatch.setattr(sanitize, "_MEMO", SizedMemo(500))
     monkeypatch.setattr(scoring, "_TERMS", SizedMemo(500))
     tiny = ContextBuilder(
-        config=ContextConfig(max_tokens=600), token_counter=TiktokenCounter(max_memo_chars=500)
+        config=ContextConfig(max_tokens=600), token_counter=TiktokenCounter(max_memo_bytes=900)
     )
     app = _graph(tiny, packets)
     for want in expected:
@@ -215,4 +215,4 @@ def test_builder_with_tiny_memos_selects_exactly_what_an_unbounded_one_does(
         ]
         out = app.invoke({"messages": [HumanMessage("deploy cache")]})
         assert out["messages"][-1].content == want.text
-    assert tiny._sizer._memo.size <= 500
+    assert tiny._sizer._memo.size <= 900

@@ -3,7 +3,8 @@
 Run: `.venv/bin/python -m benchmarks.scale [--quick]`
 
 1. Build curve: `ContextBuilder.build_result` over 1k..100k distinct packets (half of
-   them untrusted, so they are fenced and sanitized), timed warm (the second build of
+   them untrusted, so they are fenced and sanitized), timed cold (the first build of
+   new packets: fresh retrieval results, new tool output) and warm (the second build of
    the same packets, what every turn of a long session pays), in CPU time of this
    process (the machine is shared; wall time swings with the neighbours' load). The floor is a plain
    `rank_bm25.BM25Okapi` over the same texts plus a greedy pack under the same budget.
@@ -108,8 +109,8 @@ def floor_ms(packets: list[ContextPacket], counts: list[int]) -> float:
     return cpu_ms(run, repeat=_repeats(len(packets)))
 
 
-def _build_point(n: int, counter: Callable[[str], int]) -> dict[str, float]:
-    packets = make_packets(n)
+def _build_point(n: int, counter: Callable[[str], int], seed: int) -> dict[str, float]:
+    packets = make_packets(n, seed=seed)  # new texts each point: the first build is cold
     counts = [counter(p.content) for p in packets]
     builder = ContextBuilder(config=ContextConfig(max_tokens=BUDGET))
     build = functools.partial(builder.build_result, QUERY, custom_packets=packets)
@@ -123,13 +124,16 @@ def build_curve(sizes: list[int], *, rounds: int = 3) -> list[dict[str, Any]]:
     (each point itself a median of at least 5 builds), so one noisy neighbour moves no
     step."""
     counter = default_counter()
-    passes = [[_build_point(n, counter) for n in sizes] for _ in range(rounds)]
+    passes = [
+        [_build_point(n, counter, seed=1_000_003 * r + n) for n in sizes] for r in range(rounds)
+    ]
     rows: list[dict[str, Any]] = []
     for i, n in enumerate(sizes):
         row: dict[str, Any] = {"packets": n, "rounds": rounds}
         for key in ("cold_ms", "warm_ms", "floor_ms"):
             row[key] = statistics.median(p[i][key] for p in passes)
         row["x_floor"] = row["warm_ms"] / row["floor_ms"]
+        row["cold_x_floor"] = row["cold_ms"] / row["floor_ms"]
         rows.append(row)
     for before, row in itertools.pairwise(rows):
         grew = row["packets"] / before["packets"]
@@ -253,10 +257,15 @@ def _print_curve(curve: list[dict[str, Any]]) -> None:
             f" (floor {worst['floor_slope']:.2f}x; target <= {MAX_SLOPE}x): {verdict}"
         )
         ours, floor = growth_exponent(curve, "warm_ms"), growth_exponent(curve, "floor_ms")
+        cold = growth_exponent(curve, "cold_ms")
         print(
             "  growth exponent over the curve (log-log fit, 1.00 = linear):"
-            f" {ours:.2f} (floor {floor:.2f})"
+            f" warm {ours:.2f}, cold {cold:.2f} (floor {floor:.2f})"
         )
+    print(
+        "  cold (first) builds, x floor: "
+        + ", ".join(f"{row['packets']:,}: {row['cold_x_floor']:.2f}x" for row in curve)
+    )
 
 
 def _print_recounts(ratios: dict[str, dict[str, float]], retained: int) -> None:
@@ -303,6 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(curve) > 1:
         payload["growth_exponent"] = {
             "warm": growth_exponent(curve, "warm_ms"),
+            "cold": growth_exponent(curve, "cold_ms"),
             "floor": growth_exponent(curve, "floor_ms"),
         }
     path = write_result("scale", {**payload, "turn_overhead_ms": turns})

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
+
+from langgraph_context._memo import memo_by_text
 
 REQUEST_CHARS = 400
 """Longest excerpt kept of one evicted user request."""
@@ -183,7 +184,7 @@ def error_lines(text: str, *, force: bool) -> list[str]:
     return hits[:3]
 
 
-@lru_cache(maxsize=8192)
+@memo_by_text(500_000)  # 0.5 MB; keeps no text (an lru_cache kept 8,192)
 def text_ids(text: str) -> tuple[str, ...]:
     """Identifier-like tokens of a text (its first `SCAN_CHARS`), at most a few per text.
 
@@ -203,7 +204,7 @@ def text_ids(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-@lru_cache(maxsize=8192)
+@memo_by_text(500_000)  # 0.5 MB; keeps no text (an lru_cache kept 8,192)
 def text_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Return (paths, error lines, open-item lines) of a text; memoized by the text.
 

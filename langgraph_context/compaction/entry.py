@@ -77,19 +77,23 @@ def cut_tool_result(
     text = result.content
     if not isinstance(text, str):
         return None
-    counter = resolve_counter(token_counter)
-    size = int(counter(text))
-    if size <= max_tokens:
-        return None  # a result cut before fits any limit at least as large as its cut
     # A result cut before and still over this (smaller) limit, e.g. a stricter limit
     # node after the agent's own cut in the same tool round, is cut again from what it
-    # kept; the notice keeps naming the original size.
+    # kept; the notice keeps naming the original size. The size comes from the cut's
+    # own count (one encoding, nothing memoized: the full text is seen once).
     earlier = result.additional_kwargs.get(CUT_MARKER)
-    total = earlier if isinstance(earlier, int) and earlier > size else size
     where = f" (the full text is note {DEFAULT_NOTE_PREFIX}{result.tool_call_id})" if noted else ""
-    notice = _NOTICE.format(total=total, where=where)
+    totals: list[int] = []
+
+    def notice(size: int) -> str:
+        totals.append(earlier if isinstance(earlier, int) and earlier > size else size)
+        return _NOTICE.format(total=totals[-1], where=where)
+
+    counter = resolve_counter(token_counter)
     short = truncate_text(text, max_tokens, token_counter=counter, marker=notice, keep="ends")
-    kwargs = {**result.additional_kwargs, CUT_MARKER: total}
+    if not totals:
+        return None  # a result cut before fits any limit at least as large as its cut
+    kwargs = {**result.additional_kwargs, CUT_MARKER: totals[-1]}
     return result.model_copy(update={"content": short, "additional_kwargs": kwargs})
 
 

@@ -20,7 +20,7 @@ from langgraph_context._gc import paused_gc
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._fallback import asummary_or_trim, summary_or_trim
 from langgraph_context.context._inputs import build_inputs, check_query
-from langgraph_context.context._sizing import PacketSizer
+from langgraph_context.context._sizing import LazyCosts, PacketSizer
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
     Compressed,
@@ -168,11 +168,7 @@ class ContextBuilder:
         self._sizer = PacketSizer()
 
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
-        """The untrusted-packet renderer and hardening text for one build.
-
-        The default fences with a boundary keyed by the untrusted texts, and adds the
-        hardening only when some gathered packet is untrusted.
-        """
+        """The renderer (default: a fence keyed by the untrusted texts) and hardening text."""
         if self.wrap_untrusted is not None or not self.protect_untrusted:
             return self.wrap_untrusted, self.hardening
         if not any(not p.is_trusted for p in gathered.packets):
@@ -254,11 +250,7 @@ class ContextBuilder:
         return max(0, available - room), max(0, room - 8)
 
     def _summary_room(self, available: int) -> int:
-        """Tokens held for the summary line: `summary_tokens` + 8, capped.
-
-        At most a third of the packet budget, so a summary never crowds out every
-        verbatim packet.
-        """
+        """Room for the summary line: `summary_tokens` + 8, at most a third of `available`."""
         if self.summarizer is None:
             return 0
         return min(self.summary_tokens + 8, available // 3)
@@ -271,13 +263,12 @@ class ContextBuilder:
         gathered: GatherResult,
         max_tokens: int | None,
         protection: tuple[UntrustedRenderer | None, str | None],
-    ) -> tuple[int, list[ContextPacket], list[ContextPacket], list[int], tuple[int, int]]:
+    ) -> tuple[int, list[ContextPacket], list[ContextPacket], LazyCosts, tuple[int, int]]:
         limit = self.config.max_tokens if max_tokens is None else max_tokens
         if limit < 1:
             msg = f"max_tokens must be >= 1, got {limit}"
             raise InvalidArgumentError(msg)
         role, rest = self._split(gathered.packets)
-        rest = [p.with_token_count(self.token_counter) for p in rest]
         budget = self._packet_budget(query, role, limit, protection)
         costs = self._sizer.costs(
             rest,
@@ -359,8 +350,15 @@ class ContextBuilder:
             (rest, user_query),
             {"config": self.config, "embeddings": self.embeddings},
         )
+        floors, counter = costs.floors, self.token_counter  # ranked first, measured lazily
         selection = pack_packets(
-            rest, relevance, max_tokens=budget, config=self.config, costs=costs
+            rest,
+            relevance,
+            max_tokens=budget,
+            config=self.config,
+            costs=costs,
+            cost_floors=floors,
+            token_counter=counter,
         )
         if self.reranker is not None:
             selection = rerank_selection(

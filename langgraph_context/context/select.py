@@ -114,25 +114,40 @@ def pack_packets(
     max_tokens: int,
     config: ContextConfig = DEFAULT_CONFIG,
     costs: Sequence[int] | None = None,
+    cost_floors: Sequence[int] | None = None,
+    token_counter: TokenCounter | None = None,
 ) -> Selection:
     """Pack scored packets under `max_tokens` (the packing half of `select_packets`).
 
+    Packets are taken by score; a cost is read only for a packet the pack reaches
+    whose floor still fits, so a lazy `costs` (`PacketSizer.costs`) measures only
+    those: a cold build over 10,000 new packets measures the hundred or so near
+    the budget, not all of them.
+
     Args:
-        packets: Candidates with token counts filled in.
+        packets: Candidates (with token counts filled in unless `costs` is given).
         relevance: One relevance in [0, 1] per packet (e.g. from `relevance_scores`).
         max_tokens: Maximum total cost of the kept packets.
         config: Weights, `min_relevance` and `duplicate_threshold`.
         costs: Cost of each packet when it differs from its `token_count` (e.g. its
-            rendered size with tags and wrappers).
+            rendered size with tags and wrappers); read only where needed.
+        cost_floors: A lower bound of each cost: a packet whose floor does not fit is
+            dropped as over budget without its cost being read.
+        token_counter: Fills in the `token_count` of kept packets that lack one
+            (packets left out keep theirs, possibly `None`).
 
     Returns:
         The selection, kept packets in input order.
 
     Raises:
-        ValueError: If `relevance` or `costs` do not match `packets` in length.
+        ValueError: If `relevance`, `costs` or `cost_floors` do not match `packets`
+            in length.
     """
-    if len(relevance) != len(packets) or (costs is not None and len(costs) != len(packets)):
-        msg = "relevance and costs must have one value per packet"
+    if any(
+        values is not None and len(values) != len(packets)
+        for values in (relevance, costs, cost_floors)
+    ):
+        msg = "relevance, costs and cost_floors must have one value per packet"
         raise InvalidArgumentError(msg)
     recency = _recency(packets)
     scores = [
@@ -153,10 +168,13 @@ def pack_packets(
     used = 0
     for i in pinned + rest:
         packet = packets[i]
-        size = costs[i] if costs is not None else packet.token_count or 0
         if not packet.pinned and relevance[i] < config.min_relevance:
             dropped[i] = "below_min_relevance"
             continue
+        if cost_floors is not None and used + cost_floors[i] > max_tokens:
+            dropped[i] = "over_budget"
+            continue
+        size = costs[i] if costs is not None else packet.token_count or 0
         if used + size > max_tokens:
             dropped[i] = "over_budget"
             continue
@@ -170,7 +188,13 @@ def pack_packets(
         kept.append(i)
         used += size
     kept.sort()
-    selected = tuple(ScoredPacket(packets[i], relevance[i], scores[i], i) for i in kept)
+    counted = [
+        packets[i] if token_counter is None else packets[i].with_token_count(token_counter)
+        for i in kept
+    ]
+    selected = tuple(
+        ScoredPacket(p, relevance[i], scores[i], i) for p, i in zip(counted, kept, strict=True)
+    )
     drops = tuple(Drop(packets[i], reason) for i, reason in sorted(dropped.items()))
     return Selection(selected, drops, max_tokens, used)
 

@@ -14,9 +14,6 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_context.tokens._json import _fingerprint, _refuse
 
-ENTRY_CHARS = 64
-"""What an entry costs beyond its characters (dict slot, key object, count)."""
-
 
 def message_key(message: BaseMessage) -> tuple[Any, ...]:
     content = message.content
@@ -141,17 +138,3 @@ def dict_key(item: dict[str, Any]) -> tuple[Any, ...] | None:
             return None
         return ("dict-json", text)
     return ("dict", pairs)
-
-
-def key_chars(key: tuple[Any, ...]) -> int:
-    """About how many characters a memo key holds (its strings, a slot per part)."""
-    n = ENTRY_CHARS
-    stack: list[Any] = [key]
-    while stack:
-        part = stack.pop()
-        if isinstance(part, str):
-            n += len(part)
-        elif isinstance(part, tuple):
-            n += 8 * len(part)
-            stack.extend(part)
-    return n

