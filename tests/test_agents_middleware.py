@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from langgraph_context.agents import (
     StateToolsMiddleware,
 )
 from langgraph_context.context import ContextBuilder
+from langgraph_context.messages import content_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -169,8 +171,11 @@ def test_real_context_middleware_with_state_tools_over_turns() -> None:
     for seen in model.seen:
         assert seen[0].content.startswith("You read files.")
         assert count_tokens(seen) <= 600 + count_tokens("You read files.\n\n") + 10
-    # The cache layout sends the plan in the closing message.
-    assert "request]\n1. [in_progress] read" in model.seen[-1][-1].content
+    # The cache layout sends the plan in the closing message, fenced (the model wrote it).
+    closing = content_text(model.seen[-1][-1].content)
+    assert re.search(
+        r'request\]\n<untrusted-data-\d+ type="plan"[^>]*>\n1\. \[in_progress\] read', closing
+    )
 
 
 def test_memory_middleware_with_context_middleware_over_turns() -> None:

@@ -416,7 +416,9 @@ def test_a_note_prefix_also_renames_the_tools_the_model_is_told_about() -> None:
     )
     graph = create_context_agent(model, note_prefix="notes", compaction=False, context=False)
     out = graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
-    assert "Notes (read with notes_query_note): k" in model.seen[0][0].content
+    system = model.seen[0][0].content
+    assert "Notes: read one with notes_query_note" in system
+    assert "[notes] k\n</untrusted-data-" in system
     error = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert error.status == "error"
     assert "Read the note with notes_query_note" in error.content

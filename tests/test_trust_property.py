@@ -9,9 +9,8 @@ first system message.
 
 Each path is a "path builder" in `PATHS`: a function `(payload) -> model input` that
 places the attacker's text at every author position it can reach and returns the
-messages the model would see. To cover a new runtime (the `create_agent` middleware
-that replaces `agents/`), add its builders to `PATHS`; paths known to break the rule
-are listed with `xfail(strict=True)`, so fixing one fails the test until it is moved.
+messages the model would see. A new path into the model input adds its builder to
+`PATHS`.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from langgraph_context.agents import create_context_agent, create_context_middleware
+from langgraph_context.agents import ContextMiddleware, create_context_agent
 from langgraph_context.compaction import COMPACTION_MARKER, summarize_history
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.memory import render_memory
@@ -153,28 +152,27 @@ def _state_block(payload: str) -> list[BaseMessage]:
 
 
 def _middleware(payload: str) -> list[BaseMessage]:
-    """`create_agent` with the context middleware as it is on main (read-only here)."""
+    """`create_agent` with `ContextMiddleware`."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     agent = create_agent(
-        model, [read_file], system_prompt=INSTRUCTIONS, middleware=[create_context_middleware()]
+        model, [read_file], system_prompt=INSTRUCTIONS, middleware=[ContextMiddleware()]
     )
     agent.invoke({"messages": _history(payload), **_pinned(payload)})
     return list(model.seen[0])
 
 
 def _context_agent(context: bool) -> PathBuilder:
-    """`create_context_agent` as it is on main (being replaced by the middleware)."""
+    """`create_context_agent`, with or without the context middleware."""
 
     def build(payload: str) -> list[BaseMessage]:
         model = ScriptedChatModel(responses=[AIMessage("ok")])
-        graph = create_context_agent(model, [read_file], context=context).compile()
+        graph = create_context_agent(model, [read_file], context=context)
         graph.invoke({"messages": _history(payload), **_pinned(payload)})
         return list(model.seen[0])
 
     return build
 
 
-_AGENTS = "agents/ path: fixed by the create_agent rewrite (see the trust branch report)"
 PATHS: list[Any] = [
     pytest.param(_node("cache", pinned=True), id="node-cache-pinned"),
     pytest.param(_node("cache", pinned=False), id="node-cache-history"),
@@ -188,11 +186,7 @@ PATHS: list[Any] = [
     pytest.param(_state_block, id="fenced-block"),
     pytest.param(_middleware, id="middleware-main"),
     pytest.param(_context_agent(True), id="context-agent-context"),
-    pytest.param(
-        _context_agent(False),
-        id="context-agent-no-context",
-        marks=pytest.mark.xfail(strict=True, reason=_AGENTS),
-    ),
+    pytest.param(_context_agent(False), id="context-agent-no-context"),
 ]
 """Every reachable path into the model input. Add the new runtime's builders here."""
 

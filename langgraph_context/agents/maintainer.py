@@ -73,6 +73,8 @@ from langgraph_context.notes.langgraph_store import (
 )
 from langgraph_context.notes.model import NoteStore
 from langgraph_context.notes.tool import create_note_tools
+from langgraph_context.packet import ContextPacket
+from langgraph_context.safety import fenced_block
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import Terminal, create_terminal_tool
@@ -304,7 +306,8 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
         parts = [BASE_INSTRUCTIONS.format(project=self._project), MODE_INSTRUCTIONS[current]]
         briefing = get_state_value(state, "briefing", "")
         if briefing and self._in_prompt:  # a context middleware renders it as a packet
-            parts.append(briefing)
+            # TODO lines and file names come from the repository: data, fenced.
+            parts.append(fenced_block([ContextPacket(briefing, type="briefing", source="repo")]))
         return request.override(system_message=SystemMessage("\n\n".join(parts)))
 
     def wrap_model_call(
