@@ -104,7 +104,7 @@ def test_failing_source_is_reported_not_fatal(caplog: pytest.LogCaptureFixture) 
         raise ConnectionError("vector db down")
 
     b = ContextBuilder(sources=[broken, lambda q: ["fallback fact"]], protect_untrusted=False)
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.DEBUG):
         result = b.build_result("anything")
     assert "[retrieved] fallback fact" not in result.text
     assert "[<lambda>] fallback fact" in result.text

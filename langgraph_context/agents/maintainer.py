@@ -34,6 +34,7 @@ from langchain.agents.middleware.types import ModelCallResult, OmitFromInput
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -298,6 +299,10 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
             token_counter=self._counter,
         )
         return {"briefing": text}
+
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async twin of `before_model`: the terminal and note reads run in a worker thread."""
+        return await run_in_executor(get_config(), self.before_model, state, runtime)
 
     def _instructed(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request with the base and mode instructions as its system prompt."""

@@ -17,6 +17,7 @@ from langchain.agents.middleware import (
 )
 from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -347,3 +348,7 @@ class NoteSyncMiddleware(AgentMiddleware[StateToolsState, Any]):
         if messages and isinstance(messages[-1], ToolMessage):
             self._save(state, config, runtime)
         return self._load(state, config, runtime) or None
+
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async twin of `before_model`: the store calls run in a worker thread."""
+        return await run_in_executor(get_config(), self.before_model, state, runtime)
