@@ -307,7 +307,7 @@ def test_resume_tomorrow_in_a_new_process(tmp_path: Path) -> None:
     ]
     assert second["messages"] == first["messages"] + 4
     assert "- [blocker] Unescaped name" in second["first_system"]
-    assert "1. [in_progress] read views" in second["first_tail"]
+    assert "1. [in_progress] read views" in str(second["first_tail"])
     assert second["notes"] == [["blocker", "Unescaped name"]]
 
 
