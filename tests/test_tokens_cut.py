@@ -11,7 +11,7 @@ from langchain_core.messages import ToolMessage
 
 from langgraph_context.compaction import CUT_MARKER, cut_tool_result
 from langgraph_context.errors import InvalidTypeError
-from langgraph_context.tokens import TiktokenCounter, default_counter, truncate_text
+from langgraph_context.tokens import TiktokenCounter, truncate_text
 
 PIECES = [
     "abc", " XYZ", "  ", "\n", "\n\n", "\t", ".", ",", "'s", '"', "{", "}", "[", "]", "0", "42",
@@ -115,10 +115,11 @@ def test_a_cut_uses_the_budget_like_the_binary_search_did() -> None:
 
 def test_a_tool_result_cut_leaves_only_the_kept_texts_count_in_the_shared_memo() -> None:
     """The output limit's cut stores neither the full result nor a candidate: the cut's count."""
-    counter = default_counter()
+    counter = TiktokenCounter()  # the shared one may be full from other tests: same code
+    assert cut_tool_result(ToolMessage(_log(70), tool_call_id="c0"), 300) is not None
     before = (len(counter._text_memo), len(counter._message_memo))
     text = _log(70)
-    short = cut_tool_result(ToolMessage(text, tool_call_id="c1"), 300)
+    short = cut_tool_result(ToolMessage(text, tool_call_id="c1"), 300, token_counter=counter)
     assert short is not None
     assert short.additional_kwargs[CUT_MARKER] == counter.count_fresh(text)
     assert f"{counter.count_fresh(text)}-token result" in short.content
