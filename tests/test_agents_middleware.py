@@ -298,7 +298,7 @@ def test_real_context_middleware_with_state_tools_over_turns() -> None:
         assert seen[0].content.startswith("You read files.")
         assert count_tokens(seen) <= 600 + count_tokens("You read files.\n\n") + 10
     # The cache layout sends the plan in the closing message.
-    assert "request]\n1. [in_progress] read" in model.seen[-1][-1].content
+    assert 'source="plan">\n1. [in_progress] read' in model.seen[-1][-1].content
 
 
 def test_memory_middleware_with_context_middleware_over_turns() -> None:
