@@ -124,7 +124,7 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
     ]
     assembled = model.seen[1][0].content
     # The plan changes often: the cache layout sends it in the closing message.
-    assert "request]\n1. [in_progress] map layout" in model.seen[1][-1].content
+    assert 'source="plan">\n1. [in_progress] map layout' in model.seen[1][-1].content
     assert "[Evidence]\n<untrusted-data-" in assembled
     assert 'type="workspace">\n[briefing, ' in assembled
     assert "lines] [Workspace briefing]" in assembled
