@@ -20,6 +20,7 @@ from langgraph_context.agents import (
     create_codebase_maintainer_graph,
 )
 from langgraph_context.notes import FileNoteStore
+from langgraph_context.safety import HARDENING_INSTRUCTION
 from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -374,7 +375,7 @@ def test_compaction_can_be_switched_off_or_replaced(tmp_path: Path) -> None:
 
 
 def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) -> None:
-    """context=False: nothing assembled; instructions, briefing and state block lead."""
+    """context=False: nothing assembled; instructions, then the briefing fenced as data."""
     workspace = make_codebase(tmp_path / "repo")
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_codebase_maintainer_graph(
@@ -382,7 +383,10 @@ def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) 
     )
     graph.invoke({"messages": [HumanMessage("look")], "mode": "explore"})
     system = model.seen[0][0].content
-    assert "as `reference` notes.\n\n[Workspace briefing]" in system
+    head, _, fenced = system.partition("as `reference` notes.\n\n")
+    assert fenced.startswith(HARDENING_INSTRUCTION + "\n<untrusted-data-")
+    assert "[Workspace briefing]" in fenced
+    assert "[Workspace briefing]" not in head
     assert "[Task]" not in system
 
 

@@ -85,10 +85,12 @@ def test_context_node_names_each_bad_option(kwargs: dict[str, Any], error: Any, 
         create_context_node(**kwargs)
 
 
-def test_compaction_node_max_tokens_as_text_is_a_package_error() -> None:
-    """`max_tokens="8000"` names the parameter instead of failing in arithmetic."""
-    with pytest.raises(InvalidArgumentError, match="max_tokens must be a positive int, got '8000'"):
-        create_compaction_node(max_tokens="8000")  # type: ignore[arg-type]
+def test_compaction_node_trigger_tokens_as_text_is_a_package_error() -> None:
+    """`trigger_tokens="8000"` names the parameter instead of failing in arithmetic."""
+    with pytest.raises(
+        InvalidArgumentError, match="trigger_tokens must be a positive int, got '8000'"
+    ):
+        create_compaction_node(trigger_tokens="8000")  # type: ignore[arg-type]
 
 
 def test_build_result_without_a_query_names_it() -> None:
