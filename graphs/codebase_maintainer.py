@@ -12,7 +12,11 @@ from the same notes and no user reads another's; a run without
 
 import os
 
-from langgraph_context.agents import ContextSettings, create_codebase_maintainer_graph
+from langgraph_context.agents import (
+    ContextSettings,
+    OutputGuardMiddleware,
+    create_codebase_maintainer_graph,
+)
 from langgraph_context.cli.models import resolve_chat_model
 
 WORKSPACE_ENV_VAR = "LGC_WORKSPACE"
@@ -22,5 +26,6 @@ graph = create_codebase_maintainer_graph(
     workspace=os.environ.get(WORKSPACE_ENV_VAR) or os.getcwd(),
     note_namespace=("codebase_maintainer", "notes", "{user_id}"),
     context_schema=ContextSettings,
+    middleware=[OutputGuardMiddleware()],  # flagged answers recorded in `injection_flags`
     name="codebase_maintainer",
 )

@@ -17,7 +17,12 @@ as they arrive).
 
 import os
 
-from langgraph_context.agents import ContextSettings, NoteSyncMiddleware, create_context_agent
+from langgraph_context.agents import (
+    ContextSettings,
+    NoteSyncMiddleware,
+    OutputGuardMiddleware,
+    create_context_agent,
+)
 from langgraph_context.cli.models import resolve_chat_model
 
 DEFAULT_WINDOW = 32_000
@@ -53,7 +58,9 @@ graph = create_context_agent(
     resolve_chat_model,
     system_prompt=SYSTEM_PROMPT,
     max_tokens=WINDOW - REPLY_TOKENS,
-    middleware=[NoteSyncMiddleware()],
+    # The output guard is on in the served graph: a flagged answer is recorded in
+    # `injection_flags` (state the client reads; not an input).
+    middleware=[NoteSyncMiddleware(), OutputGuardMiddleware()],
     context_schema=ContextSettings,
     name="context_agent",
 )

@@ -38,3 +38,14 @@ def test_unusable_context_window_is_a_clear_error(
     monkeypatch.setenv("LGC_CONTEXT_WINDOW", raw)
     with pytest.raises(ValueError, match="LGC_CONTEXT_WINDOW must be a whole number"):
         _load("context_agent")
+
+
+@pytest.mark.parametrize("name", ["context_agent", "codebase_maintainer"])
+def test_served_graphs_run_the_output_guard(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both served graphs check every answer; the guard's record is state, not an input."""
+    monkeypatch.setenv("LGC_WORKSPACE", str(GRAPHS))
+    served = _load(name).graph
+    nodes = set(served.get_graph().nodes)
+    assert any(node.startswith("OutputGuardMiddleware") for node in nodes), sorted(nodes)
+    assert "injection_flags" in served.get_output_jsonschema()["properties"]
+    assert "injection_flags" not in served.get_input_jsonschema()["properties"]

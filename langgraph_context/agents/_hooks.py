@@ -1,12 +1,19 @@
-"""Middleware hooks that would do nothing are removed, so they add no graph step."""
+"""Middleware plumbing: idle hooks removed, and the config of a node inside a call.
+
+Hooks that would do nothing are removed, so they add no graph step; `quiet_config`
+is the config an inner node runs with inside a model call.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.constants import TAG_NOSTREAM
 
-__all__ = ["drop_before_model"]
+__all__ = ["drop_before_model", "quiet_config"]
 
 _HOOKLESS: dict[type[Any], type[Any]] = {}
 
@@ -37,3 +44,16 @@ def drop_before_model(middleware: AgentMiddleware[Any, Any]) -> None:
     """
     if not getattr(type(middleware), "_hook_dropped", False):
         middleware.__class__ = _without_before_model(type(middleware))
+
+
+def quiet_config(config: RunnableConfig) -> RunnableConfig:
+    """The config a node runs with inside a model call: nothing of it is streamed.
+
+    Its output goes back to the middleware (the model's input, a compacted view),
+    never to state, so the node's check that the graph has a channel for its output
+    key (which reads the task's channel reader) does not apply: the reader is left out.
+    """
+    quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
+    configurable = dict(quiet.get("configurable") or {})
+    configurable.pop("__pregel_read", None)
+    return {**quiet, "configurable": configurable}

@@ -26,15 +26,13 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables import Runnable
 from langgraph.config import get_config
-from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_context._steps import Failed, adrive, drive
-from langgraph_context.agents._hooks import drop_before_model
+from langgraph_context.agents._hooks import drop_before_model, quiet_config
 from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
 from langgraph_context.agents.models import resolved_model
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
@@ -60,14 +58,6 @@ class CompactionAgentState(AgentState[Any]):
     compaction: NotRequired[Annotated[CompactionRecord, OmitFromInput]]
     compaction_requested: NotRequired[Annotated[bool, OmitFromInput]]
     token_usage: NotRequired[Annotated[TokenUsage, OmitFromInput]]
-
-
-def _quiet(config: RunnableConfig) -> RunnableConfig:
-    """The config a view-mode compaction runs with: nothing streamed, no channel check."""
-    quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
-    configurable = dict(quiet.get("configurable") or {})
-    configurable.pop("__pregel_read", None)  # its view is returned here, not stored
-    return {**quiet, "configurable": configurable}
 
 
 class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
@@ -208,7 +198,7 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         def call(step: _Step) -> Any:
             kind, value = step
             if kind == "compaction":
-                return self._node.invoke(value, _quiet(get_config()))
+                return self._node.invoke(value, quiet_config(get_config()))
             return handler(value)
 
         return drive(self._steps(request), call)
@@ -223,7 +213,7 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         async def acall(step: _Step) -> Any:
             kind, value = step
             if kind == "compaction":
-                return await self._node.ainvoke(value, _quiet(get_config()))
+                return await self._node.ainvoke(value, quiet_config(get_config()))
             return await handler(value)
 
         return await adrive(self._steps(request), acall)

@@ -20,14 +20,12 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallResult
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
 from langgraph.config import get_config
-from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command
 
 from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
+from langgraph_context.agents._hooks import quiet_config
 from langgraph_context.agents._overflow import Window
 from langgraph_context.agents.models import resolved_model
 from langgraph_context.compaction import (
@@ -143,19 +141,6 @@ def _fenced_history(history: list[BaseMessage]) -> tuple[list[BaseMessage], bool
 def _carries_tool_text(message: BaseMessage) -> bool:
     """Whether `message` is a tool result (a `ToolMessage` or `tool_result` blocks)."""
     return isinstance(message, ToolMessage) or bool(tool_result_ids(message))
-
-
-def _quiet(config: RunnableConfig) -> RunnableConfig:
-    """The config the context node runs with: nothing of it is streamed.
-
-    Its output goes to the model, never to state, so the node's check that the graph
-    has a channel for its output key (which reads the task's channel reader) does not
-    apply: the reader is left out.
-    """
-    quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
-    configurable = dict(quiet.get("configurable") or {})
-    configurable.pop("__pregel_read", None)
-    return {**quiet, "configurable": configurable}
 
 
 def _system_text(message: SystemMessage | None) -> str:
@@ -385,7 +370,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         def call(step: tuple[str, Any]) -> Any:
             kind, value = step
             if kind == "context" and self._node is not None:
-                return self._node.invoke(value, _quiet(get_config()))
+                return self._node.invoke(value, quiet_config(get_config()))
             return handler(value)
 
         return drive(self._steps(request), call)
@@ -400,7 +385,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         async def acall(step: tuple[str, Any]) -> Any:
             kind, value = step
             if kind == "context" and self._node is not None:
-                return await self._node.ainvoke(value, _quiet(get_config()))
+                return await self._node.ainvoke(value, quiet_config(get_config()))
             return await handler(value)
 
         return await adrive(self._steps(request), acall)

@@ -7,24 +7,32 @@ The core of `safety.create_output_guard_node` (for your own `StateGraph`), run a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware.types import OmitFromInput
 from langgraph.runtime import Runtime
 
 from langgraph_context.safety import (
     DEFAULT_GUARD_REPLACEMENT,
     DetectorLike,
     GuardAction,
-    SafetyStateMixin,
+    InjectionFlag,
+    append_flags,
     create_output_guard_node,
 )
 
 __all__ = ["GuardAgentState", "OutputGuardMiddleware"]
 
 
-class GuardAgentState(AgentState[Any], SafetyStateMixin):
-    """Agent state plus `injection_flags`, the output guard's record."""
+class GuardAgentState(AgentState[Any]):
+    """Agent state plus `injection_flags`, the output guard's record (not an input).
+
+    A client must not write the guard's record, so the key is left out of the graph's
+    input schema; the reducer stays last, where LangGraph looks for it.
+    """
+
+    injection_flags: NotRequired[Annotated[list[InjectionFlag], OmitFromInput, append_flags]]
 
 
 class OutputGuardMiddleware(AgentMiddleware[GuardAgentState, Any]):
