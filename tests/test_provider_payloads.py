@@ -1,6 +1,7 @@
-"""Generated histories through every public path that builds a model input (outside
-agents/): each output passes `validate_history` and is a request langchain-openai's and
-langchain-anthropic's own builders produce and the providers' rules accept."""
+"""Generated histories through every public path that builds a model input (the
+prebuilt agent included): each output passes `validate_history` and is a request
+langchain-openai's and langchain-anthropic's own builders produce and the providers'
+rules accept."""
 
 from __future__ import annotations
 
@@ -8,12 +9,21 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+)
+from langchain_core.tools import tool
 
+from langgraph_context.agents import create_context_agent
 from langgraph_context.compaction import compact_messages
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.context.breakpoints import cache_marks, mark_cache_breakpoints
 from langgraph_context.messages import provider_ready_history, repair_history, truncate_messages
+from langgraph_context.testing import ScriptedChatModel
 from tests._payloads import MAX_ANTHROPIC_MARKS, provider_problems
 from tests.strategies import hostile_histories, valid_histories
 
@@ -107,3 +117,29 @@ def test_context_builder_output_is_accepted(history: list[BaseMessage]) -> None:
     builder = ContextBuilder(config=ContextConfig(max_tokens=300))
     text = builder.build("what next?", provider_ready_history(history))
     assert provider_problems([SystemMessage(text), HumanMessage("what next?")]) == []
+
+
+AGENT_FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@AGENT_FEW
+@given(hostile_histories(), st.booleans(), st.sampled_from([800, 4000]))
+def test_the_prebuilt_agent_sends_what_providers_accept(
+    history: list[BaseMessage], context: bool, budget: int
+) -> None:
+    """`create_context_agent`, with or without the context middleware: each request is valid."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    sized = {"max_tokens": budget} if context else {}
+    agent = create_context_agent(model, [_lookup], context=context, compaction=False, **sized)
+    # A client cannot send a `RemoveMessage` of a message the thread lacks: LangGraph's
+    # reducer refuses it before any node runs. Every other hostile shape goes in.
+    sent_in = [m for m in _with_user(history) if not isinstance(m, RemoveMessage)]
+    agent.invoke({"messages": sent_in})
+    sent = list(model.seen[0])
+    assert provider_problems(sent, alternating=True) == []
+
+
+@tool
+def _lookup(key: str) -> str:
+    """Look a key up (scripted)."""
+    return key
