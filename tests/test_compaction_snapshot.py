@@ -110,7 +110,7 @@ def test_render_under_budget_keeps_some_of_each_section() -> None:
     assert count_tokens(small) <= 130
     assert len(small) < len(full)
     assert "User requests:" in small
-    assert "Files touched:" in small
+    assert "Files (touched first):" in small
 
 
 def test_render_returns_empty_when_nothing_fits_or_nothing_extracted() -> None:

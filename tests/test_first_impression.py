@@ -67,7 +67,7 @@ def test_snapshot_identifiers_leave_out_durations_encodings_and_format_specs() -
 
 
 def test_files_touched_are_the_tools_not_paths_inside_file_contents() -> None:
-    """A path printed inside a file's contents is not a file the agent touched."""
+    """A path printed inside a file's contents is kept, last, as seen in output, not touched."""
     history = [
         HumanMessage("Read the config."),
         AIMessage("", tool_calls=[call("read_file", {"path": "conf/app.toml"}, "c1")]),
@@ -75,7 +75,8 @@ def test_files_touched_are_the_tools_not_paths_inside_file_contents() -> None:
     ]
     files = extract_snapshot(history).files
     assert any(f.startswith("conf/app.toml") for f in files)
-    assert not any("vendor/other/lib.py" in f for f in files)
+    assert files[-1] == "vendor/other/lib.py (in output)"
+    assert files[0].startswith("conf/app.toml")
 
 
 def test_the_top_level_lists_only_its_public_names() -> None:

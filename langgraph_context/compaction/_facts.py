@@ -109,7 +109,9 @@ def render_files(uses: Sequence[tuple[str, str]]) -> tuple[str, ...]:
         grouped.setdefault(path, []).append(use)
     out = []
     for path, kinds in grouped.items():
-        shown = [k for k in ("edited", "read", "used") if k in kinds]
+        shown: list[str] = [k for k in ("edited", "read", "used") if k in kinds]
+        if not shown and "in output" in kinds and "mentioned" not in kinds:
+            shown = ["in output"]  # only seen inside a tool's output: not touched
         out.append(f"{path} ({', '.join(shown)})" if shown else path)
     return _bounded(tuple(out))
 

@@ -180,7 +180,7 @@ class StateSnapshot:
         header = SNAPSHOT_HEADER.format(count=self.message_count)
         sections: list[tuple[str, list[str], bool]] = [
             (_REQUESTS, _request_order(self.requests), False),
-            ("Files touched", list(self.files), True),
+            ("Files (touched first)", list(self.files), True),
             ("Errors seen (and what followed)", list(reversed(self.errors)), False),
             ("Identifiers", list(self.identifiers), True),
             ("Commands run", list(reversed(self.commands)), False),
@@ -365,13 +365,15 @@ def extract_snapshot(
                 errors[label + line] = ""
                 pending_errors.append(label + line)
         paths, _, opens = text_facts(text)
-        if not (isinstance(message, ToolMessage) or tool_result_ids(message)):
-            # A path inside a tool's output (a file's contents, a listing) was not touched.
-            uses.extend((path, "mentioned") for path in paths)
+        # A path inside a tool's output (a file's contents, a listing) was not touched,
+        # but the next turns may need it: kept last, labelled as seen in output.
+        seen = isinstance(message, ToolMessage) or bool(tool_result_ids(message))
+        uses.extend((path, "in output" if seen else "mentioned") for path in paths)
         open_items.extend(opens)
     current_uses = merge_uses((), uses)
-    files_uses = tuple((p, u) for p, u in current_uses if u != "mentioned") + tuple(
-        (p, u) for p, u in current_uses if u == "mentioned"
+    untouched = ("mentioned", "in output")
+    files_uses = tuple((p, u) for p, u in current_uses if u not in untouched) + tuple(
+        (p, u) for p, u in current_uses if u in untouched
     )
     fresh = StateSnapshot(
         requests=dedup(requests),
