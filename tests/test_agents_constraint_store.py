@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import create_codebase_maintainer_graph, create_context_agent
 from langgraph_context.agents.tool_middleware import ConstraintStoreMiddleware
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.memory import constraint_store_namespace, load_stored_constraints
@@ -128,3 +129,18 @@ def test_a_blank_workspace_is_refused() -> None:
     """`workspace` names a workspace or is `None`."""
     with pytest.raises(InvalidArgumentError, match="workspace"):
         ConstraintStoreMiddleware(workspace="")
+
+
+def test_the_maintainer_keeps_rules_per_user_and_workspace_path(tmp_path: Path) -> None:
+    """The maintainer stores Ann's rule under her user and its resolved workspace path."""
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    store = InMemoryStore()
+    model = ScriptedChatModel(responses=_script()[:2])
+    graph = create_codebase_maintainer_graph(
+        model, workspace=workspace, store=store, checkpointer=InMemorySaver()
+    )
+    _turn(graph, f"Fix CI. {RULE}", "t1")
+    config = {"configurable": {"user_id": "ann", "workspace": str(workspace.resolve())}}
+    stored = load_stored_constraints(store, constraint_store_namespace(config))
+    assert [c["text"] for c in stored] == [RULE]
