@@ -110,6 +110,7 @@ def test_shared_notes_are_an_explicit_opt_in() -> None:
         model,
         middleware=[NoteSyncMiddleware(user_key=None)],
         store=store,
+        memory_tools=False,  # constraints are per user only; this run names none
     )
     app.invoke({"messages": [HumanMessage("save")]})
     assert load_store_notes(store, DEFAULT_NOTES_NAMESPACE) == {"k": "v"}

@@ -42,6 +42,7 @@ from langgraph_context.agents.context_middleware import ContextMiddleware
 from langgraph_context.agents.models import ModelFactory, agent_model
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
 from langgraph_context.agents.tool_middleware import (
+    ConstraintStoreMiddleware,
     PinnedMemoryMiddleware,
     StateToolsMiddleware,
     TerminalStateMiddleware,
@@ -108,7 +109,9 @@ def create_context_agent(
         context_schema: The run context's schema, e.g. `ContextSettings` (a model
             factory is handed its values laid over `configurable`).
         checkpointer: As `create_agent`'s.
-        store: As `create_agent`'s.
+        store: As `create_agent`'s. With `memory_tools`, the constraints are kept in it
+            per user (`ConstraintStoreMiddleware`, unless `middleware` holds your own);
+            each run must then name its user (`configurable["user_id"]`).
         interrupt_before: As `create_agent`'s.
         interrupt_after: As `create_agent`'s.
         debug: As `create_agent`'s.
@@ -170,6 +173,8 @@ def create_context_agent(
         )
     if memory_tools or checks is not None:
         ours.append(PinnedMemoryMiddleware(checks=checks, memory_tools=memory_tools))
+    if store is not None and memory_tools and not _has(middleware, ConstraintStoreMiddleware):
+        ours.append(ConstraintStoreMiddleware())  # constraints carry over to the user's threads
     limit = _output_limit(tool_output_limit, budget)
     if limit is not None and own:  # with no tools, a tool wrapper would add a tools node
         ours.append(limit)
@@ -237,6 +242,11 @@ def _budget(
     )
     prompt = system_prompt.content if isinstance(system_prompt, SystemMessage) else system_prompt
     return AgentBudget.of(max_tokens, window, fixed_tokens(prompt, schemas, counter))
+
+
+def _has(middleware: Sequence[AgentMiddleware[Any, Any]], kind: type[Any]) -> bool:
+    """Whether the caller's middleware already holds one of `kind` (theirs is kept)."""
+    return any(isinstance(m, kind) for m in middleware)
 
 
 def _output_limit(

@@ -61,6 +61,7 @@ from langgraph_context.agents.context_middleware import ContextMiddleware
 from langgraph_context.agents.models import ModelFactory
 from langgraph_context.agents.session import SessionMiddleware
 from langgraph_context.agents.subagent import DEFAULT_MAX_RESULT_TOKENS, create_subagent_tool
+from langgraph_context.agents.tool_middleware import ConstraintStoreMiddleware
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
 from langgraph_context.errors import InvalidArgumentError
@@ -215,6 +216,11 @@ def _note_source(notes: NotesLike) -> NoteStore | BaseStore | None:
         Path(notes).mkdir(parents=True, exist_ok=True)
         return FileNoteStore(Path(notes))
     return notes
+
+
+def _constraint_store(store: BaseStore | None, root: Path) -> list[AgentMiddleware[Any, Any]]:
+    """With a store: constraints kept per user and per workspace (its resolved path)."""
+    return [] if store is None else [ConstraintStoreMiddleware(workspace=str(root.resolve()))]
 
 
 class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
@@ -412,7 +418,9 @@ def create_codebase_maintainer_graph(
         context_schema: The run context's schema (e.g. `ContextSettings`).
         checkpointer: A persistent checkpointer (SQLite, Postgres) to continue a
             thread days later.
-        store: The LangGraph store (where notes live with `notes=None`).
+        store: The LangGraph store (where notes live with `notes=None`); constraints
+            are kept in it per user and workspace, so each run names its user
+            (`configurable["user_id"]`).
         name: The compiled graph's name.
         options: The rarely changed knobs (`MaintainerOptions`).
 
@@ -451,7 +459,7 @@ def create_codebase_maintainer_graph(
     graph = create_context_agent(
         model,
         [terminal_tool, *note_tools, *extra_tools],
-        middleware=[*middleware, maintainer, SessionMiddleware()],
+        middleware=[*middleware, maintainer, SessionMiddleware(), *_constraint_store(store, root)],
         note_tools=False,
         checks=checks,
         compaction=_compaction_step(compaction, summarizer, token_counter),

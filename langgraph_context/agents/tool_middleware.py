@@ -1,7 +1,8 @@
 """`create_agent` middleware that adds tools and their state keys: plan, notes, memory.
 
 `StateToolsMiddleware` adds the plan and note tools with `plan`/`note`;
-`PinnedMemoryMiddleware` adds the constraint tools and a hot-issue watch.
+`PinnedMemoryMiddleware` adds the constraint tools and a hot-issue watch;
+`ConstraintStoreMiddleware` keeps the constraints per user in the graph's store.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ from langgraph_context.memory import (
     create_record_constraint_tool,
     create_resolve_constraint_tool,
 )
+from langgraph_context.memory.store import (
+    DEFAULT_WORKSPACE_KEY,
+    async_constraints,
+    constraint_store_namespace,
+    sync_constraints,
+)
 from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.notes import (
     DEFAULT_NOTES_NAMESPACE,
@@ -49,6 +56,8 @@ from langgraph_context.tools import (
 from langgraph_context.tools.terminal import keep_latest_cwd
 
 __all__ = [
+    "ConstraintStoreMiddleware",
+    "ConstraintStoreState",
     "MemoryAgentState",
     "NoteSyncMiddleware",
     "PinnedMemoryMiddleware",
@@ -239,6 +248,95 @@ class PinnedMemoryMiddleware(_CheckedModelCall, AgentMiddleware[MemoryAgentState
     ) -> dict[str, Any] | None:
         """Async twin of `before_model`."""
         return self.before_model(state, runtime)
+
+
+class ConstraintStoreState(MemoryAgentState):
+    """`MemoryAgentState` plus `stored_constraints`, internal: not part of the input."""
+
+    stored_constraints: Annotated[list[str], OmitFromInput]
+
+
+class ConstraintStoreMiddleware(AgentMiddleware[ConstraintStoreState, Any]):
+    """Keep the user's constraints in the graph's store, so they reach their next threads.
+
+    Before each model call it reconciles the thread's `constraints` with the store
+    (`memory.store.sync_constraints`): a rule recorded here is stored, one set in
+    another thread of the same user (and workspace) is added, a resolution in either
+    is carried to the other. The user is `config["configurable"]["user_id"]` (or the
+    run context's `user_id`); a run on a graph with a store that names no user is
+    refused with `InvalidArgumentError`, so users never share rules. A graph compiled
+    without a store runs as if this middleware were absent.
+
+    It is its own class, not a `PinnedMemoryMiddleware` option, so an agent without a
+    store carries no hook node and no `stored_constraints` key.
+
+    Args:
+        workspace: A fixed workspace label (the maintainer's workspace path); `None`
+            reads `configurable["workspace"]` (or the context's) when the run names one.
+        name: Middleware name in the agent graph (`constraint_store.before_model`).
+    """
+
+    state_schema = ConstraintStoreState
+
+    def __init__(self, *, workspace: str | None = None, name: str = "constraint_store") -> None:
+        super().__init__()
+        if workspace is not None and (not isinstance(workspace, str) or not workspace):
+            msg = f"workspace must be a non-empty string or None, got {workspace!r}"
+            raise InvalidArgumentError(msg)
+        self._workspace = workspace
+        self._name = _check_name(name)
+
+    @property
+    def name(self) -> str:
+        """The middleware's name in the agent graph (`constraint_store.before_model`)."""
+        return self._name
+
+    def _namespace(self, runtime: Runtime[Any]) -> tuple[str, ...]:
+        """The run's namespace; raises `InvalidArgumentError` if the run names no user."""
+        config: dict[str, Any] = dict(get_config())
+        if self._workspace is not None:
+            configurable = {**(config.get("configurable") or {})}
+            configurable[DEFAULT_WORKSPACE_KEY] = self._workspace
+            config["configurable"] = configurable
+        return constraint_store_namespace(config, getattr(runtime, "context", None))
+
+    @staticmethod
+    def _update(seen: list[str], update: list[Any], after: list[str]) -> dict[str, Any] | None:
+        """The state write of one sync, or `None` when nothing changed (no write)."""
+        out: dict[str, Any] = {"constraints": update} if update else {}
+        if sorted(seen) != after:
+            out["stored_constraints"] = after
+        return out or None
+
+    def before_model(
+        self, state: ConstraintStoreState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Reconcile the thread's constraints with the store (see the class)."""
+        if runtime.store is None:
+            return None
+        seen = list(state.get("stored_constraints") or [])
+        update, after = sync_constraints(
+            runtime.store,
+            self._namespace(runtime),
+            constraints=state.get("constraints") or [],
+            seen=seen,
+        )
+        return self._update(seen, update, after)
+
+    async def abefore_model(
+        self, state: ConstraintStoreState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """Async twin of `before_model` (the store's async methods)."""
+        if runtime.store is None:
+            return None
+        seen = list(state.get("stored_constraints") or [])
+        update, after = await async_constraints(
+            runtime.store,
+            self._namespace(runtime),
+            constraints=state.get("constraints") or [],
+            seen=seen,
+        )
+        return self._update(seen, update, after)
 
 
 class StateToolsMiddleware(_CheckedModelCall, AgentMiddleware[StateToolsState, Any]):
