@@ -365,13 +365,11 @@ def extract_snapshot(
                 errors[label + line] = ""
                 pending_errors.append(label + line)
         paths, _, opens = text_facts(text)
-        # A path inside a tool's output (a file's contents, a listing) was not touched,
-        # but the next turns may need it: kept last, labelled as seen in output.
         seen = isinstance(message, ToolMessage) or bool(tool_result_ids(message))
         uses.extend((path, "in output" if seen else "mentioned") for path in paths)
         open_items.extend(opens)
     current_uses = merge_uses((), uses)
-    untouched = ("mentioned", "in output")
+    untouched = ("mentioned", "in output")  # a path in a tool's output was not touched
     files_uses = tuple((p, u) for p, u in current_uses if u not in untouched) + tuple(
         (p, u) for p, u in current_uses if u in untouched
     )
