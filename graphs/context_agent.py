@@ -7,7 +7,7 @@ schema), else its `configurable` values. The model comes from `model_factory` (d
 key from `LGC_API_KEY`/`OPENAI_API_KEY`, model from `model` or `LGC_MODEL`). Notes are
 kept in the server's store, per `user_id` (a run without one is refused before the
 model is called; no user reads another's notes), so every thread of a user sees them.
-The input schema offers `messages`, `plan`, `note` and pinned memory only. The model's
+The input schema offers `messages`, `plan`, `note` and pinned items only. The model's
 context window is `LGC_CONTEXT_WINDOW` tokens (default 32,000, at least 8,192): each
 model call is sent at most the window minus room for the reply, and the agent's default
 budget does the rest (the history is compacted when it would no longer fit beside the

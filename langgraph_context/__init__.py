@@ -1,10 +1,10 @@
 """Context engineering for LangGraph agents.
 
 Decide, before every model call, which tokens the model sees: budgeted context
-assembly, tool-pair-safe compaction, plan and note tools over state, pinned memory.
+assembly, tool-pair-safe compaction, plan and note tools over state, pinned items.
 
 The top level holds what an agent is composed from; everything else is imported from
-its subpackage (`langgraph_context.context`, `.compaction`, `.memory`, `.notes`,
+its subpackage (`langgraph_context.context`, `.compaction`, `.pinned`, `.notes`,
 `.safety`, `.tools`, `.agents`) or lower module (`.tokens`, `.messages`, `.state`,
 `.packet`). Names load on first use, so `import langgraph_context` stays cheap.
 """
@@ -31,13 +31,13 @@ if TYPE_CHECKING:
     )
     from langgraph_context.context import ContextBuilder, ContextStateMixin, create_context_node
     from langgraph_context.errors import LangGraphContextError
-    from langgraph_context.memory import (
+    from langgraph_context.notes import create_note_tools
+    from langgraph_context.packet import ContextPacket
+    from langgraph_context.pinned import (
         create_record_constraint_tool,
         create_resolve_constraint_tool,
     )
-    from langgraph_context.notes import create_note_tools
-    from langgraph_context.packet import ContextPacket
-    from langgraph_context.state import MemoryStateMixin, NoteStateMixin, PlanStateMixin
+    from langgraph_context.state import NoteStateMixin, PinnedStateMixin, PlanStateMixin
     from langgraph_context.tokens import count_tokens
     from langgraph_context.tools import (
         create_ls_tool,
@@ -59,7 +59,7 @@ _HOMES: dict[str, str] = {
     "ContextPacket": "packet",
     "ContextStateMixin": "context",
     "LangGraphContextError": "errors",
-    "MemoryStateMixin": "state",
+    "PinnedStateMixin": "state",
     "NoteStateMixin": "state",
     "PlanStateMixin": "state",
     "asummarize_history": "compaction",
@@ -72,8 +72,8 @@ _HOMES: dict[str, str] = {
     "create_ls_tool": "tools",
     "create_note_tools": "notes",
     "create_query_note_tool": "tools",
-    "create_record_constraint_tool": "memory",
-    "create_resolve_constraint_tool": "memory",
+    "create_record_constraint_tool": "pinned",
+    "create_resolve_constraint_tool": "pinned",
     "create_subagent_tool": "agents",
     "create_terminal_tool": "tools",
     "create_update_note_tool": "tools",
@@ -108,8 +108,8 @@ __all__ = [
     "ContextPacket",
     "ContextStateMixin",
     "LangGraphContextError",
-    "MemoryStateMixin",
     "NoteStateMixin",
+    "PinnedStateMixin",
     "PlanStateMixin",
     "asummarize_history",
     "compact_messages",

@@ -3,12 +3,12 @@
 Mixins are `TypedDict`s meant for multiple inheritance with LangGraph's `MessagesState`
 (or LangChain's `AgentState`)::
 
-    class State(MessagesState, PlanStateMixin, NoteStateMixin, MemoryStateMixin):
+    class State(MessagesState, PlanStateMixin, NoteStateMixin, PinnedStateMixin):
         pass
 
 Reducers are pure: they accept `None` on either side and never mutate their inputs.
 
-Pinned memory holds only *active* entries. An update is a list of entries: an entry
+Pinned items hold only *active* entries. An update is a list of entries: an entry
 whose `status` is `"active"` is added (or replaces the entry with the same `id`), an
 entry whose `status` is `"resolved"` removes the entry with that `id`.
 """
@@ -26,13 +26,13 @@ from typing_extensions import TypedDict
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
-    "MEMORY_STATUSES",
+    "PINNED_STATUSES",
     "PLAN_STATUSES",
     "Constraint",
     "HotIssue",
-    "MemoryStateMixin",
-    "MemoryStatus",
     "NoteStateMixin",
+    "PinnedStateMixin",
+    "PinnedStatus",
     "PlanItem",
     "PlanStateMixin",
     "PlanStatus",
@@ -50,8 +50,8 @@ __all__ = [
 
 PlanStatus = Literal["pending", "in_progress", "done"]
 PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "in_progress", "done")
-MemoryStatus = Literal["active", "resolved"]
-MEMORY_STATUSES: tuple[MemoryStatus, ...] = ("active", "resolved")
+PinnedStatus = Literal["active", "resolved"]
+PINNED_STATUSES: tuple[PinnedStatus, ...] = ("active", "resolved")
 
 
 def get_state_value(state: Any, key: str, default: Any = None) -> Any:
@@ -224,14 +224,14 @@ class Constraint(TypedDict):
         text: The rule, as the model or user phrased it.
         status: `active`, or `resolved` in an update that removes it.
         source: Who recorded it: `model`, `user`, `developer`, `extractor` or anything
-            custom; only `user` and `developer` are trusted (`memory.provenance`).
+            custom; only `user` and `developer` are trusted (`pinned.provenance`).
         quoted_from: For a rule `record_constraint` found verbatim in the user's
             message: that message's id.
     """
 
     id: str
     text: str
-    status: MemoryStatus
+    status: PinnedStatus
     source: NotRequired[str]
     quoted_from: NotRequired[str]
 
@@ -252,7 +252,7 @@ class HotIssue(TypedDict):
     id: str
     check: str
     summary: str
-    status: MemoryStatus
+    status: PinnedStatus
     failures: NotRequired[int]
     last_call_id: NotRequired[str]
 
@@ -422,8 +422,8 @@ def hot_issue_reducer(
     return _merge(left, right, lambda h: h["id"], refresh=True, key="hot_issues", fields=("id",))
 
 
-class MemoryStateMixin(TypedDict, total=False):
-    """Adds pinned memory to a graph state: `constraints` and `hot_issues`."""
+class PinnedStateMixin(TypedDict, total=False):
+    """Adds pinned items to a graph state: `constraints` and `hot_issues`."""
 
     constraints: Annotated[list[Constraint], constraint_reducer]
     hot_issues: Annotated[list[HotIssue], hot_issue_reducer]

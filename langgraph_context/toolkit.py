@@ -22,8 +22,8 @@ DEFAULT_MESSAGES_KEY = "messages"
 _MIXINS = {
     "plan": "PlanStateMixin",
     "note": "NoteStateMixin",
-    "constraints": "MemoryStateMixin",
-    "hot_issues": "MemoryStateMixin",
+    "constraints": "PinnedStateMixin",
+    "hot_issues": "PinnedStateMixin",
 }
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

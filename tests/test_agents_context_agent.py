@@ -125,7 +125,7 @@ def test_tools_off_means_model_then_end() -> None:
     """With no tools at all the graph is model -> END and the state block is absent."""
     model = ScriptedChatModel(responses=[AIMessage("plain")])
     graph = create_context_agent(
-        model, plan_tools=False, note_tools=False, memory_tools=False, compaction=False
+        model, plan_tools=False, note_tools=False, constraint_tools=False, compaction=False
     )
     out = graph.invoke({"messages": [HumanMessage("hi")]})
     assert out["messages"][-1].content == "plain"
@@ -333,7 +333,7 @@ def test_context_true_uses_the_default_context_middleware() -> None:
     """context=True wires ContextMiddleware sized by the agent's budget."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(
-        model, context=True, plan_tools=False, note_tools=False, memory_tools=False
+        model, context=True, plan_tools=False, note_tools=False, constraint_tools=False
     )
     graph.invoke({"messages": [HumanMessage("hello")]})
     # Nothing to assemble, no prompt and no tools: no empty system message is sent.
@@ -350,7 +350,7 @@ def test_context_true_uses_the_default_context_middleware() -> None:
         create_context_agent(model, context=42)  # type: ignore[arg-type]
 
 
-def test_pinned_memory_survives_compaction_and_hot_issues_open_and_close() -> None:
+def test_pinned_items_survive_compaction_and_hot_issues_open_and_close() -> None:
     """A recorded constraint and a failing check stay in every context until resolved."""
 
     runs = iter(["FAILED tests/test_a.py::test_x - AssertionError", "4 passed in 0.1s"])

@@ -21,7 +21,7 @@ TALK = [
 def _sent(**kwargs: object) -> int:
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(
-        model, plan_tools=False, note_tools=False, memory_tools=False, **kwargs
+        model, plan_tools=False, note_tools=False, constraint_tools=False, **kwargs
     )
     graph.invoke({"messages": [*TALK, HumanMessage("what was message 0?")]})
     return count_tokens(model.seen[-1])

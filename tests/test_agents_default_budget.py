@@ -99,7 +99,7 @@ def test_long_tool_results_are_cut_inside_the_tools_step() -> None:
     """A long result reaches state already cut; the loop takes no extra graph step."""
     model = _model([ai_calls(tool_call("dump_log", {"name": "api"}, "d1")), AIMessage("read it")])
     graph = create_context_agent(
-        model, [dump_log], plan_tools=False, note_tools=False, memory_tools=False
+        model, [dump_log], plan_tools=False, note_tools=False, constraint_tools=False
     )
     steps = [next(iter(u)) for u in graph.stream({"messages": [("user", "show the log")]})]
     compaction = "compaction.before_model"
@@ -166,7 +166,7 @@ def test_usage_record_counts_the_tool_definitions() -> None:
         responses=[AIMessage("hi")], profile={"max_input_tokens": WINDOW}, tools=[lookup]
     )
     graph = create_context_agent(
-        model, [lookup], plan_tools=False, note_tools=False, memory_tools=False, context=False
+        model, [lookup], plan_tools=False, note_tools=False, constraint_tools=False, context=False
     )
     usage = graph.invoke({"messages": [("user", "hello")]})[USAGE_KEY]
     assert usage["reported"] == usage["counted"]

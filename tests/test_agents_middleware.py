@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_context.agents import (
     CompactionMiddleware,
     ContextMiddleware,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     StateToolsMiddleware,
 )
 from langgraph_context.context import ContextBuilder
@@ -178,7 +178,7 @@ def test_real_context_middleware_with_state_tools_over_turns() -> None:
     )
 
 
-def test_memory_middleware_with_context_middleware_over_turns() -> None:
+def test_pinned_middleware_with_context_middleware_over_turns() -> None:
     """create_agent: constraints and a failing check reach every context until resolved."""
     runs = iter(["FAILED tests/test_a.py::test_x - boom", "3 passed in 0.1s"])
 
@@ -203,7 +203,7 @@ def test_memory_middleware_with_context_middleware_over_turns() -> None:
         [run_tests],
         system_prompt="You fix tests.",
         middleware=[
-            PinnedMemoryMiddleware(checks="run_tests"),
+            PinnedMiddleware(checks="run_tests"),
             ContextMiddleware(),
         ],
         checkpointer=InMemorySaver(),
@@ -220,7 +220,7 @@ def test_memory_middleware_with_context_middleware_over_turns() -> None:
     assert "is failing" not in model.seen[-1][0].content
 
 
-def test_memory_middleware_errors() -> None:
-    """A memory middleware with nothing to add is refused."""
+def test_pinned_middleware_errors() -> None:
+    """A pinned middleware with nothing to add is refused."""
     with pytest.raises(ValueError, match="would add nothing"):
-        PinnedMemoryMiddleware(memory_tools=False)
+        PinnedMiddleware(constraint_tools=False)

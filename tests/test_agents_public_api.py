@@ -33,7 +33,7 @@ def test_agents_public_names_resolve() -> None:
         "MaintainerMiddleware",
         "NoteSyncMiddleware",
         "OutputGuardMiddleware",
-        "PinnedMemoryMiddleware",
+        "PinnedMiddleware",
         "SessionMiddleware",
         "StateToolsMiddleware",
         "TerminalStateMiddleware",

@@ -19,7 +19,7 @@ def _delegate_once(sub: Any) -> str:
         responses=[ai_calls(tool_call("delegate_task", {"task": "q"}, "r1")), AIMessage("end")]
     )
     out = create_context_agent(
-        parent, [sub], plan_tools=False, note_tools=False, memory_tools=False
+        parent, [sub], plan_tools=False, note_tools=False, constraint_tools=False
     ).invoke({"messages": [("user", "go")]})
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     return str(result.content)

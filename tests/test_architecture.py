@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"tokens", "toolkit"},
     {"packet"},
     {"safety"},
-    {"memory", "notes", "tools", "compaction"},
+    {"pinned", "notes", "tools", "compaction"},
     {"context"},
     {"agents"},
     {"cli"},

@@ -67,7 +67,7 @@ def test_a_constraint_left_out_by_a_small_budget_is_a_warning() -> None:
         ToolMessage("class Model: pass\n" * 80, tool_call_id="c1"),
     ]
     state = {"messages": history, "constraints": [{**RULE, "source": "model"}]}
-    with pytest.warns(UserWarning, match=r"pinned memory \['c-1'\] was left out"):
+    with pytest.warns(UserWarning, match=r"pinned items \['c-1'\] was left out"):
         sent = node.invoke(state)["llm_input_messages"]
     assert "migrations" not in str(sent[0].content)
     assert count_tokens(sent) <= 300

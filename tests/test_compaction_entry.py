@@ -97,7 +97,7 @@ def test_a_stricter_limit_outside_the_agents_own_cut_still_holds() -> None:
         model,
         [read_log],
         plan_tools=False,
-        memory_tools=False,
+        constraint_tools=False,
         middleware=[ToolOutputLimitMiddleware(LIMIT, name="strict_limit")],
     )
     state = graph.invoke({"messages": [HumanMessage("Check the copy job.")]})

@@ -49,7 +49,7 @@ def _agent_run(**limit: Any) -> tuple[ScriptedChatModel, dict[str, Any]]:
         ]
     )
     graph = create_context_agent(
-        model, [get_user], plan_tools=False, memory_tools=False, note_tools=False, **limit
+        model, [get_user], plan_tools=False, constraint_tools=False, note_tools=False, **limit
     )
     return model, graph.invoke({"messages": [HumanMessage("Find Mia.")]})
 

@@ -54,7 +54,7 @@ def test_build_assembles_all_sections() -> None:
     ).startswith("[Role & Policies]")
 
 
-def test_memory_packets_render_in_state_and_outlast_evidence() -> None:
+def test_pinned_packets_render_in_state_and_outlast_evidence() -> None:
     """Constraints and hot issues are kept in [State] while evidence is dropped."""
     b = ContextBuilder(
         config=ContextConfig(max_tokens=120, reserve_ratio=0.0, output_instructions=""),

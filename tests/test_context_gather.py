@@ -57,7 +57,7 @@ def test_messages_to_packets_handles_objects_and_dicts() -> None:
 
 
 def test_default_state_sources_read_messages_plan_and_notes() -> None:
-    """The default state sources turn messages, plan, notes and pinned memory into packets."""
+    """The default state sources turn messages, plan, notes and pinned items into packets."""
     state = {
         "messages": [HumanMessage("hello")],
         "plan": [{"content": "write tests", "status": "in_progress"}],

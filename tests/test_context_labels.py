@@ -1,4 +1,4 @@
-"""Pinned memory is labelled in [State]; packet text cannot pose as a section header."""
+"""Pinned items are labelled in [State]; packet text cannot pose as a section header."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ def test_every_packet_type_is_rendered_in_its_section() -> None:
 
 
 def test_state_orders_constraints_and_hot_issues_first() -> None:
-    """Memory's pinned types lead [State] whatever order they arrive in."""
+    """The pinned types lead [State] whatever order they arrive in."""
     packets = [
         ContextPacket("a note", type="note"),
         ContextPacket("hot", type="hot_issue", pinned=True),

@@ -13,7 +13,7 @@ from langgraph.prebuilt import ToolNode
 
 from langgraph_context.agents import (
     ContextMiddleware,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     create_context_agent,
 )
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
@@ -134,18 +134,18 @@ def test_terminal_and_note_store_results_carry_the_tool_name(tmp_path: Any) -> N
     ]
 
 
-def test_memory_middleware_checks_naming_no_tool_raises_at_first_call() -> None:
+def test_pinned_middleware_checks_naming_no_tool_raises_at_first_call() -> None:
     """`checks="run_tests"` in an agent without that tool raises, naming it and the tools."""
     agent = create_agent(
         ScriptedChatModel(responses=[AIMessage("done")]),
         [],
-        middleware=[PinnedMemoryMiddleware(checks="run_tests")],
+        middleware=[PinnedMiddleware(checks="run_tests")],
     )
     with pytest.raises(ValueError, match=r"checks names \['run_tests'\].*record_constraint"):
         agent.invoke({"messages": [HumanMessage("hi")]})
 
 
-def test_memory_middleware_checks_naming_a_real_tool_runs() -> None:
+def test_pinned_middleware_checks_naming_a_real_tool_runs() -> None:
     """With the named check tool present the agent runs as before."""
 
     @tool
@@ -156,7 +156,7 @@ def test_memory_middleware_checks_naming_a_real_tool_runs() -> None:
     agent = create_agent(
         ScriptedChatModel(responses=[AIMessage("done")]),
         [run_tests],
-        middleware=[PinnedMemoryMiddleware(checks="run_tests")],
+        middleware=[PinnedMiddleware(checks="run_tests")],
     )
     assert agent.invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "done"
 

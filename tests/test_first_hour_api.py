@@ -19,7 +19,7 @@ from langgraph_context.agents import (
     CompactionMiddleware,
     ContextMiddleware,
     ContextSettings,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     StateToolsMiddleware,
     create_codebase_maintainer_graph,
     create_context_agent,
@@ -111,15 +111,15 @@ def test_state_tools_middleware_shadowed_by_a_plain_tool_is_refused() -> None:
         agent.invoke({"messages": [HumanMessage("hi")]})
 
 
-def test_memory_middleware_shadowed_by_a_plain_tool_is_refused() -> None:
-    """The memory middleware checks its own tools the same way."""
+def test_pinned_middleware_shadowed_by_a_plain_tool_is_refused() -> None:
+    """The pinned middleware checks its own tools the same way."""
 
     @tool
     def record_constraint(text: str) -> str:
         """Remember a rule."""
         return text
 
-    agent = create_agent(_done(), [record_constraint], middleware=[PinnedMemoryMiddleware()])
+    agent = create_agent(_done(), [record_constraint], middleware=[PinnedMiddleware()])
     with pytest.raises(ValueError, match=r"two tools are named 'record_constraint'"):
         agent.invoke({"messages": [HumanMessage("hi")]})
 
@@ -206,14 +206,14 @@ def _updates(agent: Any) -> list[str]:
 
 
 def test_middleware_agent_runs_no_no_op_steps_per_model_call() -> None:
-    """Compaction, context, memory and state tools cost two graph steps per model call."""
+    """Compaction, context, pinned and state tools cost two graph steps per model call."""
     model = ScriptedChatModel(
         responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
     )
     middleware = [
         CompactionMiddleware(trigger_tokens=2_000),
         ContextMiddleware(),
-        PinnedMemoryMiddleware(),
+        PinnedMiddleware(),
         StateToolsMiddleware(),
     ]
     agent = create_agent(model, [], middleware=middleware)
@@ -226,19 +226,17 @@ def test_middleware_agent_runs_no_no_op_steps_per_model_call() -> None:
     ]
 
 
-def test_memory_middleware_with_checks_keeps_its_hook_under_its_own_name() -> None:
-    """With checks the watch runs as `memory.before_model` (named like the others)."""
+def test_pinned_middleware_with_checks_keeps_its_hook_under_its_own_name() -> None:
+    """With checks the watch runs as `pinned.before_model` (named like the others)."""
 
     @tool
     def run_tests() -> str:
         """Run the tests."""
         return "1 passed"
 
-    agent = create_agent(
-        _done(), [run_tests], middleware=[PinnedMemoryMiddleware(checks="run_tests")]
-    )
-    assert "memory.before_model" in agent.get_graph().nodes
-    assert _updates(agent) == ["memory.before_model", "model"]
+    agent = create_agent(_done(), [run_tests], middleware=[PinnedMiddleware(checks="run_tests")])
+    assert "pinned.before_model" in agent.get_graph().nodes
+    assert _updates(agent) == ["pinned.before_model", "model"]
 
 
 def test_assembled_prompt_is_never_streamed() -> None:
@@ -290,7 +288,7 @@ def test_compaction_and_context_accept_true_false_and_an_instance() -> None:
 def test_one_budget_sizes_compaction_and_context_from_the_profile_window() -> None:
     """A 4,000-token window: calls get at most 2,000 tokens, the history at most 3,000."""
     model = ScriptedChatModel(responses=[AIMessage("ok")], profile={"max_input_tokens": 4_000})
-    graph = create_context_agent(model, plan_tools=False, note_tools=False, memory_tools=False)
+    graph = create_context_agent(model, plan_tools=False, note_tools=False, constraint_tools=False)
     history = _long_history(20)
     assert count_tokens(history) > 4_000
     out = graph.invoke({"messages": history})
@@ -434,7 +432,7 @@ def test_default_context_assembles_from_a_view_mode_compaction() -> None:
         max_tokens=20_000,  # room for the whole history: only the compaction can cut it
         plan_tools=False,
         note_tools=False,
-        memory_tools=False,
+        constraint_tools=False,
     )
     out = graph.invoke({"messages": [*history, HumanMessage("and now?")]})
     assert len(out["messages"]) == len(history) + 2  # the stored history stays whole

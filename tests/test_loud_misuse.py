@@ -16,8 +16,8 @@ from langgraph.prebuilt import ToolNode
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.memory.packets import memory_packets
-from langgraph_context.state import MemoryStateMixin, NoteStateMixin, PlanStateMixin
+from langgraph_context.pinned.packets import pinned_packets
+from langgraph_context.state import NoteStateMixin, PinnedStateMixin, PlanStateMixin
 from langgraph_context.tools.plan import create_write_plan_tool
 from langgraph_context.tools.state_notes import create_write_note_tool
 from tests.conftest import ScriptedChatModel, call
@@ -125,8 +125,8 @@ def test_a_plan_of_the_wrong_shape_names_the_key_and_the_shape() -> None:
 def test_other_state_of_the_wrong_shape_names_the_key(key: str, value: Any, match: str) -> None:
     """Notes, constraints and hot issues of the wrong shape fail naming the key."""
 
-    class State(MessagesState, NoteStateMixin, MemoryStateMixin):
-        """Messages, notes and memory."""
+    class State(MessagesState, NoteStateMixin, PinnedStateMixin):
+        """Messages, notes and pinned items."""
 
     graph = StateGraph(State)
     graph.add_node("noop", lambda state: {})
@@ -164,7 +164,7 @@ def test_a_malformed_hot_issue_is_skipped_and_the_constraints_stay(
     good = {"id": "check:lint", "check": "lint", "summary": "E501", "status": "active"}
     state = {"constraints": [rule], "hot_issues": [{"id": "x", "status": "active"}, good]}
     with caplog.at_level(logging.WARNING):
-        packets = memory_packets(state)
+        packets = pinned_packets(state)
     assert [p.type for p in packets] == ["constraint", "hot_issue"]
     assert "skipping a hot issue" in caplog.text
 

@@ -18,7 +18,7 @@ EXPECTED_TOP_LEVEL = {
     "ContextPacket",
     "ContextStateMixin",
     "LangGraphContextError",
-    "MemoryStateMixin",
+    "PinnedStateMixin",
     "NoteStateMixin",
     "PlanStateMixin",
     "asummarize_history",

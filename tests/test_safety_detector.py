@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_context import ContextPacket
 from langgraph_context.agents import OutputGuardMiddleware, create_context_agent
 from langgraph_context.context import ContextBuilder
-from langgraph_context.memory import create_hot_issue_node, render_memory
+from langgraph_context.pinned import create_hot_issue_node, render_pinned
 from langgraph_context.safety import (
     DEFAULT_GUARD_REPLACEMENT,
     FILTERED_NOTICES,
@@ -197,15 +197,15 @@ def test_output_guard_flags_a_reply_the_scorer_rates_high() -> None:
         model,
         plan_tools=False,
         note_tools=False,
-        memory_tools=False,
+        constraint_tools=False,
         middleware=[OutputGuardMiddleware(action="replace", detector=judge)],
     )
     out = graph.invoke({"messages": [HumanMessage("status?")]})
     assert out["messages"][-1].content == DEFAULT_GUARD_REPLACEMENT
 
 
-def test_hot_issue_node_and_memory_render_use_the_detector() -> None:
-    """A failing check's summary and untrusted memory carry the notice when scored high."""
+def test_hot_issue_node_and_pinned_render_use_the_detector() -> None:
+    """A failing check's summary and untrusted pinned items carry the notice when scored high."""
     ai = AIMessage("", tool_calls=[call("run_tests", {}, "t1")])
     fail = ToolMessage(
         f"FAILED test_x - AssertionError: {PLANTED}",
@@ -217,8 +217,8 @@ def test_hot_issue_node_and_memory_render_use_the_detector() -> None:
     issues = node({"messages": [HumanMessage("go"), ai, fail], "hot_issues": []})["hot_issues"]
     assert issues[0]["summary"].startswith(NOTICE)
     rule = {"id": "c-1", "text": PLANTED, "status": "active", "source": "model"}
-    assert NOTICE in render_memory({"constraints": [rule]}, detector=keyword_scorer)
-    assert NOTICE not in render_memory({"constraints": [rule]})
+    assert NOTICE in render_pinned({"constraints": [rule]}, detector=keyword_scorer)
+    assert NOTICE not in render_pinned({"constraints": [rule]})
 
 
 def test_leading_system_text_is_not_scored() -> None:

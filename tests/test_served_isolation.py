@@ -110,7 +110,7 @@ def test_shared_notes_are_an_explicit_opt_in() -> None:
         model,
         middleware=[NoteSyncMiddleware(user_key=None)],
         store=store,
-        memory_tools=False,  # constraints are per user only; this run names none
+        constraint_tools=False,  # constraints are per user only; this run names none
     )
     app.invoke({"messages": [HumanMessage("save")]})
     assert load_store_notes(store, DEFAULT_NOTES_NAMESPACE) == {"k": "v"}
@@ -148,7 +148,7 @@ def test_note_tools_default_to_one_namespace_per_user() -> None:
         create_note_tools(),
         plan_tools=False,
         note_tools=False,
-        memory_tools=False,
+        constraint_tools=False,
         store=store,
     )
     app.invoke({"messages": [HumanMessage("save")]}, _cfg("u1", "t1"))

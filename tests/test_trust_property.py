@@ -35,9 +35,9 @@ from langchain_core.tools import tool
 from langgraph_context.agents import ContextMiddleware, create_context_agent
 from langgraph_context.compaction import COMPACTION_MARKER, summarize_history
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
-from langgraph_context.memory import render_memory
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
+from langgraph_context.pinned import render_pinned
 from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
 from langgraph_context.state import render_plan
 from langgraph_context.testing import ScriptedChatModel
@@ -134,9 +134,9 @@ def _compaction(payload: str) -> list[BaseMessage]:
     return [SystemMessage(INSTRUCTIONS + "\n\n" + HARDENING_INSTRUCTION), *out.messages]
 
 
-def _memory_block(payload: str) -> list[BaseMessage]:
-    """`render_memory` for a hand-written prompt."""
-    return [SystemMessage(INSTRUCTIONS + "\n\n" + render_memory(_pinned(payload)))]
+def _pinned_block(payload: str) -> list[BaseMessage]:
+    """`render_pinned` for a hand-written prompt."""
+    return [SystemMessage(INSTRUCTIONS + "\n\n" + render_pinned(_pinned(payload)))]
 
 
 def _state_block(payload: str) -> list[BaseMessage]:
@@ -182,7 +182,7 @@ PATHS: list[Any] = [
     pytest.param(_node("focus", pinned=False, forged=True), id="node-focus-forged-marker"),
     pytest.param(_builder_summary, id="builder-summarizer"),
     pytest.param(_compaction, id="compaction-summary"),
-    pytest.param(_memory_block, id="render-memory"),
+    pytest.param(_pinned_block, id="render-pinned"),
     pytest.param(_state_block, id="fenced-block"),
     pytest.param(_middleware, id="middleware-main"),
     pytest.param(_context_agent(True), id="context-agent-context"),

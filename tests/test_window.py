@@ -111,12 +111,12 @@ def test_compaction_fraction_trigger_without_any_window_raises() -> None:
 def test_explicit_context_window_wins_over_the_profile() -> None:
     """`context_window` beats the profile in the agent's recorded usage."""
     chat = _chat({"max_input_tokens": 8000})
-    agent = create_context_agent(chat, plan_tools=False, note_tools=False, memory_tools=False)
+    agent = create_context_agent(chat, plan_tools=False, note_tools=False, constraint_tools=False)
     out = agent.invoke({"messages": [("user", "hi")]})
     assert out["token_usage"]["window"] == 8000
     chat = _chat({"max_input_tokens": 8000})
     agent = create_context_agent(
-        chat, plan_tools=False, note_tools=False, memory_tools=False, context_window=4000
+        chat, plan_tools=False, note_tools=False, constraint_tools=False, context_window=4000
     )
     assert agent.invoke({"messages": [("user", "hi")]})["token_usage"]["window"] == 4000
 

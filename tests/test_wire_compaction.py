@@ -17,7 +17,7 @@ from langgraph_context.compaction import (
     summarize_history,
 )
 from langgraph_context.compaction._floor import lost_facts
-from langgraph_context.memory import create_constraint_extractor_node
+from langgraph_context.pinned import create_constraint_extractor_node
 from langgraph_context.tokens import count_tokens
 from tests._wire_server import (
     Reply,

@@ -118,7 +118,7 @@ def delegation(files: int) -> dict[str, Any]:
     inline_model = Scripted(responses=[AIMessage("", tool_calls=reads), answer])
     terminal = create_terminal_tool(REPO)
     inline = create_context_agent(
-        inline_model, [terminal], memory_tools=False, compaction=False, context=False
+        inline_model, [terminal], constraint_tools=False, compaction=False, context=False
     )
     inline_out = inline.invoke({"messages": [HumanMessage("What do these files do?")]})
 
@@ -132,7 +132,7 @@ def delegation(files: int) -> dict[str, Any]:
         ]
     )
     parent = create_context_agent(
-        parent_model, [delegate], memory_tools=False, compaction=False, context=False
+        parent_model, [delegate], constraint_tools=False, compaction=False, context=False
     )
     parent_out = parent.invoke({"messages": [HumanMessage("What do these files do?")]})
     return {

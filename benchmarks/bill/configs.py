@@ -40,7 +40,7 @@ from langgraph_context.agents import (
     AgentBudget,
     CompactionMiddleware,
     ContextMiddleware,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     StateToolsMiddleware,
     ToolOutputLimitMiddleware,
     create_context_agent,
@@ -112,7 +112,7 @@ def _state_tools(native: frozenset[str]) -> dict[str, bool]:
     """Our state tools the session calls: a user turns on the tools the work needs."""
     return {
         "plan_tools": bool(native & {"write_plan", "update_plan"}),
-        "memory_tools": bool(native & {"record_constraint", "resolve_constraint"}),
+        "constraint_tools": bool(native & {"record_constraint", "resolve_constraint"}),
         "note_tools": False,
     }
 
@@ -156,8 +156,8 @@ def _ours_middleware(
     if wanted["plan_tools"]:
         middleware.append(StateToolsMiddleware(note_tools=False))
         own_tools += middleware[-1].tools
-    if wanted["memory_tools"]:
-        middleware.append(PinnedMemoryMiddleware())
+    if wanted["constraint_tools"]:
+        middleware.append(PinnedMiddleware())
         own_tools += middleware[-1].tools
     # The same budget `create_context_agent` computes for itself.
     budget = AgentBudget.for_agent(window, system_prompt=system_prompt, tools=[*tools, *own_tools])

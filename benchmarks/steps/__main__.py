@@ -5,7 +5,7 @@ calls (a plan tool round, then an answer) with a scripted model, once on this ch
 and once on the package as it was at `REV` (default `155d399`, main before issue 15's
 API half), extracted with `git archive`:
 
-* `create_agent` with the compaction, context, memory and state-tools middleware;
+* `create_agent` with the compaction, context, pinned and state-tools middleware;
 * `create_context_agent(model)` with its defaults;
 * `create_context_agent(model, compaction=<node>, context=True)`.
 
@@ -37,7 +37,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph_context.agents import (
     CompactionMiddleware, create_context_agent, ContextMiddleware,
-    PinnedMemoryMiddleware, StateToolsMiddleware,
+    PinnedMiddleware, StateToolsMiddleware,
 )
 from langgraph_context.compaction import create_compaction_node
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -51,13 +51,13 @@ def model():
 def middleware_agent():
     middleware = [
         CompactionMiddleware(trigger_tokens=2000), ContextMiddleware(),
-        PinnedMemoryMiddleware(), StateToolsMiddleware(),
+        PinnedMiddleware(), StateToolsMiddleware(),
     ]
     return create_agent(model(), [], middleware=middleware)
 
 
 BUILDS = {
-    "create_agent + compaction/context/memory/state-tools middleware": middleware_agent,
+    "create_agent + compaction/context/pinned/state-tools middleware": middleware_agent,
     "create_context_agent(model)": lambda: create_context_agent(model()),
     "create_context_agent(model, compaction=node, context=True)": lambda: create_context_agent(
         model(), compaction=CompactionMiddleware(trigger_tokens=2000), context=True

@@ -24,7 +24,7 @@ from langgraph_context.agents.session import (
 from langgraph_context.agents.subagent import condense_result, create_subagent_tool
 from langgraph_context.agents.tool_middleware import (
     NoteSyncMiddleware,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     StateToolsMiddleware,
     TerminalStateMiddleware,
 )
@@ -40,7 +40,7 @@ __all__ = [
     "ModelFactory",
     "NoteSyncMiddleware",
     "OutputGuardMiddleware",
-    "PinnedMemoryMiddleware",
+    "PinnedMiddleware",
     "SessionMiddleware",
     "SessionStateMixin",
     "StateToolsMiddleware",

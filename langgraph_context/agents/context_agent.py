@@ -9,8 +9,8 @@ answer after it is stamped. Ours, outermost first:
 0. `TerminalStateMiddleware`: the terminal's `terminal_cwd` state key (no hooks).
 1. `StateToolsMiddleware`: `write_plan`/`update_plan` and the state note tools, with
    the `plan` and `note` state keys (`plan_tools`, `note_tools`, `note_prefix`).
-2. `PinnedMemoryMiddleware`: `record_constraint`/`resolve_constraint` and the
-   hot-issue watch over `checks` (`memory_tools`, `checks`).
+2. `PinnedMiddleware`: `record_constraint`/`resolve_constraint` and the
+   hot-issue watch over `checks` (`constraint_tools`, `checks`).
 3. `ToolOutputLimitMiddleware`: a long tool result is cut as its tool returns it
    (`tool_output_limit`).
 4. `CompactionMiddleware`: compacts the history in state before a model call when it
@@ -43,14 +43,14 @@ from langgraph_context.agents.models import ModelFactory, agent_model
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
 from langgraph_context.agents.tool_middleware import (
     ConstraintStoreMiddleware,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     StateToolsMiddleware,
     TerminalStateMiddleware,
     state_tools,
 )
 from langgraph_context.context import CacheBreakpoints, ContextBuilder, cache_control_for
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.memory.watch import CheckSelector
+from langgraph_context.pinned.watch import CheckSelector
 from langgraph_context.tokens import count_tool_tokens, model_window, resolve_counter
 from langgraph_context.toolkit import check_distinct_tools
 
@@ -77,7 +77,7 @@ def create_context_agent(
     plan_tools: bool = True,
     note_tools: bool = True,
     note_prefix: str | None = None,
-    memory_tools: bool = True,
+    constraint_tools: bool = True,
     checks: CheckSelector | None = None,
     compaction: bool | CompactionMiddleware | None = True,
     context: bool | ContextBuilder | ContextMiddleware | None = True,
@@ -91,7 +91,7 @@ def create_context_agent(
         model: A chat model or a model name (as `create_agent`), a chat model under
             `with_retry`/`with_fallbacks`, or a factory building one from the run's
             config (such as `resolve_chat_model`), called once per model call.
-        tools: The agent's own tools, added to the plan, note and memory tools.
+        tools: The agent's own tools, added to the plan, note and constraint tools.
         system_prompt: Instructions, first in the system message of every call.
         max_tokens: The most tokens one model call is sent (the input budget; on a
             LangChain chat model `max_tokens` means output tokens, here it never
@@ -109,7 +109,7 @@ def create_context_agent(
         context_schema: The run context's schema, e.g. `ContextSettings` (a model
             factory is handed its values laid over `configurable`).
         checkpointer: As `create_agent`'s.
-        store: As `create_agent`'s. With `memory_tools`, the constraints are kept in it
+        store: As `create_agent`'s. With `constraint_tools`, the constraints are kept in it
             per user (`ConstraintStoreMiddleware`, unless `middleware` holds your own);
             each run must then name its user (`configurable["user_id"]`).
         interrupt_before: As `create_agent`'s.
@@ -120,7 +120,7 @@ def create_context_agent(
         plan_tools: Include `write_plan` and `update_plan`.
         note_tools: Include `write_note`, `ls`, `query_note` and `update_note`.
         note_prefix: Name the note tools `<note_prefix>_write_note`, ...
-        memory_tools: Include `record_constraint` and `resolve_constraint`.
+        constraint_tools: Include `record_constraint` and `resolve_constraint`.
         checks: Tools whose results are checks (a name, names, or a predicate): a
             failing check opens a hot issue, a passing one resolves it.
         compaction: `True` for `CompactionMiddleware` sized by `max_tokens`, `False`
@@ -159,7 +159,7 @@ def create_context_agent(
     if name is not None and (not isinstance(name, str) or not name.strip()):
         msg = f"name must be a non-empty string, got {name!r}"
         raise InvalidArgumentError(msg)
-    own = _tool_list(tools, plan_tools, note_tools, memory_tools, note_prefix, checks)
+    own = _tool_list(tools, plan_tools, note_tools, constraint_tools, note_prefix, checks)
     if max_tokens is not None and compaction is not True and context is not True:
         msg = "max_tokens sizes compaction=True and context=True; here neither is True"
         raise InvalidArgumentError(msg)
@@ -171,9 +171,9 @@ def create_context_agent(
                 plan_tools=plan_tools, note_tools=note_tools, note_prefix=note_prefix
             )
         )
-    if memory_tools or checks is not None:
-        ours.append(PinnedMemoryMiddleware(checks=checks, memory_tools=memory_tools))
-    if store is not None and memory_tools and not _has(middleware, ConstraintStoreMiddleware):
+    if constraint_tools or checks is not None:
+        ours.append(PinnedMiddleware(checks=checks, constraint_tools=constraint_tools))
+    if store is not None and constraint_tools and not _has(middleware, ConstraintStoreMiddleware):
         ours.append(ConstraintStoreMiddleware())  # constraints carry over to the user's threads
     limit = _output_limit(tool_output_limit, budget)
     if limit is not None and own:  # with no tools, a tool wrapper would add a tools node
@@ -207,13 +207,13 @@ def _tool_list(
     tools: Sequence[Any],
     plan_tools: bool,
     note_tools: bool,
-    memory_tools: bool,
+    constraint_tools: bool,
     note_prefix: str | None,
     checks: CheckSelector | None,
 ) -> list[Any]:
     """Every tool the model is bound to; refuse shared names and unknown checks."""
     own = [(f"tools[{i}]", t) for i, t in enumerate(tools)]
-    made = state_tools(plan_tools, note_tools, memory_tools, note_prefix=note_prefix)
+    made = state_tools(plan_tools, note_tools, constraint_tools, note_prefix=note_prefix)
     check_distinct_tools([*own, *made])
     every = [t for _, t in [*own, *made]]
     if checks is not None and not callable(checks):

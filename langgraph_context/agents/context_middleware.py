@@ -46,7 +46,6 @@ from langgraph_context.context import (
 from langgraph_context.context.node import Layout
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.memory import render_memory
 from langgraph_context.messages import (
     as_messages,
     content_text,
@@ -55,6 +54,7 @@ from langgraph_context.messages import (
     tool_result_ids,
 )
 from langgraph_context.packet import ContextPacket
+from langgraph_context.pinned import render_pinned
 from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
 from langgraph_context.state import get_state_value, render_plan
 from langgraph_context.tokens import USAGE_KEY, resolve_counter
@@ -67,12 +67,12 @@ _MALFORMED_RETRIES = 3  # replies in a row whose calls did not parse, answered i
 
 
 def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
-    """Render pinned memory, the plan and the note names as a short `[State]` block.
+    """Render pinned items, the plan and the note names as a short `[State]` block.
 
     The plan and the note names are written by the model (they can repeat what a tool
     returned), so they are fenced as data under the hardening line
-    (`safety.fenced_block`); pinned memory is fenced by its own trust
-    (`memory.render_memory`: the user's and the developer's rules stay plain).
+    (`safety.fenced_block`); pinned items are fenced by its own trust
+    (`pinned.render_pinned`: the user's and the developer's rules stay plain).
 
     Args:
         state: Graph state (dict or object) with optional `constraints`,
@@ -95,9 +95,9 @@ def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
     plan = get_state_value(state, "plan", [])
     notes = get_state_value(state, "note", {})
     lines: list[str] = []
-    memory = render_memory(state)
-    if memory:
-        lines.append(memory)
+    pinned = render_pinned(state)
+    if pinned:
+        lines.append(pinned)
     fenced: list[ContextPacket] = []
     if plan:
         fenced.append(ContextPacket(render_plan(list(plan)), type="plan", source="plan"))
@@ -109,8 +109,8 @@ def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
         lines.append(f"Notes: read one with {read_tool}; their names are fenced below.")
         fenced.append(ContextPacket(f"{shown}{more}", type="note_names", source="notes"))
     if fenced:
-        # One hardening line per block: memory brings its own when it fences anything.
-        hardening = "" if HARDENING_INSTRUCTION in memory else None
+        # One hardening line per block: the pinned items bring its own when it fences anything.
+        hardening = "" if HARDENING_INSTRUCTION in pinned else None
         lines.append(fenced_block(fenced, hardening=hardening))
     return "\n".join(["[State]", *lines]) if lines else ""
 
@@ -155,7 +155,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
     """Assemble each model call's input within `max_tokens` for `create_agent`.
 
     The agent's system prompt goes first in the one system message (a stable prefix
-    the provider's prompt cache keeps), then the assembled context (pinned memory,
+    the provider's prompt cache keeps), then the assembled context (pinned items,
     plan, notes, older turns); the history follows verbatim from a sticky cut.
 
     Args:

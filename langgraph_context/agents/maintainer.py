@@ -65,7 +65,6 @@ from langgraph_context.agents.tool_middleware import ConstraintStoreMiddleware
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.messages import content_text
 from langgraph_context.notes.files import FileNoteStore
 from langgraph_context.notes.langgraph_store import (
@@ -76,6 +75,7 @@ from langgraph_context.notes.langgraph_store import (
 from langgraph_context.notes.model import NoteStore
 from langgraph_context.notes.tool import create_note_tools
 from langgraph_context.packet import ContextPacket
+from langgraph_context.pinned.watch import CheckSelector
 from langgraph_context.safety import fenced_block
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter
@@ -407,7 +407,7 @@ def create_codebase_maintainer_graph(
             `CompactionMiddleware`.
         summarizer: Chat model the default compaction summarizes with when
             rule-based compaction is not enough (`None`: rules only).
-        context: `True` for the default context (pinned memory and the turn's
+        context: `True` for the default context (pinned items and the turn's
             briefing among its sources), `False` for none (the briefing then goes into
             the system prompt), or your own `ContextMiddleware`.
         max_tokens: With the default context, the most tokens one model call is sent

@@ -223,7 +223,7 @@ def _runner(
                 system_prompt=system_prompt,
                 plan_tools=False,
                 note_tools=share_notes,
-                memory_tools=False,
+                constraint_tools=False,
             ),
         )
     if isinstance(agent, Runnable):

@@ -1,7 +1,7 @@
-"""`create_agent` middleware that adds tools and their state keys: plan, notes, memory.
+"""`create_agent` middleware that adds tools and their state keys: plan, notes, pinned items.
 
 `StateToolsMiddleware` adds the plan and note tools with `plan`/`note`;
-`PinnedMemoryMiddleware` adds the constraint tools and a hot-issue watch;
+`PinnedMiddleware` adds the constraint tools and a hot-issue watch;
 `ConstraintStoreMiddleware` keeps the constraints per user in the graph's store.
 """
 
@@ -25,24 +25,24 @@ from langgraph.runtime import Runtime
 
 from langgraph_context.agents._hooks import drop_before_model
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.memory import (
-    MemoryStateMixin,
-    create_hot_issue_node,
-    create_record_constraint_tool,
-    create_resolve_constraint_tool,
-)
-from langgraph_context.memory.store import (
-    DEFAULT_WORKSPACE_KEY,
-    async_constraints,
-    constraint_store_namespace,
-    sync_constraints,
-)
-from langgraph_context.memory.watch import CheckSelector
 from langgraph_context.notes import (
     DEFAULT_NOTES_NAMESPACE,
     create_load_notes_node,
     create_save_notes_node,
 )
+from langgraph_context.pinned import (
+    PinnedStateMixin,
+    create_hot_issue_node,
+    create_record_constraint_tool,
+    create_resolve_constraint_tool,
+)
+from langgraph_context.pinned.store import (
+    DEFAULT_WORKSPACE_KEY,
+    async_constraints,
+    constraint_store_namespace,
+    sync_constraints,
+)
+from langgraph_context.pinned.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.toolkit import check_distinct_tools, tool_name
 from langgraph_context.tools import (
@@ -58,9 +58,9 @@ from langgraph_context.tools.terminal import keep_latest_cwd
 __all__ = [
     "ConstraintStoreMiddleware",
     "ConstraintStoreState",
-    "MemoryAgentState",
     "NoteSyncMiddleware",
-    "PinnedMemoryMiddleware",
+    "PinnedAgentState",
+    "PinnedMiddleware",
     "StateToolsMiddleware",
     "StateToolsState",
     "TerminalStateMiddleware",
@@ -69,24 +69,24 @@ __all__ = [
 
 
 def state_tools(
-    plan_tools: bool, note_tools: bool, memory_tools: bool, *, note_prefix: str | None = None
+    plan_tools: bool, note_tools: bool, constraint_tools: bool, *, note_prefix: str | None = None
 ) -> list[tuple[str, BaseTool]]:
-    """The plan, note and memory tools switched on, each with where it comes from.
+    """The plan, note and constraint tools switched on, each with where it comes from.
 
     Args:
         plan_tools: `write_plan`, `update_plan`.
         note_tools: `write_note`, `ls`, `query_note`, `update_note`.
-        memory_tools: `record_constraint`, `resolve_constraint`.
+        constraint_tools: `record_constraint`, `resolve_constraint`.
         note_prefix: Name the note tools `<note_prefix>_<name>` (e.g. `notes_ls`).
 
     Returns:
         `(origin, tool)` pairs, for `toolkit.check_distinct_tools`.
     """
     tools: list[tuple[str, BaseTool]] = []
-    if memory_tools:
+    if constraint_tools:
         tools += [
-            ("memory tool", create_record_constraint_tool()),
-            ("memory tool", create_resolve_constraint_tool()),
+            ("constraint tool", create_record_constraint_tool()),
+            ("constraint tool", create_resolve_constraint_tool()),
         ]
     if plan_tools:
         tools += [("plan tool", create_write_plan_tool()), ("plan tool", create_update_plan_tool())]
@@ -170,39 +170,39 @@ class TerminalStateMiddleware(AgentMiddleware[TerminalAgentState, Any]):
     state_schema = TerminalAgentState
 
 
-class MemoryAgentState(AgentState[Any], MemoryStateMixin):
-    """Agent state plus pinned memory: `constraints` and `hot_issues`."""
+class PinnedAgentState(AgentState[Any], PinnedStateMixin):
+    """Agent state plus pinned items: `constraints` and `hot_issues`."""
 
 
-class PinnedMemoryMiddleware(_CheckedModelCall, AgentMiddleware[MemoryAgentState, Any]):
-    """Pinned memory for `create_agent`: constraint tools and a hot-issue watch.
+class PinnedMiddleware(_CheckedModelCall, AgentMiddleware[PinnedAgentState, Any]):
+    """Pinned items for `create_agent`: constraint tools and a hot-issue watch.
 
     Args:
         checks: Tools whose results are checks (a name, names, or a predicate); the
             results of each tool round are watched before the next model call.
-        memory_tools: Add `record_constraint` and `resolve_constraint`.
-        name: Middleware name in the agent graph (`memory.before_model`).
+        constraint_tools: Add `record_constraint` and `resolve_constraint`.
+        name: Middleware name in the agent graph (`pinned.before_model`).
 
     Raises:
         ValueError: If there would be nothing to add, `checks` names no tool, or (at
             the first model call) one of its tools shares a name with another.
     """
 
-    state_schema = MemoryAgentState
+    state_schema = PinnedAgentState
 
     def __init__(
         self,
         *,
         checks: CheckSelector | None = None,
-        memory_tools: bool = True,
-        name: str = "memory",
+        constraint_tools: bool = True,
+        name: str = "pinned",
     ) -> None:
         super().__init__()
-        if checks is None and not memory_tools:
-            msg = "checks is None and memory_tools is False: the middleware would add nothing"
+        if checks is None and not constraint_tools:
+            msg = "checks is None and constraint_tools is False: the middleware would add nothing"
             raise InvalidArgumentError(msg)
         self._name = _check_name(name)
-        made = state_tools(plan_tools=False, note_tools=False, memory_tools=memory_tools)
+        made = state_tools(plan_tools=False, note_tools=False, constraint_tools=constraint_tools)
         self.tools = [t for _, t in made]
         self._watch = create_hot_issue_node(checks) if checks is not None else None
         named = {checks} if isinstance(checks, str) else checks
@@ -213,7 +213,7 @@ class PinnedMemoryMiddleware(_CheckedModelCall, AgentMiddleware[MemoryAgentState
 
     @property
     def name(self) -> str:
-        """The middleware's name in the agent graph (`memory.before_model`)."""
+        """The middleware's name in the agent graph (`pinned.before_model`)."""
         return self._name
 
     def _check_request(self, request: ModelRequest) -> None:
@@ -237,21 +237,21 @@ class PinnedMemoryMiddleware(_CheckedModelCall, AgentMiddleware[MemoryAgentState
             )
             raise InvalidArgumentError(msg)
 
-    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    def before_model(self, state: PinnedAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Open or resolve hot issues from the last tool round's check results."""
         if self._watch is None:
             return None
         return self._watch(state) or None
 
     async def abefore_model(
-        self, state: MemoryAgentState, runtime: Runtime[Any]
+        self, state: PinnedAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Async twin of `before_model`."""
         return self.before_model(state, runtime)
 
 
-class ConstraintStoreState(MemoryAgentState):
-    """`MemoryAgentState` plus `stored_constraints`, internal: not part of the input."""
+class ConstraintStoreState(PinnedAgentState):
+    """`PinnedAgentState` plus `stored_constraints`, internal: not part of the input."""
 
     stored_constraints: Annotated[list[str], OmitFromInput]
 
@@ -260,14 +260,14 @@ class ConstraintStoreMiddleware(AgentMiddleware[ConstraintStoreState, Any]):
     """Keep the user's constraints in the graph's store, so they reach their next threads.
 
     Before each model call it reconciles the thread's `constraints` with the store
-    (`memory.store.sync_constraints`): a rule recorded here is stored, one set in
+    (`pinned.store.sync_constraints`): a rule recorded here is stored, one set in
     another thread of the same user (and workspace) is added, a resolution in either
     is carried to the other. The user is `config["configurable"]["user_id"]` (or the
     run context's `user_id`); a run on a graph with a store that names no user is
     refused with `InvalidArgumentError`, so users never share rules. A graph compiled
     without a store runs as if this middleware were absent.
 
-    It is its own class, not a `PinnedMemoryMiddleware` option, so an agent without a
+    It is its own class, not a `PinnedMiddleware` option, so an agent without a
     store carries no hook node and no `stored_constraints` key.
 
     Args:
@@ -374,7 +374,7 @@ class StateToolsMiddleware(_CheckedModelCall, AgentMiddleware[StateToolsState, A
             msg = "plan_tools and note_tools are both False: the middleware would add nothing"
             raise InvalidArgumentError(msg)
         self._name = _check_name(name)
-        made = state_tools(plan_tools, note_tools, memory_tools=False, note_prefix=note_prefix)
+        made = state_tools(plan_tools, note_tools, constraint_tools=False, note_prefix=note_prefix)
         self.tools = [t for _, t in made]
         self._checked = False
 

@@ -1,6 +1,6 @@
 """`langgraph-context chat`: talk to the context agent on an OpenAI-compatible model.
 
-Each turn runs `create_context_agent` (plan, note and memory tools; the context
+Each turn runs `create_context_agent` (plan, note and constraint tools; the context
 middleware assembling every model call; the compaction middleware guarding the window)
 with threads persisted in SQLite. While the agent works a spinner runs and each tool
 call and its result are shown as one line; after each answer, how much of the window the
@@ -57,7 +57,7 @@ __all__ = [
 DEFAULT_DB = Path.home() / ".cache" / "langgraph-context" / "chat.sqlite"
 DEFAULT_WINDOW = 16_000
 SYSTEM_PROMPT = (
-    "You are a helpful assistant with a plan, notes and pinned memory. Record the user's "
+    "You are a helpful assistant with a plan, notes and pinned items. Record the user's "
     "standing rules with record_constraint, keep a plan for multi-step work, and save "
     "facts worth keeping with write_note."
 )

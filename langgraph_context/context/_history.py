@@ -15,7 +15,7 @@ from langgraph_context.messages import as_messages, repair_history
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter
 
-_PINNED_MEMORY = ("constraint", "hot_issue")
+_PINNED_TYPES = ("constraint", "hot_issue")
 
 
 def node_history(
@@ -43,7 +43,7 @@ def warn_if_short(
     *,
     node: str,
 ) -> None:
-    """Warn (not only log) when the model input lost pinned memory or is over budget.
+    """Warn (not only log) when the model input lost pinned items or is over budget.
 
     A constraint or hot issue left out, or an input over `max_tokens`, changes what
     the model does; a developer must see it, so it is a `UserWarning` with the fix.
@@ -51,11 +51,11 @@ def warn_if_short(
     lost = [
         d.packet.source or d.packet.type
         for d in result.dropped
-        if d.packet.type in _PINNED_MEMORY and d.reason != "duplicate"
+        if d.packet.type in _PINNED_TYPES and d.reason != "duplicate"
     ]
     if lost:
         msg = (
-            f"{node}: pinned memory {lost} was left out of the model input: the budget "
+            f"{node}: pinned items {lost} was left out of the model input: the budget "
             f"(max_tokens={limit}) is too small for it; raise the builder's max_tokens"
         )
         warnings.warn(msg, UserWarning, stacklevel=4)

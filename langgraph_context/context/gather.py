@@ -35,9 +35,9 @@ from langgraph_context.compaction import (
     split_fenced,
 )
 from langgraph_context.errors import InvalidTypeError
-from langgraph_context.memory.packets import memory_packets
 from langgraph_context.messages import as_messages, content_text
 from langgraph_context.packet import ContextPacket
+from langgraph_context.pinned.packets import pinned_packets
 from langgraph_context.state import get_state_value, render_plan
 
 __all__ = [
@@ -296,9 +296,9 @@ DEFAULT_STATE_SOURCES: tuple[StateSource, ...] = (
     message_packets,
     plan_packets,
     note_packets,
-    memory_packets,
+    pinned_packets,
 )
-"""Messages, plan, notes, and pinned memory (active constraints and hot issues)."""
+"""Messages, plan, notes, and pinned items (active constraints and hot issues)."""
 
 
 def _as_packet(item: Any, origin: str) -> ContextPacket:

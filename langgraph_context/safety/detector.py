@@ -12,7 +12,7 @@ text. Any of these is a scorer:
 
 Pass a `Detector` (or a bare scorer) wherever the package detects: `find_injections`,
 `sanitize_untrusted`, `wrap_untrusted`/`Fence`, `ContextBuilder(detector=...)`,
-`render_memory`, `create_hot_issue_node` and the output guard. Detection stays a
+`render_pinned`, `create_hot_issue_node` and the output guard. Detection stays a
 signal: untrusted text is fenced whatever the detector says.
 """
 

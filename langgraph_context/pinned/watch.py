@@ -4,7 +4,7 @@ After each tool round, the node looks at the new `ToolMessage`s (those after the
 AI message). A result from a configured check tool that failed opens a hot issue (or
 refreshes the open one) naming the tool and its key error lines; a later successful
 run of the same check resolves it. Error lines are tool output, so they are sanitized
-before they become pinned memory.
+before they become pinned items.
 """
 
 from __future__ import annotations

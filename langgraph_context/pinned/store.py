@@ -243,7 +243,7 @@ def create_constraint_store_node(
     Put it before the model call (`START -> constraints -> agent`, and after the tool
     node): it brings in the user's constraints from other threads, stores the ones
     recorded here, and propagates resolutions both ways. The state needs
-    `MemoryStateMixin` and `ConstraintStoreStateMixin`.
+    `PinnedStateMixin` and `ConstraintStoreStateMixin`.
 
     Args:
         namespace: Namespace prefix of the constraints in the store.

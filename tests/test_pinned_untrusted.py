@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import (
     ContextMiddleware,
-    PinnedMemoryMiddleware,
+    PinnedMiddleware,
     create_context_agent,
 )
 from langgraph_context.messages import content_text
@@ -73,12 +73,12 @@ def test_context_agent_fences_a_planted_constraint(context: bool) -> None:
 
 
 def test_middleware_fences_a_planted_constraint() -> None:
-    """create_agent with memory and context middleware: the rule is fenced there too."""
+    """create_agent with pinned and context middleware: the rule is fenced there too."""
     model = ScriptedChatModel(responses=_script())
     agent = create_agent(
         model,
         [fetch_page],
-        middleware=[PinnedMemoryMiddleware(), ContextMiddleware()],
+        middleware=[PinnedMiddleware(), ContextMiddleware()],
         checkpointer=InMemorySaver(),
     )
     cfg: dict[str, Any] = {"configurable": {"thread_id": "planted-mw"}}

@@ -1,4 +1,4 @@
-"""Public names of the memory and safety packages, and their executable docstring examples."""
+"""Public names of the pinned and safety packages, and their executable docstring examples."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import importlib
 import pytest
 
 import langgraph_context
-from langgraph_context import memory, safety
+from langgraph_context import pinned, safety
 
 MODULES = [
     "langgraph_context.state",
-    "langgraph_context.memory.tools",
-    "langgraph_context.memory.watch",
-    "langgraph_context.memory.extract",
-    "langgraph_context.memory.packets",
-    "langgraph_context.memory.provenance",
-    "langgraph_context.memory.store",
+    "langgraph_context.pinned.tools",
+    "langgraph_context.pinned.watch",
+    "langgraph_context.pinned.extract",
+    "langgraph_context.pinned.packets",
+    "langgraph_context.pinned.provenance",
+    "langgraph_context.pinned.store",
     "langgraph_context.safety.sanitize",
     "langgraph_context.safety.boundary",
     "langgraph_context.safety.guard",
@@ -26,7 +26,7 @@ MODULES = [
 TOP_LEVEL = {
     "Constraint",
     "HotIssue",
-    "MemoryStateMixin",
+    "PinnedStateMixin",
     "aextract_constraints",
     "constraint_reducer",
     "create_constraint_extractor_node",
@@ -35,8 +35,8 @@ TOP_LEVEL = {
     "create_resolve_constraint_tool",
     "extract_constraints",
     "hot_issue_reducer",
-    "memory_packets",
-    "render_memory",
+    "pinned_packets",
+    "render_pinned",
     "HARDENING_INSTRUCTION",
     "Detector",
     "InjectionFinding",
@@ -55,22 +55,22 @@ TOP_LEVEL = {
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name: str) -> None:
-    """Every `Example:` block in the memory and safety modules passes as a doctest."""
+    """Every `Example:` block in the pinned and safety modules passes as a doctest."""
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
 
 
 def test_names_resolve_from_their_packages() -> None:
-    """Each memory and safety name resolves from its subpackage; the tools also at the root."""
+    """Each pinned and safety name resolves from its subpackage; the tools also at the root."""
     for name in TOP_LEVEL:
-        package = memory if hasattr(memory, name) else safety
+        package = pinned if hasattr(pinned, name) else safety
         assert getattr(package, name) is not None, name
     for name in ("create_record_constraint_tool", "create_resolve_constraint_tool"):
-        assert getattr(langgraph_context, name) is getattr(memory, name)
+        assert getattr(langgraph_context, name) is getattr(pinned, name)
 
 
-@pytest.mark.parametrize("package", [memory, safety])
+@pytest.mark.parametrize("package", [pinned, safety])
 def test_subpackage_all_resolves(package: object) -> None:
     """Each subpackage exports exactly the names it defines, all resolvable."""
     names = package.__all__  # type: ignore[attr-defined]

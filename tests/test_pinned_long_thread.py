@@ -1,9 +1,9 @@
-"""Pinned memory survives a 50-turn thread whose history is trimmed with RemoveMessage.
+"""Pinned items survive a 50-turn thread whose history is trimmed with RemoveMessage.
 
-The full target (memory present in the context builder's output after 50 turns with the
+The full target (pinned items present in the context builder's output after 50 turns with the
 compaction node) needs the builder and compaction branches; this test covers what this
-branch owns: state through the memory nodes, checkpointed turns, and history trimming,
-with `render_memory` standing in for the builder's [State] section.
+branch owns: state through the pinned nodes, checkpointed turns, and history trimming,
+with `render_pinned` standing in for the builder's [State] section.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context import (
-    MemoryStateMixin,
+    PinnedStateMixin,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
 )
-from langgraph_context.memory import (
+from langgraph_context.pinned import (
     constraint_id,
     create_hot_issue_node,
-    memory_packets,
-    render_memory,
+    pinned_packets,
+    render_pinned,
 )
 from langgraph_context.safety import HARDENING_INSTRUCTION
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -80,8 +80,8 @@ def expected_after(turn: int) -> tuple[list[str], int]:
     return rules, failures
 
 
-class State(MessagesState, MemoryStateMixin):
-    """Messages plus pinned memory."""
+class State(MessagesState, PinnedStateMixin):
+    """Messages plus pinned items."""
 
 
 def responses() -> list[AIMessage]:
@@ -99,7 +99,7 @@ def long_graph(model: ScriptedChatModel) -> Any:
     """agent -> tools -> watch -> agent; a final reply goes to trim, which keeps 2 messages."""
 
     def agent(state: State) -> dict[str, Any]:
-        system = SystemMessage(f"{HARDENING_INSTRUCTION}\n\n{render_memory(state)}")
+        system = SystemMessage(f"{HARDENING_INSTRUCTION}\n\n{render_pinned(state)}")
         return {"messages": [model.invoke([system, *state["messages"]])]}
 
     def route(state: State) -> str:
@@ -126,7 +126,7 @@ def long_graph(model: ScriptedChatModel) -> Any:
     return graph.compile(checkpointer=InMemorySaver())
 
 
-def test_memory_survives_fifty_trimmed_turns() -> None:
+def test_pinned_items_survive_fifty_trimmed_turns() -> None:
     """After every one of 50 turns, all active rules and blockers are in state and prompt."""
     model = ScriptedChatModel(responses=responses())
     app = long_graph(model)
@@ -139,7 +139,7 @@ def test_memory_survives_fifty_trimmed_turns() -> None:
         assert len(state["messages"]) == 2
         assert state["messages"][-1].content == f"turn {turn} done"
         prompt = model.seen[-1][0].content
-        packets = memory_packets(state)
+        packets = pinned_packets(state)
         assert len(packets) == len(rules) + (1 if failures else 0)
         assert all(p.pinned and not p.is_trusted for p in packets)  # the model recorded them
         lines = [line.strip() for p in packets for line in p.content.splitlines()]

@@ -1,4 +1,4 @@
-"""Memory reducers: add, replace, resolve, dedupe; pure and idempotent."""
+"""Pinned reducers: add, replace, resolve, dedupe; pure and idempotent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_context.memory import (
+from langgraph_context.pinned import (
     Constraint,
     HotIssue,
     constraint_id,

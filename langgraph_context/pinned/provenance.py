@@ -38,7 +38,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\s*\n\s*")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
 _EDGES = " \t\"'`.!?;:,()[]"
 # The marker compaction puts on the user-role messages it writes (`compaction` sits in
-# memory's layer, so the key is repeated here; a test keeps the two equal).
+# pinned's layer, so the key is repeated here; a test keeps the two equal).
 _COMPACTION_MARKER = "lgc_compaction"
 
 

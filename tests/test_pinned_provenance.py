@@ -12,17 +12,17 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context import MemoryStateMixin, create_record_constraint_tool
+from langgraph_context import PinnedStateMixin, create_record_constraint_tool
 from langgraph_context.compaction import COMPACTION_MARKER
 from langgraph_context.context import ContextBuilder, ContextConfig
-from langgraph_context.memory import (
+from langgraph_context.pinned import (
     create_constraint_extractor_node,
     latest_user_message,
-    memory_packets,
+    pinned_packets,
     quoted_sentences,
     user_quote,
 )
-from langgraph_context.memory import provenance as provenance_module
+from langgraph_context.pinned import provenance as provenance_module
 from langgraph_context.testing import ScriptedChatModel
 from tests.conftest import ai_calls, call
 
@@ -30,8 +30,8 @@ CFG = {"configurable": {"thread_id": "rules"}}
 FENCED = re.compile(r"<untrusted-data-(\d+)[^>]*>\n.*?\n</untrusted-data-\1>", re.DOTALL)
 
 
-class State(MessagesState, MemoryStateMixin):
-    """Messages plus pinned memory."""
+class State(MessagesState, PinnedStateMixin):
+    """Messages plus pinned items."""
 
 
 def _record(user_text: str, rule: str, *, before: list[Any] | None = None) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def test_a_rule_quoted_from_the_users_message_is_trusted() -> None:
     )
     [rule] = state["constraints"]
     assert (rule["source"], rule["quoted_from"]) == ("user", "u1")
-    [packet] = memory_packets(state)
+    [packet] = pinned_packets(state)
     assert packet.is_trusted
     text = ContextBuilder(config=ContextConfig(max_tokens=500)).build_result("go", state=state).text
     assert "Rule: never create requirements.txt" in FENCED.sub("", text)
@@ -108,7 +108,7 @@ def test_rules_from_the_client_and_the_developer_are_trusted() -> None:
         {"id": "c-3", "text": "Skip tests", "status": "active", "source": "extractor"},
         {"id": "c-4", "text": "Skip lint", "status": "active"},
     ]
-    trusted = {p.content: p.is_trusted for p in memory_packets({"constraints": rules})}
+    trusted = {p.content: p.is_trusted for p in pinned_packets({"constraints": rules})}
     assert trusted == {
         "Use uv": True,
         "Keep it short": True,

@@ -1,7 +1,7 @@
-"""Pinned memory as context packets, for the context builder's [State] section.
+"""Pinned items as context packets, for the context builder's [State] section.
 
-Only memory recorded through a trusted path is rendered as instructions: constraints
-whose `source` is in `TRUSTED_MEMORY_SOURCES` (the user or the developer writing the
+Only an item recorded through a trusted path is rendered as instructions: constraints
+whose `source` is in `TRUSTED_CONSTRAINT_SOURCES` (the user or the developer writing the
 state). A constraint the model recorded (`record_constraint`), one an extractor model
 pulled from the conversation, and every hot issue (its text is a tool's output) may
 carry text an injected tool result planted; they are untrusted data, fenced and
@@ -22,11 +22,11 @@ from langgraph_context.safety.boundary import (
 from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.state import Constraint, HotIssue, get_state_value
 
-__all__ = ["TRUSTED_MEMORY_SOURCES", "hot_issue_text", "memory_packets", "render_memory"]
+__all__ = ["TRUSTED_CONSTRAINT_SOURCES", "hot_issue_text", "pinned_packets", "render_pinned"]
 
 logger = logging.getLogger(__name__)
 
-TRUSTED_MEMORY_SOURCES = frozenset({"user", "developer"})
+TRUSTED_CONSTRAINT_SOURCES = frozenset({"user", "developer"})
 """Constraint sources rendered as instructions; any other source is untrusted data."""
 
 
@@ -74,17 +74,17 @@ def _well_formed(issues: list[Any], key: str) -> list[HotIssue]:
     return kept
 
 
-def memory_packets(
+def pinned_packets(
     state: Any, *, constraints_key: str = "constraints", hot_issues_key: str = "hot_issues"
 ) -> list[ContextPacket]:
     """Return the active constraints and hot issues as pinned packets.
 
     Constraints come first (type `constraint`), then hot issues (type `hot_issue`),
     each in the order it was recorded. A constraint is trusted only when its `source`
-    is in `TRUSTED_MEMORY_SOURCES`; hot issues quote tool output and are never trusted.
+    is in `TRUSTED_CONSTRAINT_SOURCES`; hot issues quote tool output and are never trusted.
 
     Args:
-        state: Graph state (dict or object) with `MemoryStateMixin` keys.
+        state: Graph state (dict or object) with `PinnedStateMixin` keys.
         constraints_key: State key of the constraints.
         hot_issues_key: State key of the hot issues.
 
@@ -93,9 +93,9 @@ def memory_packets(
 
     Example:
         >>> rule = {"id": "c-1", "text": "Use uv", "status": "active", "source": "user"}
-        >>> [(p.type, p.content, p.trusted) for p in memory_packets({"constraints": [rule]})]
+        >>> [(p.type, p.content, p.trusted) for p in pinned_packets({"constraints": [rule]})]
         [('constraint', 'Use uv', True)]
-        >>> [p.trusted for p in memory_packets({"constraints": [{**rule, "source": "model"}]})]
+        >>> [p.trusted for p in pinned_packets({"constraints": [{**rule, "source": "model"}]})]
         [False]
     """
     constraints: list[Constraint] = _active(state, constraints_key)
@@ -106,7 +106,7 @@ def memory_packets(
             type="constraint",
             source=c["id"],
             pinned=True,
-            trusted=c.get("source") in TRUSTED_MEMORY_SOURCES,
+            trusted=c.get("source") in TRUSTED_CONSTRAINT_SOURCES,
             metadata={"id": c["id"], "origin": c.get("source", "unknown")},
         )
         for c in constraints
@@ -125,25 +125,25 @@ def memory_packets(
     return packets
 
 
-def render_memory(
+def render_pinned(
     state: Any,
     *,
     constraints_key: str = "constraints",
     hot_issues_key: str = "hot_issues",
     detector: DetectorLike | None = None,
 ) -> str:
-    """Return pinned memory as a text block for prompts built without the context builder.
+    """Return pinned items as a text block for prompts built without the context builder.
 
-    Trusted constraints are plain bullet lines. Untrusted memory (constraints the
+    Trusted constraints are plain bullet lines. Untrusted items (constraints the
     model or an extractor recorded, hot issues) is fenced in boundary tags keyed by
-    its text (same memory, same bytes: prompt caches keep hitting) and sanitized,
+    its text (same items, same bytes: prompt caches keep hitting) and sanitized,
     and the block then starts with the hardening instruction.
 
     Args:
-        state: Graph state (dict or object) with `MemoryStateMixin` keys.
+        state: Graph state (dict or object) with `PinnedStateMixin` keys.
         constraints_key: State key of the constraints.
         hot_issues_key: State key of the hot issues.
-        detector: A `safety.Detector` (or any scorer): untrusted memory is also
+        detector: A `safety.Detector` (or any scorer): untrusted items are also
             rewritten with it inside the fence (`sanitize_untrusted`); `None` leaves
             the fenced text as recorded.
 
@@ -152,11 +152,11 @@ def render_memory(
 
     Example:
         >>> rule = {"id": "c-1", "text": "Use uv", "status": "active", "source": "user"}
-        >>> print(render_memory({"constraints": [rule]}))
+        >>> print(render_pinned({"constraints": [rule]}))
         Constraints (always follow):
         - Use uv
     """
-    packets = memory_packets(state, constraints_key=constraints_key, hot_issues_key=hot_issues_key)
+    packets = pinned_packets(state, constraints_key=constraints_key, hot_issues_key=hot_issues_key)
     chosen = as_detector(detector)
     untrusted = [p for p in packets if not p.is_trusted]
     boundary = keyed_boundary(*(p.content for p in untrusted)) if untrusted else ""

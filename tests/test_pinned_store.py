@@ -12,16 +12,16 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.memory import (
+from langgraph_context.pinned import (
     ConstraintStoreStateMixin,
-    MemoryStateMixin,
+    PinnedStateMixin,
     async_constraints,
     constraint_store_namespace,
     create_constraint_store_node,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
     load_stored_constraints,
-    memory_packets,
+    pinned_packets,
 )
 from langgraph_context.testing import ScriptedChatModel
 from tests.conftest import ai_calls, call
@@ -30,8 +30,8 @@ from tests.test_note_langgraph_store import postgres_url  # noqa: F401 (the fixt
 RULE = "Never create requirements.txt."
 
 
-class State(MessagesState, MemoryStateMixin, ConstraintStoreStateMixin):
-    """Messages, pinned memory and the ids synced with the store."""
+class State(MessagesState, PinnedStateMixin, ConstraintStoreStateMixin):
+    """Messages, pinned items and the ids synced with the store."""
 
 
 def _graph(store: BaseStore, replies: list[AIMessage]) -> tuple[Any, ScriptedChatModel]:
@@ -75,7 +75,7 @@ def test_a_rule_from_one_thread_surfaces_in_the_users_next_thread() -> None:
     app, model = _graph(store, [AIMessage("Sure.")])
     second = app.invoke({"messages": [HumanMessage("Add a dependency.")]}, _config("t2"))
     assert [c["text"] for c in second["constraints"]] == [RULE]
-    assert [p.is_trusted for p in memory_packets(second)] == [True]
+    assert [p.is_trusted for p in pinned_packets(second)] == [True]
     assert len(model.seen) == 1
 
 

@@ -1,11 +1,11 @@
-"""Pinned memory: the user's standing constraints and open hot issues (failing checks).
+"""Pinned items: the user's standing constraints and open hot issues (failing checks).
 
-Both live in graph state (`MemoryStateMixin`), survive any compaction of the message
-history, and are surfaced on every turn through `memory_packets` (for the context
-builder) or `render_memory` (for a hand-written prompt).
+Both live in graph state (`PinnedStateMixin`), survive any compaction of the message
+history, and are surfaced on every turn through `pinned_packets` (for the context
+builder) or `render_pinned` (for a hand-written prompt).
 """
 
-from langgraph_context.memory.extract import (
+from langgraph_context.pinned.extract import (
     DEFAULT_EXTRACTION_PROMPT,
     DEFAULT_MAX_EXTRACTED,
     aextract_constraints,
@@ -13,19 +13,19 @@ from langgraph_context.memory.extract import (
     extract_constraints,
     parse_constraints,
 )
-from langgraph_context.memory.packets import (
-    TRUSTED_MEMORY_SOURCES,
+from langgraph_context.pinned.packets import (
+    TRUSTED_CONSTRAINT_SOURCES,
     hot_issue_text,
-    memory_packets,
-    render_memory,
+    pinned_packets,
+    render_pinned,
 )
-from langgraph_context.memory.provenance import (
+from langgraph_context.pinned.provenance import (
     MAX_QUOTED_SENTENCES,
     latest_user_message,
     quoted_sentences,
     user_quote,
 )
-from langgraph_context.memory.store import (
+from langgraph_context.pinned.store import (
     DEFAULT_CONSTRAINT_NAMESPACE,
     ConstraintStoreStateMixin,
     aload_stored_constraints,
@@ -35,7 +35,7 @@ from langgraph_context.memory.store import (
     load_stored_constraints,
     sync_constraints,
 )
-from langgraph_context.memory.tools import (
+from langgraph_context.pinned.tools import (
     DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
     DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
     MAX_CONSTRAINT_CHARS,
@@ -43,7 +43,7 @@ from langgraph_context.memory.tools import (
     create_resolve_constraint_tool,
     render_constraints,
 )
-from langgraph_context.memory.watch import (
+from langgraph_context.pinned.watch import (
     DEFAULT_MAX_ERROR_LINES,
     DEFAULT_MAX_LINE_CHARS,
     create_hot_issue_node,
@@ -52,11 +52,11 @@ from langgraph_context.memory.watch import (
     track_hot_issues,
 )
 from langgraph_context.state import (
-    MEMORY_STATUSES,
+    PINNED_STATUSES,
     Constraint,
     HotIssue,
-    MemoryStateMixin,
-    MemoryStatus,
+    PinnedStateMixin,
+    PinnedStatus,
     constraint_id,
     constraint_reducer,
     hot_issue_id,
@@ -74,13 +74,13 @@ __all__ = [
     "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
     "MAX_CONSTRAINT_CHARS",
     "MAX_QUOTED_SENTENCES",
-    "MEMORY_STATUSES",
-    "TRUSTED_MEMORY_SOURCES",
+    "PINNED_STATUSES",
+    "TRUSTED_CONSTRAINT_SOURCES",
     "Constraint",
     "ConstraintStoreStateMixin",
     "HotIssue",
-    "MemoryStateMixin",
-    "MemoryStatus",
+    "PinnedStateMixin",
+    "PinnedStatus",
     "aextract_constraints",
     "aload_stored_constraints",
     "async_constraints",
@@ -100,12 +100,12 @@ __all__ = [
     "is_failed_check",
     "latest_user_message",
     "load_stored_constraints",
-    "memory_packets",
     "normalize_constraint",
     "parse_constraints",
+    "pinned_packets",
     "quoted_sentences",
     "render_constraints",
-    "render_memory",
+    "render_pinned",
     "sync_constraints",
     "track_hot_issues",
     "user_quote",

@@ -4,7 +4,7 @@ Rules the model can rely on:
 
 * `record_constraint(text)` stores a rule that will be shown on every later turn. It
   is the user's rule (trusted, `source="user"`) only when `text` is whole sentences of
-  the user's latest message (`memory.provenance.user_quote`); otherwise it is kept
+  the user's latest message (`pinned.provenance.user_quote`); otherwise it is kept
   as the model's note (`source="model"`), shown fenced as data.
   Recording a rule that is already active (same text up to case, spacing and final
   punctuation) changes nothing and says which id it already has.
@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
-from langgraph_context.memory.provenance import user_quote
+from langgraph_context.pinned.provenance import user_quote
 from langgraph_context.state import (
     Constraint,
     constraint_id,
@@ -85,7 +85,7 @@ def create_record_constraint_tool(
     description: str | None = None,
     messages_key: str | None = None,
 ) -> BaseTool:
-    """Create the `record_constraint(text)` tool writing to `MemoryStateMixin.constraints`.
+    """Create the `record_constraint(text)` tool writing to `PinnedStateMixin.constraints`.
 
     Args:
         name: Tool name (default `record_constraint`).

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from langgraph_context import MemoryStateMixin
-from langgraph_context.memory import (
+from langgraph_context import PinnedStateMixin
+from langgraph_context.pinned import (
     DEFAULT_EXTRACTION_PROMPT,
     aextract_constraints,
     constraint_id,
@@ -21,8 +21,8 @@ from langgraph_context.memory import (
 from tests.conftest import ScriptedChatModel
 
 
-class State(MessagesState, MemoryStateMixin):
-    """Messages plus pinned memory."""
+class State(MessagesState, PinnedStateMixin):
+    """Messages plus pinned items."""
 
 
 def extractor_graph(model: ScriptedChatModel) -> Any:

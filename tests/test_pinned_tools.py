@@ -11,18 +11,18 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context import (
-    MemoryStateMixin,
+    PinnedStateMixin,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
 )
-from langgraph_context.memory import MAX_CONSTRAINT_CHARS, constraint_id
+from langgraph_context.pinned import MAX_CONSTRAINT_CHARS, constraint_id
 from tests.conftest import ai_calls, call
 
 CFG = {"configurable": {"thread_id": "rules"}}
 
 
-class State(MessagesState, MemoryStateMixin):
-    """Messages plus pinned memory."""
+class State(MessagesState, PinnedStateMixin):
+    """Messages plus pinned items."""
 
 
 def tool_graph(**names: str) -> Any:

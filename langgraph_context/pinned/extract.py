@@ -3,7 +3,7 @@
 Off unless you add its node to your graph. The model is asked to list the standing
 rules a message sets (one per line) or answer `NONE`; each rule becomes a constraint
 with `source="extractor"` (untrusted data), or `source="user"` when the rule is whole
-sentences of the user's message (`memory.provenance`). Rules already recorded are
+sentences of the user's message (`pinned.provenance`). Rules already recorded are
 deduplicated by the reducer.
 """
 
@@ -18,9 +18,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.memory.provenance import user_quote
-from langgraph_context.memory.tools import MAX_CONSTRAINT_CHARS
 from langgraph_context.messages import content_text
+from langgraph_context.pinned.provenance import user_quote
+from langgraph_context.pinned.tools import MAX_CONSTRAINT_CHARS
 from langgraph_context.state import Constraint, constraint_id, get_state_value
 
 __all__ = [

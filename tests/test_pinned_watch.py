@@ -11,13 +11,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context import MemoryStateMixin
-from langgraph_context.memory import (
+from langgraph_context import PinnedStateMixin
+from langgraph_context.pinned import (
     create_hot_issue_node,
     extract_error_lines,
     hot_issue_id,
     is_failed_check,
-    memory_packets,
+    pinned_packets,
     track_hot_issues,
 )
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -62,8 +62,8 @@ def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> To
     return ToolMessage(f"Error: {path} not found", tool_call_id=tool_call_id, status="error")
 
 
-class State(MessagesState, MemoryStateMixin):
-    """Messages plus pinned memory."""
+class State(MessagesState, PinnedStateMixin):
+    """Messages plus pinned items."""
 
 
 def watch_graph(responses: list[AIMessage], checks: Any = ("run_tests", "lint")) -> Any:
@@ -148,7 +148,7 @@ def test_error_status_and_content_failures_both_count() -> None:
         ),
         ("lint", "app.py:3:1: F401 `os` imported but unused\nFound 1 error."),
     ]
-    packets = memory_packets(state)
+    packets = pinned_packets(state)
     assert [p.type for p in packets] == ["hot_issue", "hot_issue"]
     assert packets[1].content.startswith("`lint` is failing (1 run); fix it before moving on:")
 
