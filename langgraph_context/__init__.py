@@ -4,7 +4,7 @@ Decide, before every model call, which tokens the model sees: budgeted context
 assembly, tool-pair-safe compaction, plan and note tools over state, pinned items.
 
 The top level holds what an agent is composed from; everything else is imported from
-its subpackage (`langgraph_context.context`, `.compaction`, `.pinned`, `.notes`,
+its subpackage (`langgraph_context.context`, `.compaction`, `.pinned`, `.notebook`,
 `.safety`, `.tools`, `.agents`) or lower module (`.tokens`, `.messages`, `.state`,
 `.packet`). Names load on first use, so `import langgraph_context` stays cheap.
 """
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     )
     from langgraph_context.context import ContextBuilder, ContextStateMixin, create_context_node
     from langgraph_context.errors import LangGraphContextError
-    from langgraph_context.notes import create_note_tools
+    from langgraph_context.notebook import create_notebook_tools
     from langgraph_context.packet import ContextPacket
     from langgraph_context.pinned import (
         create_record_constraint_tool,
@@ -70,7 +70,7 @@ _HOMES: dict[str, str] = {
     "create_context_agent": "agents",
     "create_context_node": "context",
     "create_ls_tool": "tools",
-    "create_note_tools": "notes",
+    "create_notebook_tools": "notebook",
     "create_query_note_tool": "tools",
     "create_record_constraint_tool": "pinned",
     "create_resolve_constraint_tool": "pinned",
@@ -119,7 +119,7 @@ __all__ = [
     "create_context_agent",
     "create_context_node",
     "create_ls_tool",
-    "create_note_tools",
+    "create_notebook_tools",
     "create_query_note_tool",
     "create_record_constraint_tool",
     "create_resolve_constraint_tool",

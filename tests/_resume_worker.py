@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from langgraph_context.agents import create_codebase_maintainer_graph, create_context_agent
-from langgraph_context.notes import FileNoteStore
+from langgraph_context.notebook import FileNotebookStore
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 CONTEXT_TURNS: dict[int, tuple[str, list[AIMessage]]] = {
@@ -77,7 +77,7 @@ MAINTAINER_TURNS: dict[int, tuple[dict[str, Any], list[AIMessage]]] = {
             ),
             ai_calls(
                 call(
-                    "note_create",
+                    "notebook_create",
                     {
                         "title": "Unescaped name",
                         "content": "app/views.py:5 TODO: escape the name",
@@ -120,7 +120,7 @@ def run_maintainer(db: str, turn: int, workspace: str, notes: str) -> dict[str, 
         "messages": len(out["messages"]),
         "first_system": model.seen[0][0].content,
         "first_tail": model.seen[0][-1].content,
-        "notes": [[n.type, n.title] for n in FileNoteStore(notes).list()],
+        "notes": [[n.type, n.title] for n in FileNotebookStore(notes).list()],
     }
 
 

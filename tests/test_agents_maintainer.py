@@ -19,7 +19,7 @@ from langgraph_context.agents import (
     build_briefing,
     create_codebase_maintainer_graph,
 )
-from langgraph_context.notes import FileNoteStore
+from langgraph_context.notebook import FileNotebookStore
 from langgraph_context.safety import HARDENING_INSTRUCTION
 from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -62,7 +62,7 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
             ),
             ai_calls(
                 call(
-                    "note_create",
+                    "notebook_create",
                     {
                         "title": "Layout",
                         "content": "app/models.py holds User; app/views.py renders it.",
@@ -75,7 +75,7 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
             # analyze
             ai_calls(
                 call(
-                    "note_create",
+                    "notebook_create",
                     {
                         "title": "Unescaped name in show()",
                         "content": "app/views.py:5 returns user.name without escaping.",
@@ -147,7 +147,7 @@ def test_three_sessions_explore_analyze_plan(tmp_path: Path) -> None:
         {"content": "find problems", "status": "done"},
     ]
     assert out["messages"][-1].content == "Next: fix the escaping in app/views.py."
-    saved = FileNoteStore(notes_dir).list()
+    saved = FileNotebookStore(notes_dir).list()
     assert sorted((n.type, n.title) for n in saved) == [
         ("blocker", "Unescaped name in show()"),
         ("reference", "Layout"),
@@ -183,7 +183,7 @@ def test_notes_in_the_graph_store_per_user(tmp_path: Path) -> None:
         responses=[
             ai_calls(
                 call(
-                    "note_create",
+                    "notebook_create",
                     {"title": "CI is red", "content": "tests fail", "note_type": "blocker"},
                     "n",
                 )
@@ -326,7 +326,7 @@ def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path)
         ai_calls(
             call("write_plan", {"plan": ["read", "report"]}, "p"),
             call(
-                "note_create",
+                "notebook_create",
                 {"title": "Goal", "content": "read big.py often", "note_type": "task_state"},
                 "n",
             ),
@@ -357,7 +357,7 @@ def test_many_turns_with_compaction_keep_plan_notes_and_validity(tmp_path: Path)
         {"content": "report", "status": "pending"},
     ]
     assert "- [task_state] Goal" in model.seen[-1][0].content
-    assert [n.title for n in FileNoteStore(tmp_path / "notes").list()] == ["Goal"]
+    assert [n.title for n in FileNotebookStore(tmp_path / "notes").list()] == ["Goal"]
 
 
 def test_compaction_can_be_switched_off_or_replaced(tmp_path: Path) -> None:
@@ -446,7 +446,7 @@ async def test_async_run_with_store_notes(tmp_path: Path) -> None:
             ai_calls(
                 call("terminal", {"command": "head -n 2 app/models.py"}, "t"),
                 call(
-                    "note_create",
+                    "notebook_create",
                     {"title": "User model", "content": "app/models.py", "note_type": "reference"},
                     "n",
                 ),

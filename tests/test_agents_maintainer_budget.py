@@ -31,7 +31,7 @@ def _workspace(root: Path) -> Path:
 def _note_turn() -> ScriptedChatModel:
     return ScriptedChatModel(
         responses=[
-            ai_calls(tool_call("note_create", {"title": "t", "content": "c"}, "n1")),
+            ai_calls(tool_call("notebook_create", {"title": "t", "content": "c"}, "n1")),
             AIMessage("ok"),
         ]
     )

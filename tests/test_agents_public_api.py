@@ -18,7 +18,7 @@ from langgraph_context.agents import (
     subagent,
 )
 from langgraph_context.cli import models as cli_models
-from langgraph_context.notes import sync
+from langgraph_context.notebook import sync
 
 
 def test_agents_public_names_resolve() -> None:

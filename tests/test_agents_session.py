@@ -16,7 +16,7 @@ from langgraph_context.agents import (
     session_stats,
 )
 from langgraph_context.agents.session import merge_session_counts
-from langgraph_context.notes import FileNoteStore
+from langgraph_context.notebook import FileNotebookStore
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
 RUNS: list[str] = []
@@ -44,7 +44,7 @@ def test_maintainer_counts_a_session_and_reports_it(tmp_path: Path) -> None:
     workspace = tmp_path / "repo"
     (workspace / "app").mkdir(parents=True)
     (workspace / "app" / "views.py").write_text("def show(user):\n    return user.name\n")
-    notes = FileNoteStore(tmp_path / "notes")
+    notes = FileNotebookStore(tmp_path / "notes")
     old = notes.create("Layout", "app/ holds the views")
     model = ScriptedChatModel(
         responses=[
@@ -52,14 +52,16 @@ def test_maintainer_counts_a_session_and_reports_it(tmp_path: Path) -> None:
                 ai_calls(
                     tool_call("terminal", {"command": "cat app/views.py"}, "t1"),
                     tool_call("terminal", {"command": "ls app"}, "t2"),
-                    tool_call("note_create", {"title": "Views", "content": "show()"}, "n1"),
+                    tool_call("notebook_create", {"title": "Views", "content": "show()"}, "n1"),
                 ),
                 100,
             ),
             _with_usage(ai_calls(tool_call("run_tests", {}, "r1")), 200),
             _with_usage(
                 ai_calls(
-                    tool_call("note_update", {"note_id": old.id, "content": "app/views.py"}, "n2"),
+                    tool_call(
+                        "notebook_update", {"note_id": old.id, "content": "app/views.py"}, "n2"
+                    ),
                     tool_call("run_tests", {}, "r2"),
                 ),
                 300,

@@ -10,8 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
-from langgraph_context.notes import (
-    DEFAULT_NOTES_NAMESPACE,
+from langgraph_context.notebook import (
+    STATE_NOTES_NAMESPACE,
     create_load_notes_node,
     create_save_notes_node,
     load_store_notes,
@@ -46,18 +46,18 @@ def test_notes_cross_threads_through_the_store() -> None:
     )
     graph = _graph(model, checkpointer=InMemorySaver(), store=store)
     graph.invoke({"messages": [HumanMessage("save")]}, _cfg("a"))
-    assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "u")) == {"k": "v1"}
+    assert load_store_notes(store, (*STATE_NOTES_NAMESPACE, "u")) == {"k": "v1"}
     out = graph.invoke({"messages": [HumanMessage("edit")]}, _cfg("b"))
     assert out["note"] == {"k": "v2"}
     assert "[note:k, 2 lines] Note k:\nv1" in model.seen[2][0].content  # the default context
-    assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "u")) == {"k": "v2"}
-    assert load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, "other")) == {}
+    assert load_store_notes(store, (*STATE_NOTES_NAMESPACE, "u")) == {"k": "v2"}
+    assert load_store_notes(store, (*STATE_NOTES_NAMESPACE, "other")) == {}
 
 
 def test_store_version_wins_over_a_stale_thread() -> None:
     """A thread whose copy is stale gets the store's newer note before its next model call."""
     store = InMemoryStore()
-    store.put((*DEFAULT_NOTES_NAMESPACE, "u"), "k", {"content": "new"})
+    store.put((*STATE_NOTES_NAMESPACE, "u"), "k", {"content": "new"})
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = _graph(model, checkpointer=InMemorySaver(), store=store)
     out = graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "old"}}, _cfg("s"))

@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"tokens", "toolkit"},
     {"packet"},
     {"safety"},
-    {"pinned", "notes", "tools", "compaction"},
+    {"pinned", "notebook", "tools", "compaction"},
     {"context"},
     {"agents"},
     {"cli"},

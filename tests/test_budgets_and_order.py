@@ -10,15 +10,15 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
-from langgraph_context.notes.files import FileNoteStore
-from langgraph_context.notes.format import render_note
+from langgraph_context.notebook.files import FileNotebookStore
+from langgraph_context.notebook.format import render_note
 from langgraph_context.tokens import count_tokens
 from tests.conftest import call
 
 
 def test_note_list_sorts_times_as_instants_not_strings(tmp_path: Path) -> None:
     """`12:00+05:00` (07:00 UTC) is older than `08:00Z`, though it sorts later as text."""
-    store = FileNoteStore(tmp_path / "notes")
+    store = FileNotebookStore(tmp_path / "notes")
     early = store.create("east", "written at noon in UTC+5")
     late = store.create("west", "written at 08:00 UTC")
     for note, stamp in (

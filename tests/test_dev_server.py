@@ -180,7 +180,7 @@ async def _maintainer_round_trip(url: str) -> tuple[Any, Any]:
         {
             "tool_calls": [
                 {
-                    "name": "note_create",
+                    "name": "notebook_create",
                     "args": {
                         "title": "run() is a stub",
                         "content": "pkg/core.py:2 TODO: real work",
@@ -277,7 +277,7 @@ def _concurrent_script(user: str, label: str, cd: bool) -> list[dict[str, Any]]:
     first = [{"name": "terminal", "args": {"command": "cd pkg"}, "id": f"{label}-cd"}] if cd else []
     first.append(
         {
-            "name": "note_create",
+            "name": "notebook_create",
             "args": {"title": f"{user} {label}", "content": f"from {label}", "note_type": "action"},
             "id": f"{label}-n",
         }

@@ -18,7 +18,7 @@ from langgraph_context.agents import (
 )
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextStateMixin, create_context_node
-from langgraph_context.notes import create_note_tools
+from langgraph_context.notebook import create_notebook_tools
 from langgraph_context.state import NoteStateMixin
 from langgraph_context.tools import create_terminal_tool
 from langgraph_context.tools.state_notes import (
@@ -122,15 +122,15 @@ def test_state_note_tool_results_and_errors_carry_the_tool_name() -> None:
 
 def test_terminal_and_note_store_results_carry_the_tool_name(tmp_path: Any) -> None:
     """The terminal's refusal and the note store's results carry their tool's name."""
-    tools = [create_terminal_tool(tmp_path), *create_note_tools(tmp_path / "notes")]
+    tools = [create_terminal_tool(tmp_path), *create_notebook_tools(tmp_path / "notes")]
     calls = [
         {"name": "terminal", "args": {"command": "rm -rf /"}},
-        {"name": "note_read", "args": {"note_id": "missing"}},
+        {"name": "notebook_read", "args": {"note_id": "missing"}},
     ]
     results = _run_tools(tools, calls, {})
     assert [(m.name, m.status) for m in results] == [
         ("terminal", "error"),
-        ("note_read", "error"),
+        ("notebook_read", "error"),
     ]
 
 

@@ -25,7 +25,7 @@ from langgraph_context.pinned import (
 )
 from langgraph_context.testing import ScriptedChatModel
 from tests.conftest import ai_calls, call
-from tests.test_note_langgraph_store import postgres_url  # noqa: F401 (the fixture)
+from tests.test_notebook_langgraph_store import postgres_url  # noqa: F401 (the fixture)
 
 RULE = "Never create requirements.txt."
 

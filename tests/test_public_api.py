@@ -29,7 +29,7 @@ EXPECTED_TOP_LEVEL = {
     "create_context_agent",
     "create_context_node",
     "create_ls_tool",
-    "create_note_tools",
+    "create_notebook_tools",
     "create_query_note_tool",
     "create_record_constraint_tool",
     "create_resolve_constraint_tool",

@@ -14,12 +14,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
-from langgraph_context.notes import (
-    DEFAULT_NOTES_NAMESPACE,
-    LangGraphNoteStore,
-    create_note_tools,
+from langgraph_context.notebook import (
+    STATE_NOTES_NAMESPACE,
+    LangGraphNotebookStore,
+    create_notebook_tools,
     load_store_notes,
-    resolve_note_namespace,
+    resolve_notebook_namespace,
 )
 from langgraph_context.tools import create_update_plan_tool, create_write_plan_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
@@ -83,7 +83,7 @@ async def test_two_users_two_threads_each_run_concurrently_and_nothing_crosses()
                 assert f"secret of {other_user}" not in seen
                 assert f"plan of {other_thread}" not in seen
     for user in ("u1", "u2"):
-        saved = load_store_notes(store, (*DEFAULT_NOTES_NAMESPACE, user))
+        saved = load_store_notes(store, (*STATE_NOTES_NAMESPACE, user))
         assert set(saved) == {f"{t}-fact" for u, t in RUNS if u == user}
 
 
@@ -113,7 +113,7 @@ def test_shared_notes_are_an_explicit_opt_in() -> None:
         constraint_tools=False,  # constraints are per user only; this run names none
     )
     app.invoke({"messages": [HumanMessage("save")]})
-    assert load_store_notes(store, DEFAULT_NOTES_NAMESPACE) == {"k": "v"}
+    assert load_store_notes(store, STATE_NOTES_NAMESPACE) == {"k": "v"}
 
 
 @dataclass
@@ -123,12 +123,12 @@ class _Context:
 
 def test_user_can_come_from_the_runtime_context() -> None:
     """The runtime context's user_id picks the namespace when configurable has none."""
-    assert resolve_note_namespace(("notes", "{user_id}"), {}, context=_Context("a.b")) == (
+    assert resolve_notebook_namespace(("notes", "{user_id}"), {}, context=_Context("a.b")) == (
         "notes",
         "a%2Eb",
     )
     with pytest.raises(ValueError, match="never put in a namespace shared by default"):
-        resolve_note_namespace(("notes", "{user_id}"), {}, context={})
+        resolve_notebook_namespace(("notes", "{user_id}"), {}, context={})
 
 
 def test_note_tools_default_to_one_namespace_per_user() -> None:
@@ -137,15 +137,15 @@ def test_note_tools_default_to_one_namespace_per_user() -> None:
     create = {"title": "Private", "content": "u1 only"}
     model = ScriptedChatModel(
         responses=[
-            ai_calls(call("note_create", create, "c")),
+            ai_calls(call("notebook_create", create, "c")),
             AIMessage("saved"),
-            ai_calls(call("note_list", {}, "l")),
+            ai_calls(call("notebook_list", {}, "l")),
             AIMessage("done"),
         ]
     )
     app = create_context_agent(
         model,
-        create_note_tools(),
+        create_notebook_tools(),
         plan_tools=False,
         note_tools=False,
         constraint_tools=False,
@@ -155,7 +155,7 @@ def test_note_tools_default_to_one_namespace_per_user() -> None:
     out = app.invoke({"messages": [HumanMessage("list")]}, _cfg("u2", "t2"))
     listing = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert "Private" not in str(listing.content)
-    assert [n.title for n in LangGraphNoteStore(store, namespace=("notes", "u1")).list()] == [
+    assert [n.title for n in LangGraphNotebookStore(store, namespace=("notes", "u1")).list()] == [
         "Private"
     ]
 

@@ -22,10 +22,10 @@ from typing import Any
 
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.notes import (
+from langgraph_context.notebook import (
     NOTE_TYPES,
-    FileNoteStore,
-    LangGraphNoteStore,
+    FileNotebookStore,
+    LangGraphNotebookStore,
     Note,
     render_note,
 )
@@ -126,7 +126,7 @@ def bench_file_store(size: int, queries: list[str], workdir: Path) -> dict[str, 
     for i in range(size):
         (root / f"note_bench_{i:06d}.md").write_text(render_note(_note(rng, i)), encoding="utf-8")
     start = time.perf_counter()
-    store = FileNoteStore(root)
+    store = FileNotebookStore(root)
     store.list(limit=1)  # first open: parse every file, rebuild the index
     cold_open = time.perf_counter() - start
     start = time.perf_counter()
@@ -156,7 +156,7 @@ def bench_langgraph_store(size: int, queries: list[str]) -> dict[str, Any]:
     for i in range(size):
         note = _note(rng, i)
         base.put(namespace, note.id, note.to_dict(), index=False)
-    store = LangGraphNoteStore(base, namespace=namespace)
+    store = LangGraphNotebookStore(base, namespace=namespace)
     start = time.perf_counter()
     store.search(queries[0])
     first = time.perf_counter() - start

@@ -37,10 +37,10 @@ How you work:
 - Look before you conclude: read files with the `terminal` tool (read-only: ls, tree,
   cat, head, grep, find, wc ...). Open only what the task needs.
 - Your notes outlive this conversation. Record what a colleague taking over tomorrow
-  must know with `note_create`, choosing the type: `blocker` for something that stops
+  must know with `notebook_create`, choosing the type: `blocker` for something that stops
   progress, `action` for a concrete next change, `task_state` for where a piece of work
   stands, `conclusion` for a settled finding, `reference` for where things are. Update a
-  note (`note_update`) instead of writing a second one on the same subject. Do not note
+  note (`notebook_update`) instead of writing a second one on the same subject. Do not note
   what the code already says plainly.
 - Keep a plan for multi-step work (`write_plan`, then `update_plan` as steps finish).
 - Answer with what you found, where (file paths, line numbers), and what is next."""

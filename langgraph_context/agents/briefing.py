@@ -18,7 +18,7 @@ from langgraph_context.agents._maintainer_prompts import (
     check_mode,
 )
 from langgraph_context.agents.subagent import TRUNCATION_MARKER
-from langgraph_context.notes.model import Note, NoteStore
+from langgraph_context.notebook.model import Note, NotebookStore
 from langgraph_context.packet import ContextPacket
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
@@ -59,7 +59,7 @@ def build_briefing(
     request: str,
     *,
     terminal: Terminal | None = None,
-    notes: NoteStore | None = None,
+    notes: NotebookStore | None = None,
     max_tokens: int = DEFAULT_BRIEFING_MAX_TOKENS,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
 ) -> str:

@@ -66,14 +66,14 @@ from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
-from langgraph_context.notes.files import FileNoteStore
-from langgraph_context.notes.langgraph_store import (
-    DEFAULT_NOTE_NAMESPACE,
-    LangGraphNoteStore,
-    resolve_note_namespace,
+from langgraph_context.notebook.files import FileNotebookStore
+from langgraph_context.notebook.langgraph_store import (
+    NOTEBOOK_NAMESPACE,
+    LangGraphNotebookStore,
+    resolve_notebook_namespace,
 )
-from langgraph_context.notes.model import NoteStore
-from langgraph_context.notes.tool import create_note_tools
+from langgraph_context.notebook.model import NotebookStore
+from langgraph_context.notebook.tool import create_notebook_tools
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned.watch import CheckSelector
 from langgraph_context.safety import fenced_block
@@ -98,7 +98,7 @@ DEFAULT_MAINTAINER_TIMEOUT = 30.0
 DEFAULT_KEEP_LAST = 4
 _CHARS_PER_TOKEN = 4
 
-NotesLike = NoteStore | BaseStore | str | os.PathLike[str] | None
+NotesLike = NotebookStore | BaseStore | str | os.PathLike[str] | None
 """Where the maintainer's notes live (see `create_codebase_maintainer_graph`)."""
 
 
@@ -210,11 +210,11 @@ def _context_step(
     return middleware, max_output_chars
 
 
-def _note_source(notes: NotesLike) -> NoteStore | BaseStore | None:
-    """A directory becomes a `FileNoteStore` (created if missing); the rest is kept."""
+def _note_source(notes: NotesLike) -> NotebookStore | BaseStore | None:
+    """A directory becomes a `FileNotebookStore` (created if missing); the rest is kept."""
     if isinstance(notes, (str, os.PathLike)):
         Path(notes).mkdir(parents=True, exist_ok=True)
-        return FileNoteStore(Path(notes))
+        return FileNotebookStore(Path(notes))
     return notes
 
 
@@ -249,7 +249,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
     def __init__(
         self,
         *,
-        notes: NoteStore | BaseStore | None,
+        notes: NotebookStore | BaseStore | None,
         namespace: tuple[str, ...],
         terminal: Terminal,
         mode: MaintainerMode,
@@ -274,14 +274,14 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
         """The middleware's name in the agent graph."""
         return "maintainer"
 
-    def _note_store(self, config: RunnableConfig, store: BaseStore | None) -> NoteStore | None:
-        if isinstance(self._notes, NoteStore):
+    def _note_store(self, config: RunnableConfig, store: BaseStore | None) -> NotebookStore | None:
+        if isinstance(self._notes, NotebookStore):
             return self._notes
         backing = self._notes if isinstance(self._notes, BaseStore) else store
         if backing is None:
             return None
-        namespace = resolve_note_namespace(self._namespace, config)
-        return LangGraphNoteStore(backing, namespace=namespace)
+        namespace = resolve_notebook_namespace(self._namespace, config)
+        return LangGraphNotebookStore(backing, namespace=namespace)
 
     def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Write the turn's briefing when a user request starts a turn."""
@@ -366,7 +366,7 @@ def create_codebase_maintainer_graph(
     *,
     workspace: str | os.PathLike[str],
     notes: NotesLike = None,
-    note_namespace: Sequence[str] = DEFAULT_NOTE_NAMESPACE,
+    note_namespace: Sequence[str] = NOTEBOOK_NAMESPACE,
     project_name: str | None = None,
     default_mode: MaintainerMode = "auto",
     tools: Sequence[BaseTool] = (),
@@ -389,7 +389,7 @@ def create_codebase_maintainer_graph(
     Args:
         model: A chat model, or a factory building one from the run's config.
         workspace: The codebase directory (the terminal is confined to it).
-        notes: Where notes persist: a directory (Markdown files), a `NoteStore`, a
+        notes: Where notes persist: a directory (Markdown files), a `NotebookStore`, a
             LangGraph `BaseStore`, or `None` for the graph's store (a run of a graph
             without one fails with `ValueError` before the model is called).
         note_namespace: Namespace template for store-backed notes (`{user_id}`-style
@@ -442,7 +442,7 @@ def create_codebase_maintainer_graph(
     terminal = Terminal(root, timeout=opts.terminal_timeout, max_output_chars=output_chars)
     note_store = _note_source(notes)
     namespace = tuple(note_namespace)
-    note_tools = create_note_tools(note_store, namespace=namespace)
+    note_tools = create_notebook_tools(note_store, namespace=namespace)
     maintainer = MaintainerMiddleware(
         notes=note_store,
         namespace=namespace,

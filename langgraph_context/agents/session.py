@@ -103,7 +103,7 @@ def _last_round(messages: list[BaseMessage]) -> list[tuple[str, ToolMessage]]:
 def create_session_stats_node(
     *,
     terminal_name: str = "terminal",
-    note_prefix: str = "note",
+    notebook_prefix: str = "notebook",
     messages_key: str = "messages",
     hot_issues_key: str = "hot_issues",
 ) -> Callable[[Any], dict[str, Any]]:
@@ -111,7 +111,7 @@ def create_session_stats_node(
 
     Args:
         terminal_name: Name of the terminal tool (its results are commands run).
-        note_prefix: Prefix of the note tools (`<prefix>_create`, `<prefix>_update`).
+        notebook_prefix: Prefix of the note tools (`<prefix>_create`, `<prefix>_update`).
         messages_key: State key of the messages.
         hot_issues_key: State key of the hot issues.
 
@@ -134,8 +134,8 @@ def create_session_stats_node(
             model_calls=1 if isinstance(newest, AIMessage) else 0,
             tokens_sent=int(usage.get("input_tokens", 0)),
             commands=names.count(terminal_name),
-            notes_created=names.count(f"{note_prefix}_create"),
-            notes_updated=names.count(f"{note_prefix}_update"),
+            notes_created=names.count(f"{notebook_prefix}_create"),
+            notes_updated=names.count(f"{notebook_prefix}_update"),
             issues_seen=[str(i["id"]) for i in issues if i.get("status", "active") == "active"],
         )
         return {"session": counts}
@@ -156,7 +156,7 @@ class SessionMiddleware(AgentMiddleware[SessionAgentState, Any]):
 
     Args:
         terminal_name: Name of the terminal tool (its results are commands run).
-        note_prefix: Prefix of the file/store note tools (`<prefix>_create`, ...).
+        notebook_prefix: Prefix of the file/store note tools (`<prefix>_create`, ...).
 
     Example:
         >>> SessionMiddleware().name
@@ -165,9 +165,13 @@ class SessionMiddleware(AgentMiddleware[SessionAgentState, Any]):
 
     state_schema = SessionAgentState
 
-    def __init__(self, *, terminal_name: str = "terminal", note_prefix: str = "note") -> None:
+    def __init__(
+        self, *, terminal_name: str = "terminal", notebook_prefix: str = "notebook"
+    ) -> None:
         super().__init__()
-        self._step = create_session_stats_node(terminal_name=terminal_name, note_prefix=note_prefix)
+        self._step = create_session_stats_node(
+            terminal_name=terminal_name, notebook_prefix=notebook_prefix
+        )
         self.tools = []
 
     @property

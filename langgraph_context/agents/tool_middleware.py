@@ -25,8 +25,8 @@ from langgraph.runtime import Runtime
 
 from langgraph_context.agents._hooks import drop_before_model
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notes import (
-    DEFAULT_NOTES_NAMESPACE,
+from langgraph_context.notebook import (
+    STATE_NOTES_NAMESPACE,
     create_load_notes_node,
     create_save_notes_node,
 )
@@ -426,7 +426,7 @@ class NoteSyncMiddleware(AgentMiddleware[StateToolsState, Any]):
     def __init__(
         self,
         *,
-        namespace: tuple[str, ...] = DEFAULT_NOTES_NAMESPACE,
+        namespace: tuple[str, ...] = STATE_NOTES_NAMESPACE,
         user_key: str | None = "user_id",
     ) -> None:
         super().__init__()

@@ -39,8 +39,8 @@ from langgraph_context.cli.models import resolve_chat_model
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.context import ContextBuilder, ContextConfig, ContextPacket
 from langgraph_context.messages import content_text, validate_history
-from langgraph_context.notes.files import FileNoteStore
-from langgraph_context.notes.packets import notes_to_packets
+from langgraph_context.notebook.files import FileNotebookStore
+from langgraph_context.notebook.packets import notebook_packets
 from langgraph_context.scoring import score_texts
 from langgraph_context.state import render_plan
 from langgraph_context.tokens import count_tokens
@@ -100,19 +100,19 @@ def _section(out: Console, title: str) -> None:
     out.rule(f"[bold]{title}")
 
 
-def _maintainer(out: Console, workspace: Path, state_dir: Path) -> FileNoteStore:
+def _maintainer(out: Console, workspace: Path, state_dir: Path) -> FileNotebookStore:
     _section(out, "1. Codebase maintainer: two sessions, SQLite checkpoint, persistent notes")
     run_maintainer_demo(
         workspace,
         state_dir=state_dir,
         echo=lambda line: out.print(line, markup=False, highlight=False),
     )
-    return FileNoteStore(state_dir / "notes")
+    return FileNotebookStore(state_dir / "notes")
 
 
-def _context(out: Console, workspace: Path, notes: FileNoteStore) -> None:
+def _context(out: Console, workspace: Path, notes: FileNotebookStore) -> None:
     _section(out, f"2. Context assembly for: {QUESTION!r}")
-    packets: list[ContextPacket] = notes_to_packets(notes.search(QUESTION, limit=10))
+    packets: list[ContextPacket] = notebook_packets(notes.search(QUESTION, limit=10))
     for path in _relevant_files(workspace, QUESTION):
         head = _head(path)
         if head is None:
@@ -232,7 +232,7 @@ def _llm_maintainer(out: Console, workspace: Path, options: ModelOptions) -> int
         reply = state["messages"][-1]
         out.print(Panel(content_text(reply.content), title="maintainer"), markup=False)
         out.print("plan:\n" + render_plan(list(state.get("plan", []))), markup=False)
-        for note in FileNoteStore(Path(tmp) / "notes").list():
+        for note in FileNotebookStore(Path(tmp) / "notes").list():
             out.print(f"- [{note.type}] {note.title}", markup=False)
     return 0
 

@@ -32,7 +32,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph_context.agents.maintainer import create_codebase_maintainer_graph
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
-from langgraph_context.notes.files import FileNoteStore
+from langgraph_context.notebook.files import FileNotebookStore
 from langgraph_context.state import PlanItem, render_plan
 from langgraph_context.tokens import count_tokens
 
@@ -108,7 +108,7 @@ def _session_one() -> list[Step]:
     def record_layout(messages: list[BaseMessage]) -> AIMessage:
         layout = _layout(_tool_text(messages, "explore-1"))
         args = {"title": "Layout", "content": layout, "note_type": "reference"}
-        return AIMessage("", tool_calls=[_call("note_create", args, "note-1")])
+        return AIMessage("", tool_calls=[_call("notebook_create", args, "note-1")])
 
     def answer_layout(messages: list[BaseMessage]) -> AIMessage:
         return AIMessage("Mapped the layout and saved it as the 'Layout' reference note.")
@@ -135,7 +135,7 @@ def _session_one() -> list[Step]:
         return AIMessage(
             "",
             tool_calls=[
-                _call("note_create", args, "note-2"),
+                _call("notebook_create", args, "note-2"),
                 _call("update_plan", update, "plan-2"),
             ],
         )
@@ -160,7 +160,7 @@ def _session_two() -> list[Step]:
             "",
             tool_calls=[
                 _call("update_plan", update, "plan-3"),
-                _call("note_create", args, "note-3"),
+                _call("notebook_create", args, "note-3"),
             ],
         )
 
@@ -284,7 +284,7 @@ def _run_demo(root: Path, state: Path, echo: Callable[[str], None]) -> Maintaine
             for inputs in turns:
                 out = _turn(graph, inputs, config, demo, echo)
     demo.plan = list(out.get("plan", []))
-    demo.notes = [(n.type, n.title) for n in FileNoteStore(notes).list()]
+    demo.notes = [(n.type, n.title) for n in FileNotebookStore(notes).list()]
     demo.messages = len(out.get("messages", []))
     demo.max_input_tokens = max(n for p in policies for n in p.input_tokens)
     echo(

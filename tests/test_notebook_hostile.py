@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from langgraph.store.base import Item
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.notes import (
+from langgraph_context.notebook import (
     DEFAULT_MAX_NOTE_BYTES,
-    FileNoteStore,
-    LangGraphNoteStore,
-    NoteError,
+    FileNotebookStore,
+    LangGraphNotebookStore,
+    NotebookError,
     UnreadableNote,
     UnreadableNoteWarning,
 )
@@ -39,8 +39,8 @@ def _snapshot(path: Path) -> tuple[Any, ...]:
     return ("file", path.read_bytes(), info.st_mtime_ns)
 
 
-def _seeded(root: Path) -> tuple[FileNoteStore, list[str]]:
-    store = FileNoteStore(root, durable=False)
+def _seeded(root: Path) -> tuple[FileNotebookStore, list[str]]:
+    store = FileNotebookStore(root, durable=False)
     good = [
         store.create("Deploy plan", "roll out the searchable canary", tags=["ops"]).id,
         store.create("Flaky test", "searchable retry loop", note_type="blocker").id,
@@ -48,7 +48,7 @@ def _seeded(root: Path) -> tuple[FileNoteStore, list[str]]:
     return store, good
 
 
-def _read_everything(store: FileNoteStore, good: list[str]) -> None:
+def _read_everything(store: FileNotebookStore, good: list[str]) -> None:
     assert {n.id for n in store.list(limit=None)} >= set(good)
     assert {n.id for n, _ in store.search("searchable", limit=None)} >= set(good)
     assert store.summary()["total_notes"] >= len(good)
@@ -67,12 +67,12 @@ def test_hostile_file_is_skipped_reported_and_left_untouched(tmp_path: Path, nam
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        store = FileNoteStore(root, durable=False)  # a fresh process opening the folder
+        store = FileNotebookStore(root, durable=False)  # a fresh process opening the folder
         _read_everything(store, good)
         _read_everything(store, good)  # cached bad files are not parsed again
     assert time.perf_counter() - start < FAST
     if planted.name == ".notes.lock":
-        with pytest.raises(NoteError, match=r"cannot lock the notes folder: .*remove it"):
+        with pytest.raises(NotebookError, match=r"cannot lock the notes folder: .*remove it"):
             store.create("new", "text")
     else:
         reported = {Path(u.location).name: u.reason for u in store.unreadable()}
@@ -85,7 +85,7 @@ def test_hostile_file_is_skipped_reported_and_left_untouched(tmp_path: Path, nam
             lambda: store.update(BAD_ID, content="overwrite"),
             lambda: store.delete(BAD_ID),
         ):
-            with pytest.raises(NoteError, match=rf"{BAD_ID}\.md cannot be read: "):
+            with pytest.raises(NotebookError, match=rf"{BAD_ID}\.md cannot be read: "):
                 attempt()
     assert _snapshot(planted) == before
 
@@ -96,7 +96,7 @@ def test_odd_but_readable_files_are_served(tmp_path: Path, name: str) -> None:
     root = tmp_path / "notes"
     _, good = _seeded(root)
     planted = LENIENT[name](root)
-    store = FileNoteStore(root, durable=False)
+    store = FileNotebookStore(root, durable=False)
     _read_everything(store, good)
     assert BAD_ID in {n.id for n in store.list(limit=None)}
     assert store.unreadable() == []
@@ -117,10 +117,10 @@ def test_lenient_files_parse_to_sensible_fields(tmp_path: Path) -> None:
         ("nfd tag", (BAD_ID, "body", ("caf\u00e9",))),
     ]:
         LENIENT[name](root)
-        note = FileNoteStore(root, durable=False).read(BAD_ID)
+        note = FileNotebookStore(root, durable=False).read(BAD_ID)
         assert (note.title, note.content, note.tags) == expected, name
     LENIENT["date only"](root)
-    assert FileNoteStore(root).read(BAD_ID).created_at == "2024-01-05T00:00:00.000000+00:00"
+    assert FileNotebookStore(root).read(BAD_ID).created_at == "2024-01-05T00:00:00.000000+00:00"
 
 
 def test_stale_temp_files_are_removed_on_open_and_others_kept(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_stale_temp_files_are_removed_on_open_and_others_kept(tmp_path: Path) ->
     for path in keep:
         path.write_text("mine")
     (root / ".dir.md.tmp-0123abcd").mkdir()
-    FileNoteStore(root, durable=False)
+    FileNotebookStore(root, durable=False)
     assert not any(p.exists() for p in stale)
     assert all(p.exists() for p in keep)
     assert (root / ".dir.md.tmp-0123abcd").is_dir()
@@ -142,27 +142,29 @@ def test_stale_temp_files_are_removed_on_open_and_others_kept(tmp_path: Path) ->
 
 def test_size_cap_refuses_big_notes_with_a_clear_error(tmp_path: Path) -> None:
     """Content over max_note_bytes is refused on create and update; the cap is configurable."""
-    store = FileNoteStore(tmp_path, durable=False)
+    store = FileNotebookStore(tmp_path, durable=False)
     big = "é" * (DEFAULT_MAX_NOTE_BYTES // 2 + 1)  # fewer characters than bytes
-    with pytest.raises(NoteError, match=r"content is 1000002 bytes; notes are limited to 1000000"):
+    with pytest.raises(
+        NotebookError, match=r"content is 1000002 bytes; notes are limited to 1000000"
+    ):
         store.create("big", big)
     note = store.create("ok", "x" * 1000)
-    with pytest.raises(NoteError, match="limited to 1000000 bytes"):
+    with pytest.raises(NotebookError, match="limited to 1000000 bytes"):
         store.update(note.id, content=big)
-    with pytest.raises(NoteError, match=r"title and tags together are \d+ bytes"):
+    with pytest.raises(NotebookError, match=r"title and tags together are \d+ bytes"):
         store.create("t" * 9000, "x")
-    small = FileNoteStore(tmp_path, durable=False, max_note_bytes=100)
-    with pytest.raises(NoteError, match="limited to 100 bytes"):
+    small = FileNotebookStore(tmp_path, durable=False, max_note_bytes=100)
+    with pytest.raises(NotebookError, match="limited to 100 bytes"):
         small.create("x", "y" * 101)
     assert [u.reason for u in small.unreadable()] == []
     assert {n.id for n in small.list()} == {note.id}  # 1000-byte note is under 100+64 KiB
     with pytest.raises(ValueError, match="max_note_bytes must be a positive integer, got 0"):
-        FileNoteStore(tmp_path, max_note_bytes=0)
+        FileNotebookStore(tmp_path, max_note_bytes=0)
 
 
 def test_tags_are_nfc_normalized_everywhere(tmp_path: Path) -> None:
     """'café' typed as one or two code points is one tag, in writes and in filters."""
-    store = FileNoteStore(tmp_path, durable=False)
+    store = FileNotebookStore(tmp_path, durable=False)
     composed, decomposed = "caf\u00e9", "cafe\u0301"
     note = store.create("t", "b", tags=[composed, decomposed])
     assert note.tags == (composed,)
@@ -232,7 +234,7 @@ def test_generated_files_never_break_the_other_notes(
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreadableNoteWarning)
-        store = FileNoteStore(root, durable=False)
+        store = FileNotebookStore(root, durable=False)
         _read_everything(store, good)
         listed = {n.id for n in store.list(limit=None)}
         skipped = {Path(u.location).stem for u in store.unreadable()}
@@ -256,8 +258,8 @@ def test_valid_notes_round_trip_exactly(
 ) -> None:
     """A note created through the store reads back identical from a fresh store."""
     root = tmp_path_factory.mktemp("notes")
-    note = FileNoteStore(root, durable=False).create(title, content, tags=tags)
-    fresh = FileNoteStore(root, durable=False)
+    note = FileNotebookStore(root, durable=False).create(title, content, tags=tags)
+    fresh = FileNotebookStore(root, durable=False)
     assert fresh.read(note.id) == note
     assert fresh.list() == [note]
     assert fresh.unreadable() == []
@@ -282,7 +284,7 @@ BAD_VALUES: dict[str, Any] = {
 def test_corrupt_store_item_is_skipped_and_reported(name: str) -> None:
     """A corrupt item value never takes down list/search/summary, and is never rewritten."""
     raw = InMemoryStore()
-    notes = LangGraphNoteStore(raw, namespace=("notes",))
+    notes = LangGraphNotebookStore(raw, namespace=("notes",))
     good = notes.create("Good", "searchable text", tags=["ops"])
     raw.put(("notes",), "bad", BAD_VALUES[name], index=False)
     with pytest.warns(UnreadableNoteWarning, match="notes/bad: "):
@@ -295,7 +297,7 @@ def test_corrupt_store_item_is_skipped_and_reported(name: str) -> None:
         lambda: notes.update("bad", title="overwrite"),
         lambda: notes.delete("bad"),
     ):
-        with pytest.raises(NoteError, match="The stored note bad cannot be read: "):
+        with pytest.raises(NotebookError, match="The stored note bad cannot be read: "):
             attempt()
     item = raw.get(("notes",), "bad")
     assert item is not None
@@ -305,7 +307,7 @@ def test_corrupt_store_item_is_skipped_and_reported(name: str) -> None:
 def test_store_item_with_a_bad_key_or_value_type_is_skipped() -> None:
     """Keys that are not note ids and values that are not mappings are reported, not served."""
     raw = InMemoryStore()
-    notes = LangGraphNoteStore(raw, namespace=("notes",))
+    notes = LangGraphNotebookStore(raw, namespace=("notes",))
     good = notes.create("Good", "text")
     raw.put(("notes",), "../escape", {"title": "x"}, index=False)
     item = raw.get(("notes",), good.id)
@@ -332,9 +334,9 @@ def test_model_gets_usable_answers_from_a_folder_full_of_hostile_files(tmp_path:
     """A scripted model lists, searches, reads and writes notes next to every hostile file."""
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from langgraph_context.notes import create_note_tools
+    from langgraph_context.notebook import create_notebook_tools
     from tests.conftest import ai_calls, call
-    from tests.test_note_tool import _app
+    from tests.test_notebook_tool import _app
 
     root = tmp_path / "notes"
     _, good = _seeded(root)
@@ -345,14 +347,14 @@ def test_model_gets_usable_answers_from_a_folder_full_of_hostile_files(tmp_path:
         if planted.name == f"{BAD_ID}.md":
             planted.rename(root / f"note_hostile_{index}.md")
     app = _app(
-        create_note_tools(root),
+        create_notebook_tools(root),
         [
-            ai_calls(call("note_list", {"limit": 50}, "l")),
-            ai_calls(call("note_search", {"query": "searchable"}, "s")),
-            ai_calls(call("note_read", {"note_id": good[0]}, "r")),
-            ai_calls(call("note_read", {"note_id": "note_hostile_1"}, "bad")),
-            ai_calls(call("note_create", {"title": "After", "content": "still works"}, "c")),
-            ai_calls(call("note_summary", {}, "sum")),
+            ai_calls(call("notebook_list", {"limit": 50}, "l")),
+            ai_calls(call("notebook_search", {"query": "searchable"}, "s")),
+            ai_calls(call("notebook_read", {"note_id": good[0]}, "r")),
+            ai_calls(call("notebook_read", {"note_id": "note_hostile_1"}, "bad")),
+            ai_calls(call("notebook_create", {"title": "After", "content": "still works"}, "c")),
+            ai_calls(call("notebook_summary", {}, "sum")),
             AIMessage("done"),
         ],
     )
@@ -378,19 +380,19 @@ def test_model_gets_usable_answers_from_a_store_with_corrupt_items() -> None:
     """Store-backed tools skip corrupt items and say so; the good notes are served."""
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from langgraph_context.notes import create_note_tools
+    from langgraph_context.notebook import create_notebook_tools
     from tests.conftest import ai_calls, call
-    from tests.test_note_tool import _app
+    from tests.test_notebook_tool import _app
 
     raw = InMemoryStore()
-    good = LangGraphNoteStore(raw, namespace=("notes",)).create("Good", "searchable text")
+    good = LangGraphNotebookStore(raw, namespace=("notes",)).create("Good", "searchable text")
     for name, value in BAD_VALUES.items():
         raw.put(("notes",), name.replace(" ", "-"), value, index=False)
     model = _app(
-        create_note_tools(raw, namespace=("notes",)),
+        create_notebook_tools(raw, namespace=("notes",)),
         [
-            ai_calls(call("note_list", {}, "l")),
-            ai_calls(call("note_search", {"query": "searchable"}, "s")),
+            ai_calls(call("notebook_list", {}, "l")),
+            ai_calls(call("notebook_search", {"query": "searchable"}, "s")),
             AIMessage("done"),
         ],
     )

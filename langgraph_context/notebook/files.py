@@ -1,4 +1,4 @@
-"""`FileNoteStore`: notes as Markdown files in a workspace directory.
+"""`FileNotebookStore`: notes as Markdown files in a workspace directory.
 
 Layout: `<workspace>/<id>.md` per note, `<workspace>/notes_index.json` (metadata of
 every note plus the size and mtime of its file), `<workspace>/.notes.lock`.
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notes._fileio import (
+from langgraph_context.notebook._fileio import (
     BadFile,
     atomic_write,
     file_kind,
@@ -49,11 +49,11 @@ from langgraph_context.notes._fileio import (
     remove_temp_files,
     valid_stem,
 )
-from langgraph_context.notes.base import BaseNoteStore, Note, NoteError
-from langgraph_context.notes.format import MAX_FRONT_MATTER_BYTES, parse_note, render_note
+from langgraph_context.notebook.base import BaseNotebookStore, Note, NotebookError
+from langgraph_context.notebook.format import MAX_FRONT_MATTER_BYTES, parse_note, render_note
 from langgraph_context.toolkit import check_workspace
 
-__all__ = ["INDEX_FILE_NAME", "LOCK_FILE_NAME", "FileNoteStore"]
+__all__ = ["INDEX_FILE_NAME", "LOCK_FILE_NAME", "FileNotebookStore"]
 
 INDEX_FILE_NAME = "notes_index.json"
 LOCK_FILE_NAME = ".notes.lock"
@@ -69,7 +69,7 @@ RESCAN_SECONDS = 1.0
 
 
 @dataclass
-class FileNoteStore(BaseNoteStore):
+class FileNotebookStore(BaseNotebookStore):
     """Notes as Markdown + YAML front matter files in `workspace`, safe across processes.
 
     Args:
@@ -85,7 +85,7 @@ class FileNoteStore(BaseNoteStore):
 
     Example:
         >>> import tempfile
-        >>> store = FileNoteStore(tempfile.mkdtemp())
+        >>> store = FileNotebookStore(tempfile.mkdtemp())
         >>> note = store.create("DB pool", "Raise the pool size", note_type="action")
         >>> store.read(note.id).title
         'DB pool'
@@ -114,7 +114,7 @@ class FileNoteStore(BaseNoteStore):
         path.mkdir(parents=True, exist_ok=True)
         self.root = path.resolve()
         # An unusable lock file is reported by reads and refused by writes.
-        with contextlib.suppress(NoteError), self._write_lock():
+        with contextlib.suppress(NotebookError), self._write_lock():
             remove_temp_files(self.root)
 
     @property
@@ -198,7 +198,7 @@ class FileNoteStore(BaseNoteStore):
         text = raw.decode("utf-8", errors="replace")
         try:
             note = parse_note(text, note_id=note_id, modified=info.st_mtime)
-        except NoteError as error:
+        except NotebookError as error:
             raise BadFile(str(error), signature) from None
         return signature, note
 
@@ -228,12 +228,12 @@ class FileNoteStore(BaseNoteStore):
         with self._mutex:
             try:
                 return self._reload(note_id)
-            except NoteError as error:
+            except NotebookError as error:
                 msg = (
                     f"The note file {note_id}.md cannot be read: {error}. It was left "
                     "untouched; ask the user to fix or remove it."
                 )
-                raise NoteError(printable(msg)) from None
+                raise NotebookError(printable(msg)) from None
 
     def _load_for_rewrite(self, note_id: str) -> Note | None:
         # Reads replace undecodable bytes for display; writing that text back (or
@@ -252,7 +252,7 @@ class FileNoteStore(BaseNoteStore):
                     f"The note file {note_id}.md is not valid UTF-8; fix or re-save it as "
                     "UTF-8 before changing or deleting this note (it was left untouched)."
                 )
-                raise NoteError(msg) from None
+                raise NotebookError(msg) from None
             return note
 
     def _dir_signature(self) -> _FileId:
@@ -284,7 +284,7 @@ class FileNoteStore(BaseNoteStore):
             for note_id, signature in sorted(scan.items()):
                 try:
                     note = self._cached(note_id, signature)
-                except NoteError as error:  # skipped and reported, never fatal to others
+                except NotebookError as error:  # skipped and reported, never fatal to others
                     location = self._location(f"{note_id}.md")
                     self._report(location, signature, str(error))
                     seen.add(location)
@@ -297,7 +297,7 @@ class FileNoteStore(BaseNoteStore):
                 del self._problems[gone]
             try:
                 self._check_index(self._readable(scan))
-            except NoteError as error:  # the lock file is unusable: serve without an index
+            except NotebookError as error:  # the lock file is unusable: serve without an index
                 self._report(self._location(LOCK_FILE_NAME), None, str(error))
             return notes
 
@@ -321,7 +321,7 @@ class FileNoteStore(BaseNoteStore):
             if loaded is None:
                 return None
             data = json.loads(loaded[0].decode("utf-8"))
-        except (OSError, ValueError, RecursionError):  # NoteError is a ValueError
+        except (OSError, ValueError, RecursionError):  # NotebookError is a ValueError
             return None
         if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
             return None
@@ -382,7 +382,7 @@ class FileNoteStore(BaseNoteStore):
             for note_id, signature in sorted(scan.items()):
                 try:
                     note = self._cached(note_id, signature)
-                except NoteError:  # unreadable: reported by _load_all, left out here
+                except NotebookError:  # unreadable: reported by _load_all, left out here
                     continue
                 hit = self._cache.get(note_id)
                 if note is not None and hit is not None:

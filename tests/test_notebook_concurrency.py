@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_context.notes import INDEX_FILE_NAME, FileNoteStore, NoteError
+from langgraph_context.notebook import INDEX_FILE_NAME, FileNotebookStore, NotebookError
 
 WORKERS = 4
 OPS_PER_WORKER = 200
@@ -22,7 +22,7 @@ OPS_PER_WORKER = 200
 def _worker(args: tuple[str, int]) -> dict[str, Any]:
     root, seed = args
     rng = random.Random(seed)
-    store = FileNoteStore(root, durable=False)  # fsync guards power loss, not interleaving
+    store = FileNotebookStore(root, durable=False)  # fsync guards power loss, not interleaving
     alive: dict[str, str] = {}
     created: list[str] = []
     foreign_reads = 0
@@ -47,7 +47,7 @@ def _worker(args: tuple[str, int]) -> dict[str, Any]:
                 try:
                     store.read(note.id)
                     foreign_reads += 1
-                except NoteError:
+                except NotebookError:
                     pass  # deleted by another worker between list and read
     return {"alive": alive, "created": created, "reads": foreign_reads}
 
@@ -56,14 +56,14 @@ def _worker(args: tuple[str, int]) -> dict[str, Any]:
 def test_four_processes_interleaving_200_ops_each_lose_nothing(tmp_path: Path) -> None:
     """4 processes x 200 creates/updates/deletes: ids unique, every survivor exact, index true."""
     root = tmp_path / "notes"
-    FileNoteStore(root)
+    FileNotebookStore(root)
     context = multiprocessing.get_context("fork")
     with context.Pool(WORKERS) as pool:
         results = pool.map(_worker, [(str(root), seed) for seed in range(WORKERS)])
     created = [i for r in results for i in r["created"]]
     assert len(created) == len(set(created)), "an id was issued twice"
     expected = {i: body for r in results for i, body in r["alive"].items()}
-    store = FileNoteStore(root)
+    store = FileNotebookStore(root)
     notes = {n.id: n for n in store.list(limit=None)}
     assert set(notes) == set(expected)
     assert {i: n.content for i, n in notes.items()} == expected
@@ -77,7 +77,7 @@ def test_four_processes_interleaving_200_ops_each_lose_nothing(tmp_path: Path) -
 
 
 def _writer(root: str, fd: int) -> None:
-    store = FileNoteStore(root)
+    store = FileNotebookStore(root)
     body = "x" * 200_000
     i = 0
     while True:
@@ -103,7 +103,7 @@ def test_writer_killed_mid_write_leaves_a_store_that_opens_and_rebuilds(tmp_path
         proc.join()
         with os.fdopen(read_fd) as lines:
             acknowledged.extend(lines.read().split())
-    store = FileNoteStore(root)
+    store = FileNotebookStore(root)
     notes = {n.id: n for n in store.list(limit=None)}
     assert acknowledged, "the writer never got a note out"
     assert set(acknowledged) <= set(notes)

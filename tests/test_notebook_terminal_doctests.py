@@ -8,12 +8,12 @@ import importlib
 import pytest
 
 MODULES = [
-    "langgraph_context.notes.model",
-    "langgraph_context.notes.files",
-    "langgraph_context.notes.langgraph_store",
-    "langgraph_context.notes.search",
-    "langgraph_context.notes.packets",
-    "langgraph_context.notes.tool",
+    "langgraph_context.notebook.model",
+    "langgraph_context.notebook.files",
+    "langgraph_context.notebook.langgraph_store",
+    "langgraph_context.notebook.search",
+    "langgraph_context.notebook.packets",
+    "langgraph_context.notebook.tool",
     "langgraph_context.tools.plan",
     "langgraph_context.tools.state_notes",
     "langgraph_context.tools.terminal.tool",

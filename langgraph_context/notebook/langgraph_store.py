@@ -1,14 +1,14 @@
-"""`LangGraphNoteStore`: the same notes as items of a LangGraph `BaseStore`.
+"""`LangGraphNotebookStore`: the same notes as items of a LangGraph `BaseStore`.
 
 Each note is one item: key = note id, value = the note's fields, in one namespace.
 Namespaces are usually derived per run from `config["configurable"]` with
-`resolve_note_namespace`, e.g. `("notes", "{user_id}", "{project}")`, so a graph served
+`resolve_notebook_namespace`, e.g. `("notes", "{user_id}", "{project}")`, so a graph served
 with a PostgreSQL or SQLite store keeps each user's notes across machines.
 
 The store API has no put-if-absent or cross-process lock: ids carry 48 random bits, so
 two writers never pick the same id, and concurrent updates of one note are
 last-writer-wins across processes. Within one process they are serialized: every
-`LangGraphNoteStore` on the same store object and namespace shares one lock, so
+`LangGraphNotebookStore` on the same store object and namespace shares one lock, so
 parallel tool calls (each building its own instance) never lose an update.
 
 Item values are checked like note files: a value that is not a mapping, a field of the
@@ -32,27 +32,27 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.notes.base import (
+from langgraph_context.notebook.base import (
     DEFAULT_NOTE_TYPE,
     NOTE_TYPES,
-    BaseNoteStore,
+    BaseNotebookStore,
     Note,
-    NoteError,
+    NotebookError,
     validate_note_id,
 )
-from langgraph_context.notes.model import checked_text
+from langgraph_context.notebook.model import checked_text
 
 __all__ = [
-    "DEFAULT_NOTE_NAMESPACE",
-    "SHARED_NOTE_NAMESPACE",
-    "LangGraphNoteStore",
+    "NOTEBOOK_NAMESPACE",
+    "SHARED_NOTEBOOK_NAMESPACE",
+    "LangGraphNotebookStore",
     "escape_label",
-    "resolve_note_namespace",
+    "resolve_notebook_namespace",
 ]
 
-DEFAULT_NOTE_NAMESPACE: tuple[str, ...] = ("notes", "{user_id}")
+NOTEBOOK_NAMESPACE: tuple[str, ...] = ("notes", "{user_id}")
 """Per user: a run that names no `user_id` is refused, never sent to a shared notebook."""
-SHARED_NOTE_NAMESPACE: tuple[str, ...] = ("notes", "shared")
+SHARED_NOTEBOOK_NAMESPACE: tuple[str, ...] = ("notes", "shared")
 """The opt-in for one notebook every user of the graph reads and writes."""
 _PAGE = 5_000
 
@@ -98,7 +98,7 @@ def escape_label(value: str) -> str:
     return value.replace("%", "%25").replace(".", "%2E")
 
 
-def resolve_note_namespace(
+def resolve_notebook_namespace(
     template: Sequence[str], config: Mapping[str, Any] | None = None, *, context: Any = None
 ) -> tuple[str, ...]:
     """Fill `{placeholders}` in a namespace template from `config["configurable"]`.
@@ -120,7 +120,7 @@ def resolve_note_namespace(
         ValueError: If a placeholder has no value in the config, or the template is bad.
 
     Example:
-        >>> resolve_note_namespace(("notes", "{user_id}"), {"configurable": {"user_id": "a.b"}})
+        >>> resolve_notebook_namespace(("notes", "{user_id}"), {"configurable": {"user_id": "a.b"}})
         ('notes', 'a%2Eb')
     """
     configurable = dict((config or {}).get("configurable") or {})
@@ -166,7 +166,7 @@ def _time(value: Any, name: str) -> str:
             datetime.fromisoformat(text)
         except ValueError:
             msg = f"{name} {text[:40]!r} is not an ISO-8601 time"
-            raise NoteError(msg) from None
+            raise NotebookError(msg) from None
     return text
 
 
@@ -175,21 +175,21 @@ def _tags(value: Any) -> tuple[str, ...]:
         return ()
     if not isinstance(value, list | tuple):
         msg = f"tags must be a list of text values, got a {type(value).__name__}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     tags = (unicodedata.normalize("NFC", _text(t, "each tag").strip()) for t in value)
     return tuple(dict.fromkeys(t for t in tags if t))
 
 
 def _note_from_value(note_id: str, value: Any, *, max_bytes: int) -> Note:
-    """Build a note from a store item, checking every field; raise NoteError if unusable."""
+    """Build a note from a store item, checking every field; raise NotebookError if unusable."""
     validate_note_id(note_id)
     if not isinstance(value, Mapping):
         msg = f"the item value is a {type(value).__name__}, not a mapping of note fields"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     content = _text(value.get("content"), "content")
     if len(content) > max_bytes or len(content.encode("utf-8")) > max_bytes:
         msg = f"the content is over the {max_bytes}-byte limit (raise max_note_bytes to read it)"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     note_type = value.get("type")
     if not isinstance(note_type, str) or note_type not in NOTE_TYPES:
         note_type = DEFAULT_NOTE_TYPE
@@ -206,13 +206,13 @@ def _note_from_value(note_id: str, value: Any, *, max_bytes: int) -> Note:
 
 
 @dataclass
-class LangGraphNoteStore(BaseNoteStore):
+class LangGraphNotebookStore(BaseNotebookStore):
     """Notes kept in a LangGraph `BaseStore` under one namespace.
 
     Args:
         store: Any `BaseStore` (`InMemoryStore`, `SqliteStore`, `PostgresStore`, ...).
         namespace: The namespace holding this notebook's items (default
-            `SHARED_NOTE_NAMESPACE`: pass a per-user one when users must not share).
+            `SHARED_NOTEBOOK_NAMESPACE`: pass a per-user one when users must not share).
         scorer: Search ranking function (default `bm25_scores`, the package's BM25).
 
     Raises:
@@ -221,14 +221,14 @@ class LangGraphNoteStore(BaseNoteStore):
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
-        >>> notes = LangGraphNoteStore(InMemoryStore(), namespace=("notes", "alice"))
+        >>> notes = LangGraphNotebookStore(InMemoryStore(), namespace=("notes", "alice"))
         >>> note = notes.create("Blocked on CI", "Runner is offline", note_type="blocker")
         >>> [n.title for n in notes.list(note_type="blocker")]
         ['Blocked on CI']
     """
 
     store: BaseStore
-    namespace: tuple[str, ...] = SHARED_NOTE_NAMESPACE
+    namespace: tuple[str, ...] = SHARED_NOTEBOOK_NAMESPACE
     _notes: dict[str, tuple[Any, Note | str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -245,12 +245,12 @@ class LangGraphNoteStore(BaseNoteStore):
             return None
         try:
             return _note_from_value(note_id, item.value, max_bytes=self.max_note_bytes)
-        except NoteError as error:
+        except NotebookError as error:
             msg = (
                 f"The stored note {note_id} cannot be read: {error}. It was left untouched; "
                 "ask the user to fix or remove it."
             )
-            raise NoteError(msg) from None
+            raise NotebookError(msg) from None
 
     def _item_note(self, key: str, version: Any, value: Any) -> Note | str:
         """The note of an item, or why it is unreadable; reused while the item is unchanged."""
@@ -258,7 +258,7 @@ class LangGraphNoteStore(BaseNoteStore):
         if hit is None or hit[0] != version:
             try:
                 parsed: Note | str = _note_from_value(key, value, max_bytes=self.max_note_bytes)
-            except NoteError as error:
+            except NotebookError as error:
                 parsed = str(error)
             hit = self._notes[key] = (version, parsed)
         return hit[1]

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notes.model import NOTE_TYPES, Note
+from langgraph_context.notebook.model import NOTE_TYPES, Note
 from langgraph_context.packet import ContextPacket
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "NOTE_PACKET_TYPE",
     "NOTE_TYPE_PRIORITY",
     "NOTE_TYPE_WEIGHTS",
-    "notes_to_packets",
+    "notebook_packets",
 ]
 
 NOTE_PACKET_TYPE = "note"
@@ -65,7 +65,7 @@ def _render(note: Note) -> str:
     return f"[{note.type}] {note.title}{tags}\n{note.content}".rstrip()
 
 
-def notes_to_packets(
+def notebook_packets(
     notes: Iterable[Note | tuple[Note, float]],
     *,
     pinned_types: Sequence[str] = DEFAULT_PINNED_NOTE_TYPES,
@@ -74,7 +74,7 @@ def notes_to_packets(
     """Make one packet per note, highest priority first.
 
     Args:
-        notes: Notes, or `(note, score)` pairs as returned by `NoteStore.search`.
+        notes: Notes, or `(note, score)` pairs as returned by `NotebookStore.search`.
         pinned_types: Note types whose packets are pinned (always kept if they fit).
         score_share: How much of `relevance` comes from the search score (0-1) when
             scores are given; the rest comes from the type weight.
@@ -90,7 +90,7 @@ def notes_to_packets(
     Example:
         >>> a = Note(id="a", title="CI down", content="runner offline", type="blocker")
         >>> b = Note(id="b", title="Done", content="parser ok", type="conclusion")
-        >>> [(p.source, p.relevance) for p in notes_to_packets([b, a])]
+        >>> [(p.source, p.relevance) for p in notebook_packets([b, a])]
         [('a', 1.0), ('b', 0.55)]
     """
     unknown = [t for t in pinned_types if t not in NOTE_TYPES]

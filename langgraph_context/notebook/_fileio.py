@@ -1,4 +1,4 @@
-"""Low-level file access for `FileNoteStore`: safe reads, atomic writes, temp files.
+"""Low-level file access for `FileNotebookStore`: safe reads, atomic writes, temp files.
 
 Every read goes through `read_regular`: no symlink is followed, no FIFO waited on, no
 file bigger than the caller's cap read; refusals are `BadFile` errors whose message says
@@ -15,7 +15,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from langgraph_context.notes.model import NoteError, validate_note_id
+from langgraph_context.notebook.model import NotebookError, validate_note_id
 
 __all__ = [
     "BadFile",
@@ -40,11 +40,11 @@ def valid_stem(name: str) -> str | None:
         return None
     try:
         return validate_note_id(name[:-3])
-    except NoteError:
+    except NotebookError:
         return None
 
 
-class BadFile(NoteError):
+class BadFile(NotebookError):
     """A note file that cannot be used; `signature` identifies the version judged."""
 
     def __init__(self, reason: str, signature: tuple[int, int] | None = None) -> None:
@@ -78,7 +78,7 @@ def read_regular(path: Path, limit: int) -> tuple[bytes, os.stat_result] | None:
         The bytes and the file's stat, or None if there is no such file.
 
     Raises:
-        NoteError: If the path is a symlink, directory, FIFO or other non-regular file,
+        NotebookError: If the path is a symlink, directory, FIFO or other non-regular file,
             is bigger than `limit`, or cannot be read; the message says which.
     """
     try:
@@ -168,17 +168,17 @@ def open_lock_file(path: Path) -> int:
         An open descriptor of a regular file.
 
     Raises:
-        NoteError: If something other than a regular file is in its place.
+        NotebookError: If something other than a regular file is in its place.
     """
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     except OSError as error:
         kind = error.strerror if error.errno != errno.ELOOP else file_kind(stat.S_IFLNK)
         msg = f"cannot lock the notes folder: {path} is unusable ({kind}); remove it"
-        raise NoteError(printable(msg)) from None
+        raise NotebookError(printable(msg)) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         msg = f"cannot lock the notes folder: {path} is {file_kind(mode)}; remove it"
-        raise NoteError(printable(msg))
+        raise NotebookError(printable(msg))
     return fd

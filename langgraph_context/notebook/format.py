@@ -9,7 +9,7 @@ nests at most `MAX_FRONT_MATTER_DEPTH` levels and holds at most
 `MAX_FRONT_MATTER_NODES` values; dates stay text (an impossible date cannot crash the
 loader) and must be ISO-8601; every field must have the right type. A file without
 front matter is a plain Markdown note (missing fields get defaults); a file whose front
-matter breaks any rule raises `NoteError` naming the rule, so the store can skip and
+matter breaks any rule raises `NotebookError` naming the rule, so the store can skip and
 report that one file.
 """
 
@@ -22,11 +22,11 @@ from typing import Any
 
 import yaml
 
-from langgraph_context.notes.model import (
+from langgraph_context.notebook.model import (
     DEFAULT_NOTE_TYPE,
     NOTE_TYPES,
     Note,
-    NoteError,
+    NotebookError,
     checked_text,
 )
 
@@ -104,7 +104,7 @@ def _split(text: str) -> tuple[str | None, str]:
                     return "\n".join(lines[:index]), body[len(blank) :]
             return "\n".join(lines[:index]), body
     msg = "the front matter starts with '---' but has no closing '---' line"
-    raise NoteError(msg)
+    raise NotebookError(msg)
 
 
 def _check_events(header: str) -> None:
@@ -113,45 +113,45 @@ def _check_events(header: str) -> None:
     for event in yaml.parse(header, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             msg = "the front matter uses YAML anchors or aliases ('&', '*'), which are refused"
-            raise NoteError(msg)
+            raise NotebookError(msg)
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_FRONT_MATTER_DEPTH:
                 msg = f"the front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels"
-                raise NoteError(msg)
+                raise NotebookError(msg)
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
         if isinstance(event, yaml.NodeEvent):
             nodes += 1
             if nodes > MAX_FRONT_MATTER_NODES:
                 msg = f"the front matter holds more than {MAX_FRONT_MATTER_NODES} values"
-                raise NoteError(msg)
+                raise NotebookError(msg)
 
 
 def _load_front_matter(header: str) -> dict[str, Any]:
     size = len(header.encode("utf-8", "surrogatepass"))
     if size > MAX_FRONT_MATTER_BYTES:
         msg = f"the front matter is {size} bytes, over the {MAX_FRONT_MATTER_BYTES}-byte limit"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     try:
         _check_events(header)
         meta = yaml.load(header, Loader=_FrontMatterLoader)  # a safe loader subclass
-    except NoteError:
+    except NotebookError:
         raise
     except yaml.YAMLError as error:
         problem = getattr(error, "problem", None) or type(error).__name__
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         msg = f"the front matter is not valid YAML: {problem}{where}"
-        raise NoteError(msg) from None
+        raise NotebookError(msg) from None
     except (ValueError, TypeError, OverflowError, RecursionError) as error:
         msg = f"the front matter has a value that cannot be read: {str(error)[:200]}"
-        raise NoteError(msg) from None
+        raise NotebookError(msg) from None
     if meta is None:
         return {}
     if not isinstance(meta, dict):
         msg = f"the front matter must be a mapping of fields, got a {type(meta).__name__}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     return meta
 
 
@@ -172,7 +172,7 @@ def _as_time(value: Any, name: str) -> str | None:
         stamp = datetime.fromisoformat(text.strip())
     except ValueError:
         msg = f"{name} {text[:40]!r} is not an ISO-8601 date or time (e.g. 2025-01-19T15:30:00Z)"
-        raise NoteError(msg) from None
+        raise NotebookError(msg) from None
     stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
     return stamp.isoformat(timespec="microseconds")
 
@@ -186,7 +186,7 @@ def _as_tags(value: Any) -> tuple[str, ...]:
         items = value
     else:
         msg = f"tags must be a list of text values, got a {type(value).__name__}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     tags: list[str] = []
     for item in items:
         text = _scalar_text(item, "each tag")
@@ -208,7 +208,7 @@ def parse_note(text: str, *, note_id: str, modified: float) -> Note:
         The note.
 
     Raises:
-        NoteError: If the front matter breaks a rule (size, aliases, nesting, field
+        NotebookError: If the front matter breaks a rule (size, aliases, nesting, field
             types, dates); the message names the rule.
     """
     header, body = _split(text)

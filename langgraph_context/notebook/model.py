@@ -1,4 +1,4 @@
-"""The note model: `Note`, note types, ids, `NoteError` and the `NoteStore` interface."""
+"""The note model: `Note`, note types, ids, `NotebookError` and the `NotebookStore` interface."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ __all__ = [
     "MAX_NOTE_ID_CHARS",
     "NOTE_TYPES",
     "Note",
-    "NoteError",
     "NoteScorer",
-    "NoteStore",
     "NoteType",
+    "NotebookError",
+    "NotebookStore",
     "UnreadableNote",
     "checked_text",
     "new_note_id",
@@ -49,7 +49,7 @@ NoteScorer = Callable[[str, Sequence[str]], Sequence[float]]
 _NOTE_ID = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_NOTE_ID_CHARS - 1}}}$")
 
 
-class NoteError(LangGraphContextError, ValueError):
+class NotebookError(LangGraphContextError, ValueError):
     """A request the note store refuses (unknown note, bad id, bad field).
 
     The message is written for the model: it says what was wrong and what to do.
@@ -112,7 +112,7 @@ class Note:
 
 
 @runtime_checkable
-class NoteStore(Protocol):
+class NotebookStore(Protocol):
     """What every note backend offers (the book's seven operations)."""
 
     def create(
@@ -182,7 +182,7 @@ def validate_note_id(note_id: Any) -> str:
         The id unchanged.
 
     Raises:
-        NoteError: If it is not 1-128 letters, digits, `_` or `-` starting with a letter
+        NotebookError: If it is not 1-128 letters, digits, `_` or `-` starting with a letter
             or digit (so `../x`, `a/b`, `x.md` and empty ids are all refused).
 
     Example:
@@ -194,7 +194,7 @@ def validate_note_id(note_id: Any) -> str:
             f"Invalid note id {note_id!r}: ids are 1-{MAX_NOTE_ID_CHARS} letters, digits, "
             "'_' or '-' (as returned by create, list or search)."
         )
-        raise NoteError(msg)
+        raise NotebookError(msg)
     return note_id
 
 
@@ -224,7 +224,7 @@ def utc_now() -> str:
 
 
 def checked_text(value: Any, name: str) -> str:
-    """Return `value` if it is text that can be saved as UTF-8, else raise `NoteError`.
+    """Return `value` if it is text that can be saved as UTF-8, else raise `NotebookError`.
 
     Both backends read stored fields through this one check (a hand-edited file or a
     corrupt store item may hold any type, or a lone surrogate).
@@ -235,10 +235,10 @@ def checked_text(value: Any, name: str) -> str:
     """
     if not isinstance(value, str):
         msg = f"{name} must be text, got a {type(value).__name__}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         msg = f"{name} contains an unpaired surrogate, which cannot be saved as UTF-8"
-        raise NoteError(msg) from None
+        raise NotebookError(msg) from None
     return value

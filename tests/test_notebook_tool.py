@@ -1,4 +1,4 @@
-"""The book-style NoteTool facade, the note tools in a real graph, and note packets."""
+"""The book-style NotebookTool facade, the note tools in a real graph, and note packets."""
 
 from __future__ import annotations
 
@@ -14,15 +14,20 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.messages import validate_history
-from langgraph_context.notes import FileNoteStore, LangGraphNoteStore, Note, NoteError
-from langgraph_context.notes.packets import notes_to_packets
-from langgraph_context.notes.tool import NOTE_ACTIONS, NoteTool, create_note_tools
+from langgraph_context.notebook import (
+    FileNotebookStore,
+    LangGraphNotebookStore,
+    Note,
+    NotebookError,
+)
+from langgraph_context.notebook.packets import notebook_packets
+from langgraph_context.notebook.tool import NOTEBOOK_ACTIONS, NotebookTool, create_notebook_tools
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
 def test_book_style_run_returns_ids_dicts_and_lists(tmp_path: Path) -> None:
     """`run({"action": ...})` answers like the book: id, dicts, lists and messages."""
-    notes = NoteTool(workspace=tmp_path)
+    notes = NotebookTool(workspace=tmp_path)
     note_id = notes.run(
         {
             "action": "create",
@@ -52,21 +57,21 @@ def test_book_style_run_returns_ids_dicts_and_lists(tmp_path: Path) -> None:
 
 
 def test_book_style_errors_raise(tmp_path: Path) -> None:
-    """Unknown actions and refused requests raise NoteError; bad construction raises."""
-    notes = NoteTool(workspace=tmp_path)
-    with pytest.raises(NoteError, match="Unknown action 'rename'; use one of: create"):
+    """Unknown actions and refused requests raise NotebookError; bad construction raises."""
+    notes = NotebookTool(workspace=tmp_path)
+    with pytest.raises(NotebookError, match="Unknown action 'rename'; use one of: create"):
         notes.run({"action": "rename"})
-    with pytest.raises(NoteError, match="does not exist"):
+    with pytest.raises(NotebookError, match="does not exist"):
         notes.run({"action": "read", "note_id": "note_x"})
     with pytest.raises(ValueError, match="exactly one of workspace="):
-        NoteTool()
+        NotebookTool()
     with pytest.raises(ValueError, match="exactly one of workspace="):
-        NoteTool(workspace=tmp_path, store=FileNoteStore(tmp_path))
+        NotebookTool(workspace=tmp_path, store=FileNotebookStore(tmp_path))
 
 
 def test_facade_accepts_any_note_store() -> None:
-    """NoteTool runs over a LangGraph-store backend just the same."""
-    notes = NoteTool(store=LangGraphNoteStore(InMemoryStore(), namespace=("n",)))
+    """NotebookTool runs over a LangGraph-store backend just the same."""
+    notes = NotebookTool(store=LangGraphNotebookStore(InMemoryStore(), namespace=("n",)))
     note_id = notes.run({"action": "create", "title": "t", "content": "c"})
     assert notes.run({"action": "read", "note_id": note_id})["metadata"]["id"] == note_id
 
@@ -91,23 +96,23 @@ def test_note_tools_in_a_graph_on_a_workspace(tmp_path: Path) -> None:
 
     Calls in one AI turn run in parallel, so order-dependent calls get their own turn.
     """
-    store = FileNoteStore(tmp_path)
+    store = FileNotebookStore(tmp_path)
     existing = store.create("Old blocker", "db down", note_type="blocker", tags=["db"])
     app = _app(
-        create_note_tools(tmp_path),
+        create_notebook_tools(tmp_path),
         [
             ai_calls(
-                call("note_create", {"title": "Plan", "content": "step 1", "tags": ["p"]}, "a"),
-                call("note_update", {"note_id": existing.id, "note_type": "conclusion"}, "b"),
-                call("note_update", {"note_id": existing.id}, "c"),
-                call("note_create", {"title": "x", "content": "y", "note_type": "todo"}, "d"),
+                call("notebook_create", {"title": "Plan", "content": "step 1", "tags": ["p"]}, "a"),
+                call("notebook_update", {"note_id": existing.id, "note_type": "conclusion"}, "b"),
+                call("notebook_update", {"note_id": existing.id}, "c"),
+                call("notebook_create", {"title": "x", "content": "y", "note_type": "todo"}, "d"),
             ),
             ai_calls(
-                call("note_list", {"note_type": "conclusion"}, "e"),
-                call("note_summary", {}, "f"),
+                call("notebook_list", {"note_type": "conclusion"}, "e"),
+                call("notebook_summary", {}, "f"),
             ),
-            ai_calls(call("note_delete", {"note_id": existing.id}, "g")),
-            ai_calls(call("note_read", {"note_id": existing.id}, "h")),
+            ai_calls(call("notebook_delete", {"note_id": existing.id}, "g")),
+            ai_calls(call("notebook_read", {"note_id": existing.id}, "h")),
             AIMessage("done"),
         ],
     )
@@ -128,24 +133,26 @@ def test_note_tools_in_a_graph_on_a_workspace(tmp_path: Path) -> None:
 
 def test_note_tool_factory_options_and_errors(tmp_path: Path) -> None:
     """Prefix and action subsets shape the tools; bad arguments raise at construction."""
-    tools = create_note_tools(tmp_path, prefix="memo", actions=["search", "read"])
+    tools = create_notebook_tools(tmp_path, prefix="memo", actions=["search", "read"])
     assert [t.name for t in tools] == ["memo_search", "memo_read"]
-    assert [t.name for t in create_note_tools(tmp_path)] == [f"note_{a}" for a in NOTE_ACTIONS]
+    assert [t.name for t in create_notebook_tools(tmp_path)] == [
+        f"notebook_{a}" for a in NOTEBOOK_ACTIONS
+    ]
     with pytest.raises(ValueError, match="actions must be a non-empty subset"):
-        create_note_tools(tmp_path, actions=["rename"])  # type: ignore[list-item]
+        create_notebook_tools(tmp_path, actions=["rename"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="actions must be a non-empty subset"):
-        create_note_tools(tmp_path, actions=[])
+        create_notebook_tools(tmp_path, actions=[])
     with pytest.raises(ValueError, match="name must be 1-64 characters"):
-        create_note_tools(tmp_path, prefix="bad prefix")
+        create_notebook_tools(tmp_path, prefix="bad prefix")
     with pytest.raises(ValueError, match="namespace must be a non-empty tuple"):
-        create_note_tools(namespace=())
-    with pytest.raises(TypeError, match="notes must be a directory path, a NoteStore"):
-        create_note_tools(42)  # type: ignore[arg-type]
+        create_notebook_tools(namespace=())
+    with pytest.raises(TypeError, match="notes must be a directory path, a NotebookStore"):
+        create_notebook_tools(42)  # type: ignore[arg-type]
 
 
 def test_store_tools_without_any_store_answer_with_an_error(tmp_path: Path) -> None:
     """Without a store the tool call is answered with an error; the thread stays valid."""
-    app = _app(create_note_tools(), [ai_calls(call("note_list", {}, "a")), AIMessage("x")])
+    app = _app(create_notebook_tools(), [ai_calls(call("notebook_list", {}, "a")), AIMessage("x")])
     out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert result.status == "error"
@@ -156,14 +163,16 @@ def test_store_tools_without_any_store_answer_with_an_error(tmp_path: Path) -> N
 def test_explicit_base_store_is_used_with_config_namespace() -> None:
     """A BaseStore passed to the factory is used even if the graph has none."""
     store = InMemoryStore()
-    tools = create_note_tools(store, namespace=("notes", "{user_id}"))
+    tools = create_notebook_tools(store, namespace=("notes", "{user_id}"))
     app = _app(
         tools,
-        [ai_calls(call("note_create", {"title": "t", "content": "c"}, "a")), AIMessage("x")],
+        [ai_calls(call("notebook_create", {"title": "t", "content": "c"}, "a")), AIMessage("x")],
     )
     config = {"configurable": {"thread_id": "1", "user_id": "u1"}}
     app.invoke({"messages": [("user", "go")]}, config)
-    assert [n.title for n in LangGraphNoteStore(store, namespace=("notes", "u1")).list()] == ["t"]
+    assert [n.title for n in LangGraphNotebookStore(store, namespace=("notes", "u1")).list()] == [
+        "t"
+    ]
 
 
 def _note(note_id: str, note_type: str, updated: str) -> Note:
@@ -179,7 +188,7 @@ def test_packets_follow_type_priority_then_recency() -> None:
         _note("a", "action", "2025-01-01T00:00:00+00:00"),
         _note("b_new", "blocker", "2025-01-05T00:00:00+00:00"),
     ]
-    packets = notes_to_packets(notes, pinned_types=["blocker"])
+    packets = notebook_packets(notes, pinned_types=["blocker"])
     assert [p.source for p in packets] == ["b_new", "b_old", "a", "t", "c"]
     assert [p.relevance for p in packets] == [1.0, 1.0, 0.85, 0.7, 0.55]
     assert [p.metadata["priority"] for p in packets] == [0, 0, 1, 2, 3]
@@ -198,13 +207,13 @@ def test_packets_blend_search_scores_with_type_weight() -> None:
         (_note("x", "conclusion", "2025-01-01T00:00:00+00:00"), 4.0),
         (_note("y", "blocker", "2025-01-01T00:00:00+00:00"), 2.0),
     ]
-    packets = notes_to_packets(hits, score_share=0.5)
+    packets = notebook_packets(hits, score_share=0.5)
     assert [(p.source, p.relevance) for p in packets] == [("y", 0.75), ("x", 0.775)]
     assert packets[1].metadata["score"] == 4.0
     with pytest.raises(ValueError, match="pinned_types must be note types"):
-        notes_to_packets([], pinned_types=["urgent"])
+        notebook_packets([], pinned_types=["urgent"])
     with pytest.raises(ValueError, match=r"score_share must be within \[0, 1\]"):
-        notes_to_packets([], score_share=2.0)
+        notebook_packets([], score_share=2.0)
 
 
 def test_non_utf8_note_is_never_rewritten_or_deleted(tmp_path: Path) -> None:
@@ -213,11 +222,11 @@ def test_non_utf8_note_is_never_rewritten_or_deleted(tmp_path: Path) -> None:
     raw = text.encode("latin-1")
     (tmp_path / "legacy.md").write_bytes(raw)
     app = _app(
-        create_note_tools(tmp_path),
+        create_notebook_tools(tmp_path),
         [
-            ai_calls(call("note_read", {"note_id": "legacy"}, "r")),
-            ai_calls(call("note_update", {"note_id": "legacy", "tags": ["fr"]}, "u")),
-            ai_calls(call("note_delete", {"note_id": "legacy"}, "d")),
+            ai_calls(call("notebook_read", {"note_id": "legacy"}, "r")),
+            ai_calls(call("notebook_update", {"note_id": "legacy", "tags": ["fr"]}, "u")),
+            ai_calls(call("notebook_delete", {"note_id": "legacy"}, "d")),
             AIMessage("done"),
         ],
     )
@@ -228,8 +237,8 @@ def test_non_utf8_note_is_never_rewritten_or_deleted(tmp_path: Path) -> None:
         assert results[key].status == "error"
         assert "legacy.md is not valid UTF-8; fix or re-save it" in results[key].content
     assert (tmp_path / "legacy.md").read_bytes() == raw
-    with pytest.raises(NoteError, match="not valid UTF-8"):
-        FileNoteStore(tmp_path).update("legacy", content="new")
+    with pytest.raises(NotebookError, match="not valid UTF-8"):
+        FileNotebookStore(tmp_path).update("legacy", content="new")
 
 
 @pytest.mark.parametrize(
@@ -245,34 +254,37 @@ def test_unpaired_surrogates_are_an_error_message_not_a_crash(
 ) -> None:
     """Text that cannot be saved as UTF-8 comes back as an error the model can fix."""
     app = _app(
-        create_note_tools(tmp_path), [ai_calls(call("note_create", args, "c")), AIMessage("ok")]
+        create_notebook_tools(tmp_path),
+        [ai_calls(call("notebook_create", args, "c")), AIMessage("ok")],
     )
     out = app.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "1"}})
     (result,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert result.status == "error"
     assert "half of a character pair" in result.content
-    assert FileNoteStore(tmp_path).list() == []
-    note = FileNoteStore(tmp_path).create("t", "x")
-    with pytest.raises(NoteError, match="title contains"):
-        FileNoteStore(tmp_path).update(note.id, title="a\ud83d")
+    assert FileNotebookStore(tmp_path).list() == []
+    note = FileNotebookStore(tmp_path).create("t", "x")
+    with pytest.raises(NotebookError, match="title contains"):
+        FileNotebookStore(tmp_path).update(note.id, title="a\ud83d")
 
 
 @pytest.mark.parametrize(
     "namespace", [("notes.v1", "{user_id}"), ("notes", "{user_id}.x"), ("notes", "{")]
 )
 def test_malformed_namespace_template_fails_at_creation(namespace: tuple[str, ...]) -> None:
-    """Literal dots and broken braces are found by create_note_tools, not the first call."""
+    """Literal dots and broken braces are found by create_notebook_tools, not the first call."""
     with pytest.raises(ValueError, match=r"namespace template .* is malformed"):
-        create_note_tools(namespace=namespace)
-    assert len(create_note_tools(namespace=("notes", "{user_id}", "v1"))) == len(NOTE_ACTIONS)
+        create_notebook_tools(namespace=namespace)
+    assert len(create_notebook_tools(namespace=("notes", "{user_id}", "v1"))) == len(
+        NOTEBOOK_ACTIONS
+    )
 
 
 @pytest.mark.parametrize("blank", ["", "   "])
 def test_blank_workspace_is_refused_not_the_current_directory(blank: str) -> None:
     """An empty path (e.g. an unset env var) is an error naming the parameter."""
     with pytest.raises(ValueError, match="workspace must be a directory path"):
-        FileNoteStore(blank)
+        FileNotebookStore(blank)
     with pytest.raises(ValueError, match="workspace must be a directory path"):
-        NoteTool(blank)
+        NotebookTool(blank)
     with pytest.raises(ValueError, match="notes must be a directory path"):
-        create_note_tools(blank)
+        create_notebook_tools(blank)

@@ -1,4 +1,4 @@
-"""`BaseNoteStore`: validation, filters, ranking and summaries shared by every backend.
+"""`BaseNotebookStore`: validation, filters, ranking and summaries shared by every backend.
 
 A backend only says how a note is loaded, saved and removed, and how writers are
 serialized. The model types live in `_note_model`.
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notes.model import (
+from langgraph_context.notebook.model import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_MAX_NOTE_BYTES,
     DEFAULT_NOTE_TYPE,
@@ -29,16 +29,16 @@ from langgraph_context.notes.model import (
     MAX_NOTE_ID_CHARS,
     NOTE_TYPES,
     Note,
-    NoteError,
+    NotebookError,
+    NotebookStore,
     NoteScorer,
-    NoteStore,
     NoteType,
     UnreadableNote,
     new_note_id,
     utc_now,
     validate_note_id,
 )
-from langgraph_context.notes.search import bm25_scores
+from langgraph_context.notebook.search import bm25_scores
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -47,12 +47,12 @@ __all__ = [
     "DEFAULT_SEARCH_LIMIT",
     "MAX_NOTE_ID_CHARS",
     "NOTE_TYPES",
-    "BaseNoteStore",
+    "BaseNotebookStore",
     "Note",
-    "NoteError",
     "NoteScorer",
-    "NoteStore",
     "NoteType",
+    "NotebookError",
+    "NotebookStore",
     "UnreadableNote",
     "UnreadableNoteWarning",
     "new_note_id",
@@ -80,28 +80,28 @@ def _check_utf8(value: str, name: str) -> str:
             f"{name} contains {bad!r}, half of a character pair (e.g. a cut-off emoji) that "
             "cannot be saved; remove it or send the whole character"
         )
-        raise NoteError(msg) from None
+        raise NotebookError(msg) from None
     return value
 
 
 def _check_title(title: Any) -> str:
     if not isinstance(title, str) or not title.strip():
         msg = f"title must be a non-empty string, got {title!r}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     return _check_utf8(title.strip(), "title")
 
 
 def _check_content(content: Any) -> str:
     if not isinstance(content, str):
         msg = f"content must be a string, got {type(content).__name__}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     return _check_utf8(content, "content")
 
 
 def _check_type(note_type: Any) -> str:
     if note_type not in NOTE_TYPES:
         msg = f"note_type must be one of {', '.join(NOTE_TYPES)}; got {note_type!r}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     return str(note_type)
 
 
@@ -110,12 +110,12 @@ def _check_tags(tags: Any) -> tuple[str, ...]:
         return ()
     if isinstance(tags, str) or not isinstance(tags, Iterable):
         msg = f"tags must be a list of strings, got {tags!r}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     clean: builtins.list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip():
             msg = f"each tag must be a non-empty string, got {tag!r}"
-            raise NoteError(msg)
+            raise NotebookError(msg)
         _check_utf8(tag, "tag")
         # One spelling per tag: "café" typed as one or two code points is the same tag.
         same = unicodedata.normalize("NFC", tag.strip())
@@ -129,7 +129,7 @@ def _check_limit(limit: Any) -> int | None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         msg = f"limit must be a positive integer, got {limit!r}"
-        raise NoteError(msg)
+        raise NotebookError(msg)
     return limit
 
 
@@ -159,7 +159,7 @@ def _rank_key(pair: tuple[Note, float]) -> tuple[float, datetime, str]:
 
 
 @dataclass
-class BaseNoteStore(ABC):
+class BaseNotebookStore(ABC):
     """Shared behaviour of every backend; subclasses implement storage primitives.
 
     Args:
@@ -215,14 +215,14 @@ class BaseNoteStore(ABC):
                 f"content is {size} bytes; notes are limited to {self.max_note_bytes} bytes. "
                 "Split it into several smaller notes, or save a summary instead."
             )
-            raise NoteError(msg)
+            raise NotebookError(msg)
         header = len(note.title.encode("utf-8")) + sum(len(t.encode("utf-8")) for t in note.tags)
         if header > _MAX_HEADER_BYTES:
             msg = (
                 f"title and tags together are {header} bytes; keep them under "
                 f"{_MAX_HEADER_BYTES} bytes and put the details in the content."
             )
-            raise NoteError(msg)
+            raise NotebookError(msg)
 
     # -- storage primitives -------------------------------------------------------
     @abstractmethod
@@ -275,7 +275,7 @@ class BaseNoteStore(ABC):
             The stored note.
 
         Raises:
-            NoteError: If a field is invalid.
+            NotebookError: If a field is invalid.
         """
         stamp = utc_now()
         note = Note(
@@ -306,7 +306,7 @@ class BaseNoteStore(ABC):
             The note.
 
         Raises:
-            NoteError: If the id is invalid or no such note exists.
+            NotebookError: If the id is invalid or no such note exists.
         """
         note = self._load(validate_note_id(note_id))
         if note is None:
@@ -335,12 +335,12 @@ class BaseNoteStore(ABC):
             The new version.
 
         Raises:
-            NoteError: If the note is missing, nothing is given or a field is invalid.
+            NotebookError: If the note is missing, nothing is given or a field is invalid.
         """
         validate_note_id(note_id)
         if title is None and content is None and note_type is None and tags is None:
             msg = "Nothing to update: give at least one of title, content, note_type, tags."
-            raise NoteError(msg)
+            raise NotebookError(msg)
         changes: dict[str, Any] = {}
         if title is not None:
             changes["title"] = _check_title(title)
@@ -369,7 +369,7 @@ class BaseNoteStore(ABC):
             The note as it was.
 
         Raises:
-            NoteError: If the id is invalid or no such note exists.
+            NotebookError: If the id is invalid or no such note exists.
         """
         validate_note_id(note_id)
         with self._write_lock():
@@ -397,7 +397,7 @@ class BaseNoteStore(ABC):
             The notes.
 
         Raises:
-            NoteError: If a filter or the limit is invalid.
+            NotebookError: If a filter or the limit is invalid.
         """
         size = _check_limit(limit)
         notes = sorted(self._filtered(note_type, tags), key=_recency_key, reverse=True)
@@ -425,11 +425,11 @@ class BaseNoteStore(ABC):
             `(note, score)` pairs, best first.
 
         Raises:
-            NoteError: If the query, a filter or the limit is invalid.
+            NotebookError: If the query, a filter or the limit is invalid.
         """
         if not isinstance(query, str):
             msg = f"query must be a string, got {type(query).__name__}"
-            raise NoteError(msg)
+            raise NotebookError(msg)
         size = _check_limit(limit)
         notes = self._filtered(note_type, tags)
         if not query.strip():
@@ -484,7 +484,7 @@ class BaseNoteStore(ABC):
         ]
 
     @staticmethod
-    def _missing(note_id: str) -> NoteError:
-        return NoteError(
+    def _missing(note_id: str) -> NotebookError:
+        return NotebookError(
             f"Note {note_id!r} does not exist. Use list or search to find existing note ids."
         )

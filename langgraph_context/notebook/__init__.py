@@ -1,17 +1,17 @@
-"""Persistent notes: the NoteStore protocol, file and LangGraph-store backends, the NoteTool."""
+"""The notebook: persistent notes over files or a LangGraph store, and their tools."""
 
-from langgraph_context.notes.base import (
+from langgraph_context.notebook.base import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_MAX_NOTE_BYTES,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
     MAX_NOTE_ID_CHARS,
     NOTE_TYPES,
-    BaseNoteStore,
+    BaseNotebookStore,
     Note,
-    NoteError,
+    NotebookError,
+    NotebookStore,
     NoteScorer,
-    NoteStore,
     NoteType,
     UnreadableNote,
     UnreadableNoteWarning,
@@ -19,56 +19,54 @@ from langgraph_context.notes.base import (
     utc_now,
     validate_note_id,
 )
-from langgraph_context.notes.files import (
+from langgraph_context.notebook.files import (
     INDEX_FILE_NAME,
     LOCK_FILE_NAME,
-    FileNoteStore,
+    FileNotebookStore,
 )
-from langgraph_context.notes.format import (
+from langgraph_context.notebook.format import (
     MAX_FRONT_MATTER_BYTES,
     MAX_FRONT_MATTER_DEPTH,
     MAX_FRONT_MATTER_NODES,
     parse_note,
     render_note,
 )
-from langgraph_context.notes.langgraph_store import (
-    DEFAULT_NOTE_NAMESPACE,
-    SHARED_NOTE_NAMESPACE,
-    LangGraphNoteStore,
-    resolve_note_namespace,
+from langgraph_context.notebook.langgraph_store import (
+    NOTEBOOK_NAMESPACE,
+    SHARED_NOTEBOOK_NAMESPACE,
+    LangGraphNotebookStore,
+    resolve_notebook_namespace,
 )
-from langgraph_context.notes.packets import (
+from langgraph_context.notebook.packets import (
     DEFAULT_PINNED_NOTE_TYPES,
     DEFAULT_SCORE_SHARE,
     NOTE_PACKET_TYPE,
     NOTE_TYPE_PRIORITY,
     NOTE_TYPE_WEIGHTS,
-    notes_to_packets,
+    notebook_packets,
 )
-from langgraph_context.notes.search import (
+from langgraph_context.notebook.search import (
     bm25_scores,
 )
-from langgraph_context.notes.sync import (
-    DEFAULT_NOTES_NAMESPACE,
+from langgraph_context.notebook.sync import (
     DEFAULT_USER_KEY,
+    STATE_NOTES_NAMESPACE,
     create_load_notes_node,
     create_save_notes_node,
     load_store_notes,
 )
-from langgraph_context.notes.tool import (
-    DEFAULT_NOTE_TOOL_PREFIX,
-    NOTE_ACTIONS,
-    NoteAction,
-    NoteTool,
-    create_note_tools,
+from langgraph_context.notebook.tool import (
+    DEFAULT_NOTEBOOK_TOOL_PREFIX,
+    NOTEBOOK_ACTIONS,
+    NotebookAction,
+    NotebookTool,
+    create_notebook_tools,
 )
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "DEFAULT_MAX_NOTE_BYTES",
-    "DEFAULT_NOTES_NAMESPACE",
-    "DEFAULT_NOTE_NAMESPACE",
-    "DEFAULT_NOTE_TOOL_PREFIX",
+    "DEFAULT_NOTEBOOK_TOOL_PREFIX",
     "DEFAULT_NOTE_TYPE",
     "DEFAULT_PINNED_NOTE_TYPES",
     "DEFAULT_SCORE_SHARE",
@@ -80,34 +78,36 @@ __all__ = [
     "MAX_FRONT_MATTER_DEPTH",
     "MAX_FRONT_MATTER_NODES",
     "MAX_NOTE_ID_CHARS",
-    "NOTE_ACTIONS",
+    "NOTEBOOK_ACTIONS",
+    "NOTEBOOK_NAMESPACE",
     "NOTE_PACKET_TYPE",
     "NOTE_TYPES",
     "NOTE_TYPE_PRIORITY",
     "NOTE_TYPE_WEIGHTS",
-    "SHARED_NOTE_NAMESPACE",
-    "BaseNoteStore",
-    "FileNoteStore",
-    "LangGraphNoteStore",
+    "SHARED_NOTEBOOK_NAMESPACE",
+    "STATE_NOTES_NAMESPACE",
+    "BaseNotebookStore",
+    "FileNotebookStore",
+    "LangGraphNotebookStore",
     "Note",
-    "NoteAction",
-    "NoteError",
     "NoteScorer",
-    "NoteStore",
-    "NoteTool",
     "NoteType",
+    "NotebookAction",
+    "NotebookError",
+    "NotebookStore",
+    "NotebookTool",
     "UnreadableNote",
     "UnreadableNoteWarning",
     "bm25_scores",
     "create_load_notes_node",
-    "create_note_tools",
+    "create_notebook_tools",
     "create_save_notes_node",
     "load_store_notes",
     "new_note_id",
-    "notes_to_packets",
+    "notebook_packets",
     "parse_note",
     "render_note",
-    "resolve_note_namespace",
+    "resolve_notebook_namespace",
     "utc_now",
     "validate_note_id",
 ]

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langgraph_context.notes import (
+from langgraph_context.notebook import (
     INDEX_FILE_NAME,
     NOTE_TYPES,
-    FileNoteStore,
+    FileNotebookStore,
     Note,
-    NoteError,
+    NotebookError,
     UnreadableNoteWarning,
     bm25_scores,
     new_note_id,
@@ -42,11 +42,11 @@ TRICKY = [
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> FileNoteStore:
-    return FileNoteStore(tmp_path / "notes", durable=False)
+def store(tmp_path: Path) -> FileNotebookStore:
+    return FileNotebookStore(tmp_path / "notes", durable=False)
 
 
-def test_create_read_round_trip_keeps_every_field(store: FileNoteStore) -> None:
+def test_create_read_round_trip_keeps_every_field(store: FileNotebookStore) -> None:
     """A created note reads back identical, and its file has YAML front matter."""
     note = store.create("Phase 1", "## Done\n- models", note_type="task_state", tags=["a", "b"])
     assert store.read(note.id) == note
@@ -56,11 +56,11 @@ def test_create_read_round_trip_keeps_every_field(store: FileNoteStore) -> None:
 
 
 @pytest.mark.parametrize("value", TRICKY)
-def test_tricky_titles_tags_and_content_round_trip(store: FileNoteStore, value: str) -> None:
+def test_tricky_titles_tags_and_content_round_trip(store: FileNotebookStore, value: str) -> None:
     """Titles, tags and bodies containing `---`, colons, quotes, newlines or CJK survive."""
     title = value if value.strip() else "x"
     note = store.create(title, value, tags=[value] if value.strip() else None)
-    fresh = FileNoteStore(store.root, durable=False)
+    fresh = FileNotebookStore(store.root, durable=False)
     assert fresh.read(note.id) == note
 
 
@@ -87,20 +87,20 @@ def test_render_parse_is_lossless(title: str, content: str, tags: list[str]) -> 
 @pytest.mark.parametrize(
     "bad", ["../x", "a/b", "x.md", "", ".hidden", "/etc/passwd", "a" * 200, "..", "a b", None]
 )
-def test_unsafe_ids_are_refused_everywhere(store: FileNoteStore, bad: object) -> None:
+def test_unsafe_ids_are_refused_everywhere(store: FileNotebookStore, bad: object) -> None:
     """Ids that could name a path outside the workspace are refused by every operation."""
-    with pytest.raises(NoteError, match="Invalid note id"):
+    with pytest.raises(NotebookError, match="Invalid note id"):
         validate_note_id(bad)
-    with pytest.raises(NoteError, match="Invalid note id"):
+    with pytest.raises(NotebookError, match="Invalid note id"):
         store.read(bad)  # type: ignore[arg-type]
-    with pytest.raises(NoteError, match="Invalid note id"):
+    with pytest.raises(NotebookError, match="Invalid note id"):
         store.update(bad, title="t")  # type: ignore[arg-type]
-    with pytest.raises(NoteError, match="Invalid note id"):
+    with pytest.raises(NotebookError, match="Invalid note id"):
         store.delete(bad)  # type: ignore[arg-type]
     assert sorted(p.name for p in store.root.parent.iterdir()) == ["notes"]
 
 
-def test_ids_are_never_reused_after_deletes_within_one_second(store: FileNoteStore) -> None:
+def test_ids_are_never_reused_after_deletes_within_one_second(store: FileNotebookStore) -> None:
     """Create/delete churn in the same second never yields an id twice nor overwrites a note."""
     seen: set[str] = set()
     keep = store.create("keeper", "must survive")
@@ -115,7 +115,7 @@ def test_ids_are_never_reused_after_deletes_within_one_second(store: FileNoteSto
     assert new_note_id() != new_note_id()
 
 
-def test_update_changes_only_given_fields_and_bumps_time(store: FileNoteStore) -> None:
+def test_update_changes_only_given_fields_and_bumps_time(store: FileNotebookStore) -> None:
     """Update keeps unspecified fields, replaces tags, and moves `updated_at` forward."""
     note = store.create("T", "body", note_type="action", tags=["x"])
     updated = store.update(note.id, content="new body", tags=[])
@@ -130,30 +130,30 @@ def test_update_changes_only_given_fields_and_bumps_time(store: FileNoteStore) -
     assert store.read(note.id) == updated
 
 
-def test_model_mistakes_raise_note_error_with_guidance(store: FileNoteStore) -> None:
-    """Missing notes and bad fields raise NoteError messages that say what to do."""
-    with pytest.raises(NoteError, match=r"does not exist\. Use list or search"):
+def test_model_mistakes_raise_note_error_with_guidance(store: FileNotebookStore) -> None:
+    """Missing notes and bad fields raise NotebookError messages that say what to do."""
+    with pytest.raises(NotebookError, match=r"does not exist\. Use list or search"):
         store.read("note_missing")
-    with pytest.raises(NoteError, match="does not exist"):
+    with pytest.raises(NotebookError, match="does not exist"):
         store.update("note_missing", title="x")
-    with pytest.raises(NoteError, match="does not exist"):
+    with pytest.raises(NotebookError, match="does not exist"):
         store.delete("note_missing")
     note = store.create("t", "c")
-    with pytest.raises(NoteError, match="Nothing to update"):
+    with pytest.raises(NotebookError, match="Nothing to update"):
         store.update(note.id)
-    with pytest.raises(NoteError, match="note_type must be one of task_state"):
+    with pytest.raises(NotebookError, match="note_type must be one of task_state"):
         store.create("t", "c", note_type="todo")
-    with pytest.raises(NoteError, match="title must be a non-empty string"):
+    with pytest.raises(NotebookError, match="title must be a non-empty string"):
         store.create("  ", "c")
-    with pytest.raises(NoteError, match="content must be a string"):
+    with pytest.raises(NotebookError, match="content must be a string"):
         store.create("t", 5)  # type: ignore[arg-type]
-    with pytest.raises(NoteError, match="tags must be a list of strings"):
+    with pytest.raises(NotebookError, match="tags must be a list of strings"):
         store.create("t", "c", tags="a,b")
-    with pytest.raises(NoteError, match="each tag must be a non-empty string"):
+    with pytest.raises(NotebookError, match="each tag must be a non-empty string"):
         store.create("t", "c", tags=["ok", ""])
-    with pytest.raises(NoteError, match="limit must be a positive integer"):
+    with pytest.raises(NotebookError, match="limit must be a positive integer"):
         store.list(limit=0)
-    with pytest.raises(NoteError, match="query must be a string"):
+    with pytest.raises(NotebookError, match="query must be a string"):
         store.search(None)  # type: ignore[arg-type]
     assert [n.id for n in store.list()] == [note.id]
 
@@ -163,10 +163,10 @@ def test_workspace_that_is_a_file_is_rejected(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
     with pytest.raises(ValueError, match="workspace must be a directory"):
-        FileNoteStore(target)
+        FileNotebookStore(target)
 
 
-def test_search_ranks_by_relevance_and_filters(store: FileNoteStore) -> None:
+def test_search_ranks_by_relevance_and_filters(store: FileNotebookStore) -> None:
     """BM25 ranks the most relevant note first; type and tag filters narrow results."""
     pool = store.create("DB pool exhausted", "pool timeout under load", note_type="blocker")
     store.create("UI colours", "use blue", note_type="conclusion", tags=["ui"])
@@ -188,14 +188,14 @@ def test_search_uses_an_injected_scorer(tmp_path: Path) -> None:
         calls.append(query)
         return [float(len(t)) for t in texts]
 
-    store = FileNoteStore(tmp_path, durable=False, scorer=by_length)
+    store = FileNotebookStore(tmp_path, durable=False, scorer=by_length)
     short = store.create("a", "b")
     long = store.create("a", "much longer body text")
     assert [n.id for n, _ in store.search("anything")] == [long.id, short.id]
     assert calls == ["anything"]
 
 
-def test_cjk_search_matches_partial_words(store: FileNoteStore) -> None:
+def test_cjk_search_matches_partial_words(store: FileNotebookStore) -> None:
     """Chinese text without spaces is searchable by sub-words."""
     hit = store.create("上下文工程", "压缩与笔记")
     store.create("other", "english only")
@@ -203,7 +203,7 @@ def test_cjk_search_matches_partial_words(store: FileNoteStore) -> None:
     assert bm25_scores("x", []) == []
 
 
-def test_list_and_summary_follow_recency_and_types(store: FileNoteStore) -> None:
+def test_list_and_summary_follow_recency_and_types(store: FileNotebookStore) -> None:
     """List is newest first; summary counts types and tags and shows recent notes."""
     first = store.create("one", "1", note_type="blocker", tags=["a"])
     second = store.create("two", "2", note_type="action", tags=["a", "b"])
@@ -217,21 +217,21 @@ def test_list_and_summary_follow_recency_and_types(store: FileNoteStore) -> None
     assert [r["id"] for r in summary["recent_notes"]] == [first.id, second.id]
 
 
-def _index(store: FileNoteStore) -> dict[str, dict[str, object]]:
+def _index(store: FileNotebookStore) -> dict[str, dict[str, object]]:
     return json.loads((store.root / INDEX_FILE_NAME).read_text(encoding="utf-8"))["notes"]
 
 
-def test_index_is_rebuilt_when_missing_corrupt_or_stale(store: FileNoteStore) -> None:
+def test_index_is_rebuilt_when_missing_corrupt_or_stale(store: FileNotebookStore) -> None:
     """A deleted, garbled or out-of-date index is rebuilt from the note files."""
     a = store.create("a", "1")
     b = store.create("b", "2")
     (store.root / INDEX_FILE_NAME).unlink()
-    assert {n.id for n in FileNoteStore(store.root).list()} == {a.id, b.id}
+    assert {n.id for n in FileNotebookStore(store.root).list()} == {a.id, b.id}
     assert set(_index(store)) == {a.id, b.id}
     (store.root / INDEX_FILE_NAME).write_text("{not json", encoding="utf-8")
-    assert len(FileNoteStore(store.root).list()) == 2
+    assert len(FileNotebookStore(store.root).list()) == 2
     assert set(_index(store)) == {a.id, b.id}
-    stale = FileNoteStore(store.root)
+    stale = FileNotebookStore(store.root)
     stale.list()
     store.delete(a.id)  # another instance changes the files behind `stale`'s back
     assert [n.id for n in stale.list()] == [b.id]
@@ -239,10 +239,10 @@ def test_index_is_rebuilt_when_missing_corrupt_or_stale(store: FileNoteStore) ->
 
 
 def test_adopting_another_writers_index_keeps_its_notes_in_later_writes(
-    store: FileNoteStore,
+    store: FileNotebookStore,
 ) -> None:
     """A reads the index B wrote, then writes: B's note stays in the index."""
-    other = FileNoteStore(store.root, durable=False)
+    other = FileNotebookStore(store.root, durable=False)
     mine = store.create("from A", "1")
     theirs = other.create("from B", "2")
     assert {n.id for n in store.list()} == {mine.id, theirs.id}  # adopts B's index
@@ -253,27 +253,27 @@ def test_adopting_another_writers_index_keeps_its_notes_in_later_writes(
 
 
 def test_adopting_the_index_under_the_lock_refreshes_entries_too(
-    store: FileNoteStore, monkeypatch: pytest.MonkeyPatch
+    store: FileNotebookStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The re-check under the lock (writer caught mid-write) also adopts B's entries."""
-    other = FileNoteStore(store.root, durable=False)
+    other = FileNotebookStore(store.root, durable=False)
     mine = store.create("from A", "1")
     theirs = other.create("from B", "2")
-    real_read_index = FileNoteStore.read_index
+    real_read_index = FileNotebookStore.read_index
     calls: list[int] = []
 
-    def first_read_looks_mid_write(self: FileNoteStore) -> dict[str, dict[str, object]] | None:
+    def first_read_looks_mid_write(self: FileNotebookStore) -> dict[str, dict[str, object]] | None:
         calls.append(1)
         return None if len(calls) == 1 else real_read_index(self)
 
-    monkeypatch.setattr(FileNoteStore, "read_index", first_read_looks_mid_write)
+    monkeypatch.setattr(FileNotebookStore, "read_index", first_read_looks_mid_write)
     assert {n.id for n in store.list()} == {mine.id, theirs.id}
     monkeypatch.undo()
     again = store.create("from A again", "3")
     assert set(_index(store)) == {mine.id, theirs.id, again.id}
 
 
-def test_hand_edited_and_hand_written_notes_are_picked_up(store: FileNoteStore) -> None:
+def test_hand_edited_and_hand_written_notes_are_picked_up(store: FileNotebookStore) -> None:
     """Editing a note file in an editor, or adding one, shows up in reads and the index."""
     note = store.create("orig", "old")
     path = store.note_path(note.id)
@@ -286,12 +286,14 @@ def test_hand_edited_and_hand_written_notes_are_picked_up(store: FileNoteStore) 
         titles = {n.id: n.title for n in store.list(limit=None)}
     assert titles == {note.id: "orig", "my-idea": "Idea from the editor"}
     assert [Path(u.location).name for u in store.unreadable()] == ["broken.md"]
-    with pytest.raises(NoteError, match=r"broken\.md cannot be read: the front matter is not"):
+    with pytest.raises(NotebookError, match=r"broken\.md cannot be read: the front matter is not"):
         store.read("broken")
     assert set(_index(store)) == {note.id, "my-idea"}
 
 
-def test_symlinked_notes_and_odd_files_are_ignored(store: FileNoteStore, tmp_path: Path) -> None:
+def test_symlinked_notes_and_odd_files_are_ignored(
+    store: FileNotebookStore, tmp_path: Path
+) -> None:
     """A symlink named like a note is never followed; non-note files are ignored."""
     secret = tmp_path / "secret.md"
     secret.write_text("---\ntitle: secret\n---\nTOP SECRET")
@@ -300,13 +302,13 @@ def test_symlinked_notes_and_odd_files_are_ignored(store: FileNoteStore, tmp_pat
     (store.root / "bad name.md").write_text("x")
     with pytest.warns(UnreadableNoteWarning):
         assert store.list() == []
-    with pytest.raises(NoteError, match=r"evil\.md cannot be read: a symbolic link"):
+    with pytest.raises(NotebookError, match=r"evil\.md cannot be read: a symbolic link"):
         store.read("evil")
     assert {Path(u.location).name for u in store.unreadable()} == {"evil.md", "bad name.md"}
     assert "TOP SECRET" not in json.dumps(store.summary())
 
 
-def test_leftover_temp_files_are_cleaned_on_rebuild(store: FileNoteStore) -> None:
+def test_leftover_temp_files_are_cleaned_on_rebuild(store: FileNotebookStore) -> None:
     """Temp files left by a killed writer are removed when the index is rebuilt."""
     note = store.create("a", "1")
     leftover = store.root / f".{note.id}.md.tmp-deadbeef"
@@ -323,7 +325,7 @@ def test_note_types_are_the_books_six() -> None:
 
 def test_a_scorer_returning_the_wrong_number_of_scores_is_an_error(tmp_path: Path) -> None:
     """A broken scorer (programmer error) raises instead of mis-ranking silently."""
-    store = FileNoteStore(tmp_path, durable=False, scorer=lambda q, texts: [1.0])
+    store = FileNotebookStore(tmp_path, durable=False, scorer=lambda q, texts: [1.0])
     store.create("a", "b")
     store.create("c", "d")
     with pytest.raises(ValueError, match="scorer returned 1 scores for 2 notes"):

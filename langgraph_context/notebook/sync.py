@@ -26,19 +26,19 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notes.langgraph_store import check_namespace, escape_label
+from langgraph_context.notebook.langgraph_store import check_namespace, escape_label
 from langgraph_context.state import get_state_value
 
 __all__ = [
-    "DEFAULT_NOTES_NAMESPACE",
     "DEFAULT_USER_KEY",
+    "STATE_NOTES_NAMESPACE",
     "create_load_notes_node",
     "create_save_notes_node",
     "load_store_notes",
     "run_user",
 ]
 
-DEFAULT_NOTES_NAMESPACE: tuple[str, ...] = ("langgraph_context", "notes")
+STATE_NOTES_NAMESPACE: tuple[str, ...] = ("langgraph_context", "notes")
 DEFAULT_USER_KEY = "user_id"
 _PAGE = 100
 
@@ -110,7 +110,7 @@ def load_store_notes(store: BaseStore, namespace: tuple[str, ...]) -> dict[str, 
 
 def create_load_notes_node(
     *,
-    namespace: tuple[str, ...] = DEFAULT_NOTES_NAMESPACE,
+    namespace: tuple[str, ...] = STATE_NOTES_NAMESPACE,
     user_key: str | None = DEFAULT_USER_KEY,
 ) -> Any:
     """Create a node that merges the store's notes into the `note` state.
@@ -143,7 +143,7 @@ def create_load_notes_node(
 
 def create_save_notes_node(
     *,
-    namespace: tuple[str, ...] = DEFAULT_NOTES_NAMESPACE,
+    namespace: tuple[str, ...] = STATE_NOTES_NAMESPACE,
     user_key: str | None = DEFAULT_USER_KEY,
 ) -> Any:
     """Create a node that writes new or changed notes from the state to the store.

@@ -1,16 +1,17 @@
-"""Persistent notes for agents: the book-style `NoteTool` facade and LangChain tools.
+"""Persistent notes for agents: the book-style `NotebookTool` facade and LangChain tools.
 
-`NoteTool(workspace=...).run({"action": ..., ...})` answers like the book: `create`
+`NotebookTool(workspace=...).run({"action": ..., ...})` answers like the book: `create`
 returns the new id, `read` a `{"metadata", "content"}` dict, `search` and `list` lists
 of dicts, `summary` a dict, `update` and `delete` a message; refusals raise
-`NoteError` (a `ValueError`).
+`NotebookError` (a `ValueError`).
 
-`create_note_tools(...)` returns one tool per operation (`note_create`, `note_read`,
-`note_update`, `note_delete`, `note_search`, `note_list`, `note_summary` by default),
-so each has a small exact schema. Mistakes come back as `ToolMessage(status="error")`
-and change nothing. The notes live in a directory, in a given `NoteStore`, in a given
-LangGraph `BaseStore`, or (the default) in the store the graph was compiled with,
-under a namespace filled per run from `config["configurable"]`.
+`create_notebook_tools(...)` returns one tool per operation (`notebook_create`,
+`notebook_read`, `notebook_update`, `notebook_delete`, `notebook_search`,
+`notebook_list`, `notebook_summary` by default), so each has a small exact schema.
+Mistakes come back as `ToolMessage(status="error")` and change nothing. The notes live
+in a directory, in a given `NotebookStore`, in a given LangGraph `BaseStore`, or (the
+default) in the store the graph was compiled with, under a namespace filled per run
+from `config["configurable"]`.
 """
 
 from __future__ import annotations
@@ -28,62 +29,62 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.store.base import BaseStore
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
-from langgraph_context.notes.files import FileNoteStore
-from langgraph_context.notes.langgraph_store import (
-    DEFAULT_NOTE_NAMESPACE,
-    LangGraphNoteStore,
-    resolve_note_namespace,
+from langgraph_context.notebook.files import FileNotebookStore
+from langgraph_context.notebook.langgraph_store import (
+    NOTEBOOK_NAMESPACE,
+    LangGraphNotebookStore,
+    resolve_notebook_namespace,
 )
-from langgraph_context.notes.model import (
+from langgraph_context.notebook.model import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
     NOTE_TYPES,
     Note,
-    NoteError,
+    NotebookError,
+    NotebookStore,
     NoteScorer,
-    NoteStore,
 )
 from langgraph_context.toolkit import ToolSpec, check_workspace, error_result
 
 __all__ = [
-    "DEFAULT_NOTE_TOOL_PREFIX",
-    "NOTE_ACTIONS",
-    "NoteAction",
-    "NoteTool",
-    "create_note_tools",
+    "DEFAULT_NOTEBOOK_TOOL_PREFIX",
+    "NOTEBOOK_ACTIONS",
+    "NotebookAction",
+    "NotebookTool",
+    "create_notebook_tools",
 ]
 
-NoteAction = Literal["create", "read", "update", "delete", "search", "list", "summary"]
-NOTE_ACTIONS: tuple[str, ...] = get_args(NoteAction)
-DEFAULT_NOTE_TOOL_PREFIX = "note"
+NotebookAction = Literal["create", "read", "update", "delete", "search", "list", "summary"]
+NOTEBOOK_ACTIONS: tuple[str, ...] = get_args(NotebookAction)
+DEFAULT_NOTEBOOK_TOOL_PREFIX = "notebook"
 _SNIPPET_CHARS = 240
 
-NoteSource = NoteStore | BaseStore | str | os.PathLike[str] | None
+NotebookSource = NotebookStore | BaseStore | str | os.PathLike[str] | None
 
 
-def _store_from(source: Any, *, scorer: NoteScorer | None) -> NoteStore | None:
-    """Return a fixed `NoteStore` for `source`, or None for "the graph's store"."""
+def _store_from(source: Any, *, scorer: NoteScorer | None) -> NotebookStore | None:
+    """Return a fixed `NotebookStore` for `source`, or None for "the graph's store"."""
     if source is None or isinstance(source, BaseStore):
         return None
     if isinstance(source, str | os.PathLike):
         check_workspace(source, "notes")
-        return FileNoteStore(Path(source), scorer=scorer)
-    if isinstance(source, NoteStore):
+        return FileNotebookStore(Path(source), scorer=scorer)
+    if isinstance(source, NotebookStore):
         return source
     msg = (
-        "notes must be a directory path, a NoteStore, a langgraph BaseStore or None, "
+        "notes must be a directory path, a NotebookStore, a langgraph BaseStore or None, "
         f"got {type(source).__name__}"
     )
     raise InvalidTypeError(msg)
 
 
-class NoteTool:
-    """The book's note tool: `run({"action": ..., ...})` over a `NoteStore`.
+class NotebookTool:
+    """The book's note tool: `run({"action": ..., ...})` over a `NotebookStore`.
 
     Args:
-        workspace: Directory of a `FileNoteStore` (used when `store` is not given).
-        store: Any `NoteStore` (e.g. a `LangGraphNoteStore`).
+        workspace: Directory of a `FileNotebookStore` (used when `store` is not given).
+        store: Any `NotebookStore` (e.g. a `LangGraphNotebookStore`).
         scorer: Search ranking function for a workspace store.
 
     Raises:
@@ -91,7 +92,7 @@ class NoteTool:
 
     Example:
         >>> import tempfile
-        >>> notes = NoteTool(workspace=tempfile.mkdtemp())
+        >>> notes = NotebookTool(workspace=tempfile.mkdtemp())
         >>> note_id = notes.run({"action": "create", "title": "Phase 1", "content": "done"})
         >>> notes.run({"action": "read", "note_id": note_id})["metadata"]["title"]
         'Phase 1'
@@ -101,14 +102,17 @@ class NoteTool:
         self,
         workspace: str | os.PathLike[str] | None = None,
         *,
-        store: NoteStore | None = None,
+        store: NotebookStore | None = None,
         scorer: NoteScorer | None = None,
     ) -> None:
         if (workspace is None) == (store is None):
-            msg = "NoteTool needs exactly one of workspace= (a directory) or store= (a NoteStore)"
+            msg = (
+                "NotebookTool needs exactly one of workspace= (a directory) or store= "
+                "(a NotebookStore)"
+            )
             raise InvalidArgumentError(msg)
         check_workspace(workspace)
-        self.store: NoteStore = store or FileNoteStore(Path(str(workspace)), scorer=scorer)
+        self.store: NotebookStore = store or FileNotebookStore(Path(str(workspace)), scorer=scorer)
 
     def run(self, parameters: Mapping[str, Any]) -> Any:
         """Run one action.
@@ -124,7 +128,7 @@ class NoteTool:
             notes.
 
         Raises:
-            NoteError: If the action is unknown or the store refuses the request.
+            NotebookError: If the action is unknown or the store refuses the request.
         """
         action = parameters.get("action")
         store = self.store
@@ -166,8 +170,8 @@ class NoteTool:
             return [note.metadata() for note in notes]
         if action == "summary":
             return store.summary()
-        msg = f"Unknown action {action!r}; use one of: {', '.join(NOTE_ACTIONS)}"
-        raise NoteError(msg)
+        msg = f"Unknown action {action!r}; use one of: {', '.join(NOTEBOOK_ACTIONS)}"
+        raise NotebookError(msg)
 
 
 def _hit(note: Note) -> dict[str, Any]:
@@ -185,7 +189,7 @@ def _header(note: Note) -> str:
     return f"[{note.id}] {note.title} (type: {note.type}; tags: {tags}; updated {note.updated_at})"
 
 
-def _skipped(store: NoteStore) -> str:
+def _skipped(store: NotebookStore) -> str:
     """A line telling the model which stored notes were skipped as unreadable, if any."""
     report = getattr(store, "unreadable", None)
     items = report() if callable(report) else []
@@ -225,18 +229,18 @@ _DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def create_note_tools(
-    notes: NoteSource = None,
+def create_notebook_tools(
+    notes: NotebookSource = None,
     *,
-    namespace: Sequence[str] = DEFAULT_NOTE_NAMESPACE,
+    namespace: Sequence[str] = NOTEBOOK_NAMESPACE,
     scorer: NoteScorer | None = None,
-    prefix: str = DEFAULT_NOTE_TOOL_PREFIX,
-    actions: Sequence[NoteAction] = NOTE_ACTIONS,  # type: ignore[assignment]
+    prefix: str = DEFAULT_NOTEBOOK_TOOL_PREFIX,
+    actions: Sequence[NotebookAction] = NOTEBOOK_ACTIONS,  # type: ignore[assignment]
 ) -> list[BaseTool]:
     """Create one LangChain tool per note action, all over the same notes.
 
     Args:
-        notes: Where notes live: a directory path (`FileNoteStore`), a `NoteStore`, a
+        notes: Where notes live: a directory path (`FileNotebookStore`), a `NotebookStore`, a
             LangGraph `BaseStore`, or None for the store the graph is compiled with.
         namespace: For store-backed notes, the namespace template; `{name}` parts are
             filled from `config["configurable"]` on each call, e.g.
@@ -255,14 +259,14 @@ def create_note_tools(
 
     Example:
         >>> import tempfile
-        >>> [t.name for t in create_note_tools(tempfile.mkdtemp(), actions=["create", "read"])]
-        ['note_create', 'note_read']
+        >>> [t.name for t in create_notebook_tools(tempfile.mkdtemp(), actions=["create", "read"])]
+        ['notebook_create', 'notebook_read']
     """
     fixed = _store_from(notes, scorer=scorer)
     chosen = list(actions)
-    unknown = [a for a in chosen if a not in NOTE_ACTIONS]
+    unknown = [a for a in chosen if a not in NOTEBOOK_ACTIONS]
     if unknown or not chosen:
-        msg = f"actions must be a non-empty subset of {NOTE_ACTIONS}, got {actions!r}"
+        msg = f"actions must be a non-empty subset of {NOTEBOOK_ACTIONS}, got {actions!r}"
         raise InvalidArgumentError(msg)
     template = tuple(namespace)
     if not template or not all(isinstance(p, str) and p for p in template):
@@ -271,21 +275,21 @@ def create_note_tools(
     _check_template(template)
     given_store = notes if isinstance(notes, BaseStore) else None
 
-    def resolve(runtime: ToolRuntime) -> NoteStore:
+    def resolve(runtime: ToolRuntime) -> NotebookStore:
         if fixed is not None:
             return fixed
         store = given_store or runtime.store
         if store is None:
-            # A NoteError becomes an error ToolMessage: the tool call is answered and
+            # A NotebookError becomes an error ToolMessage: the tool call is answered and
             # the thread stays valid, instead of the run dying mid tool round.
             msg = (
                 "No LangGraph store available: compile the graph with store=... or pass "
-                "notes= to create_note_tools."
+                "notes= to create_notebook_tools."
             )
-            raise NoteError(msg)
-        return LangGraphNoteStore(
+            raise NotebookError(msg)
+        return LangGraphNotebookStore(
             store,
-            namespace=resolve_note_namespace(template, runtime.config, context=runtime.context),
+            namespace=resolve_notebook_namespace(template, runtime.config, context=runtime.context),
             scorer=scorer,
         )
 
@@ -300,7 +304,7 @@ def create_note_tools(
     }
     tools: list[BaseTool] = []
     for action in chosen:
-        default = ToolSpec(f"{DEFAULT_NOTE_TOOL_PREFIX}_{action}", _DESCRIPTIONS[action])
+        default = ToolSpec(f"{DEFAULT_NOTEBOOK_TOOL_PREFIX}_{action}", _DESCRIPTIONS[action])
         spec = default.customize(name=f"{prefix}_{action}")
         tools.append(spec.build(builders[action](resolve)))
     return tools
@@ -315,25 +319,25 @@ def _check_template(template: tuple[str, ...]) -> None:
             for _, name, _, _ in string.Formatter().parse(part)
             if name is not None
         }
-        resolve_note_namespace(template, {"configurable": dict.fromkeys(names, "x")})
+        resolve_notebook_namespace(template, {"configurable": dict.fromkeys(names, "x")})
     except (ValueError, KeyError, IndexError) as error:
         msg = f"namespace template {template!r} is malformed: {error}"
         raise InvalidArgumentError(msg) from None
 
 
-Resolver = Callable[[ToolRuntime], NoteStore]
+Resolver = Callable[[ToolRuntime], NotebookStore]
 NoteTypeArg = Literal["task_state", "conclusion", "blocker", "action", "reference", "general"]
 
 
 def _guard(tool_call_id: str, work: Callable[[], str]) -> ToolMessage:
     try:
         return ToolMessage(work(), tool_call_id=tool_call_id)
-    except NoteError as error:
+    except NotebookError as error:
         return error_result(f"Error: {error}", tool_call_id)
 
 
 def _create_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_create(
+    def notebook_create(
         title: str,
         content: str,
         runtime: ToolRuntime,
@@ -348,11 +352,11 @@ def _create_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_create
+    return notebook_create
 
 
 def _read_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_read(
+    def notebook_read(
         note_id: str,
         runtime: ToolRuntime,
     ) -> ToolMessage:
@@ -364,11 +368,11 @@ def _read_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_read
+    return notebook_read
 
 
 def _update_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_update(
+    def notebook_update(
         note_id: str,
         runtime: ToolRuntime,
         title: str | None = None,
@@ -386,11 +390,11 @@ def _update_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_update
+    return notebook_update
 
 
 def _delete_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_delete(
+    def notebook_delete(
         note_id: str,
         runtime: ToolRuntime,
     ) -> ToolMessage:
@@ -402,11 +406,11 @@ def _delete_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_delete
+    return notebook_delete
 
 
 def _search_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_search(
+    def notebook_search(
         query: str,
         runtime: ToolRuntime,
         note_type: NoteTypeArg | None = None,
@@ -428,11 +432,11 @@ def _search_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_search
+    return notebook_search
 
 
 def _list_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_list(
+    def notebook_list(
         runtime: ToolRuntime,
         note_type: NoteTypeArg | None = None,
         tags: list[str] | None = None,
@@ -448,11 +452,11 @@ def _list_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_list
+    return notebook_list
 
 
 def _summary_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
-    def note_summary(
+    def notebook_summary(
         runtime: ToolRuntime,
     ) -> ToolMessage:
         """Summarize notes."""
@@ -462,4 +466,4 @@ def _summary_fn(resolve: Resolver) -> Callable[..., ToolMessage]:
 
         return _guard(runtime.tool_call_id or "", work)
 
-    return note_summary
+    return notebook_summary

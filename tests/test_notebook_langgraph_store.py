@@ -25,8 +25,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
-from langgraph_context.notes import LangGraphNoteStore, resolve_note_namespace
-from langgraph_context.notes.tool import create_note_tools
+from langgraph_context.notebook import LangGraphNotebookStore, resolve_notebook_namespace
+from langgraph_context.notebook.tool import create_notebook_tools
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 BACKENDS = ["memory", "sqlite", "postgres"]
@@ -156,7 +156,7 @@ def _namespace() -> tuple[str, ...]:
 def test_operations_behave_the_same_on_every_store(backend: tuple[str, BaseStore]) -> None:
     """Create/read/update/search/list/summary/delete give the same answers on each store."""
     _, store = backend
-    notes = LangGraphNoteStore(store, namespace=_namespace())
+    notes = LangGraphNotebookStore(store, namespace=_namespace())
     blocker = notes.create("CI runner offline", "jobs queue forever", note_type="blocker")
     done = notes.create("Parser rewrite", "finished: ---\nkey: value", tags=["parser"])
     assert notes.read(done.id) == done
@@ -177,19 +177,19 @@ def test_notes_survive_reopening_the_store(
     if kind == "memory":
         pytest.skip("an in-memory store does not outlive its object")
     namespace = _namespace()
-    note = LangGraphNoteStore(store, namespace=namespace).create("kept", "across restarts")
+    note = LangGraphNotebookStore(store, namespace=namespace).create("kept", "across restarts")
     with _open_store(kind, tmp_path, request) as again:
-        assert LangGraphNoteStore(again, namespace=namespace).read(note.id) == note
+        assert LangGraphNotebookStore(again, namespace=namespace).read(note.id) == note
 
 
 def test_namespaces_isolate_users_and_skip_nested_items(backend: tuple[str, BaseStore]) -> None:
     """Each namespace is its own notebook; items in deeper namespaces are not listed."""
     _, store = backend
     root = _namespace()
-    alice = LangGraphNoteStore(store, namespace=(*root, "alice"))
-    bob = LangGraphNoteStore(store, namespace=(*root, "bob"))
+    alice = LangGraphNotebookStore(store, namespace=(*root, "alice"))
+    bob = LangGraphNotebookStore(store, namespace=(*root, "bob"))
     mine = alice.create("alice's", "private")
-    LangGraphNoteStore(store, namespace=(*root, "alice", "sub")).create("nested", "x")
+    LangGraphNotebookStore(store, namespace=(*root, "alice", "sub")).create("nested", "x")
     assert [n.id for n in alice.list()] == [mine.id]
     assert bob.list() == []
     assert bob.search("private") == []
@@ -198,25 +198,25 @@ def test_namespaces_isolate_users_and_skip_nested_items(backend: tuple[str, Base
 def test_namespace_template_is_filled_from_config() -> None:
     """`{name}` parts come from config['configurable']; dots are escaped for the store."""
     config = {"configurable": {"user_id": "ann@example.com", "project": "p1"}}
-    assert resolve_note_namespace(("notes", "{user_id}", "{project}"), config) == (
+    assert resolve_notebook_namespace(("notes", "{user_id}", "{project}"), config) == (
         "notes",
         "ann@example%2Ecom",
         "p1",
     )
     with pytest.raises(ValueError, match=r"needs config\['configurable'\]\['user_id'\]"):
-        resolve_note_namespace(("notes", "{user_id}"), {"configurable": {}})
+        resolve_notebook_namespace(("notes", "{user_id}"), {"configurable": {}})
     with pytest.raises(ValueError, match="template parts must be strings"):
-        resolve_note_namespace(("notes", 3), {})  # type: ignore[arg-type]
+        resolve_notebook_namespace(("notes", 3), {})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="namespace must be a non-empty tuple"):
-        resolve_note_namespace(("a.b",), {})
+        resolve_notebook_namespace(("a.b",), {})
 
 
 def test_langgraph_note_store_rejects_bad_arguments() -> None:
     """A non-store object or a malformed namespace is refused at construction."""
     with pytest.raises(TypeError, match="store must be a langgraph BaseStore"):
-        LangGraphNoteStore({}, namespace=("notes",))  # type: ignore[arg-type]
+        LangGraphNotebookStore({}, namespace=("notes",))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="namespace must be a non-empty tuple"):
-        LangGraphNoteStore(InMemoryStore(), namespace=())
+        LangGraphNotebookStore(InMemoryStore(), namespace=())
 
 
 def _graph(tools: list[Any], model: ScriptedChatModel) -> StateGraph[Any]:
@@ -236,18 +236,18 @@ def test_agent_notes_go_to_the_compiled_store_per_user(backend: tuple[str, BaseS
     """Tools with no explicit store write to the graph's store under the run's user."""
     _, store = backend
     project = uuid.uuid4().hex[:12]
-    tools = create_note_tools(namespace=("notes", "{user_id}", project))
+    tools = create_notebook_tools(namespace=("notes", "{user_id}", project))
     model = ScriptedChatModel(
         responses=[
             ai_calls(
                 call(
-                    "note_create",
+                    "notebook_create",
                     {"title": "Flaky test", "content": "test_io times out", "note_type": "blocker"},
                     "c1",
                 ),
-                call("note_read", {"note_id": "../../etc/passwd"}, "c2"),
+                call("notebook_read", {"note_id": "../../etc/passwd"}, "c2"),
             ),
-            ai_calls(call("note_search", {"query": "flaky times out"}, "c3")),
+            ai_calls(call("notebook_search", {"query": "flaky times out"}, "c3")),
             AIMessage("done"),
         ]
     )
@@ -259,9 +259,9 @@ def test_agent_notes_go_to_the_compiled_store_per_user(backend: tuple[str, BaseS
     assert tool_messages[0].content.startswith("Created note note_")
     assert "Invalid note id '../../etc/passwd'" in tool_messages[1].content
     assert "Flaky test" in tool_messages[2].content
-    saved = LangGraphNoteStore(store, namespace=("notes", "alice", project)).list()
+    saved = LangGraphNotebookStore(store, namespace=("notes", "alice", project)).list()
     assert [(n.title, n.type) for n in saved] == [("Flaky test", "blocker")]
-    assert LangGraphNoteStore(store, namespace=("notes", "bob", project)).list() == []
+    assert LangGraphNotebookStore(store, namespace=("notes", "bob", project)).list() == []
 
 
 class _SlowStore(InMemoryStore):
@@ -273,34 +273,36 @@ class _SlowStore(InMemoryStore):
 
 
 def test_parallel_updates_of_one_note_in_one_turn_both_land() -> None:
-    """ToolNode runs two note_update calls at once; both changes reach the store."""
+    """ToolNode runs two notebook_update calls at once; both changes reach the store."""
     store = _SlowStore()
-    note = LangGraphNoteStore(store, namespace=("notes", "u")).create(
+    note = LangGraphNotebookStore(store, namespace=("notes", "u")).create(
         "CI", "runner offline", tags=["ci"]
     )
     model = ScriptedChatModel(
         responses=[
             ai_calls(
-                call("note_update", {"note_id": note.id, "title": "CI fixed"}, "c1"),
-                call("note_update", {"note_id": note.id, "tags": ["ci", "resolved"]}, "c2"),
+                call("notebook_update", {"note_id": note.id, "title": "CI fixed"}, "c1"),
+                call("notebook_update", {"note_id": note.id, "tags": ["ci", "resolved"]}, "c2"),
             ),
             AIMessage("done"),
         ]
     )
-    app = _graph(create_note_tools(), model).compile(store=store)
+    app = _graph(create_notebook_tools(), model).compile(store=store)
     result = app.invoke(
         {"messages": [("user", "close the CI blocker")]}, {"configurable": {"user_id": "u"}}
     )
     statuses = [m.status for m in result["messages"] if isinstance(m, ToolMessage)]
     assert statuses == ["success", "success"]
-    stored = LangGraphNoteStore(store, namespace=("notes", "u")).read(note.id)
+    stored = LangGraphNotebookStore(store, namespace=("notes", "u")).read(note.id)
     assert (stored.title, stored.tags) == ("CI fixed", ("ci", "resolved"))
 
 
 def test_instances_share_a_lock_per_store_and_namespace() -> None:
     """Same store and namespace: one lock; another namespace or store: another lock."""
     store = InMemoryStore()
-    first = LangGraphNoteStore(store, namespace=("notes", "a"))
-    assert first._mutex is LangGraphNoteStore(store, namespace=("notes", "a"))._mutex
-    assert first._mutex is not LangGraphNoteStore(store, namespace=("notes", "b"))._mutex
-    assert first._mutex is not LangGraphNoteStore(InMemoryStore(), namespace=("notes", "a"))._mutex
+    first = LangGraphNotebookStore(store, namespace=("notes", "a"))
+    assert first._mutex is LangGraphNotebookStore(store, namespace=("notes", "a"))._mutex
+    assert first._mutex is not LangGraphNotebookStore(store, namespace=("notes", "b"))._mutex
+    assert (
+        first._mutex is not LangGraphNotebookStore(InMemoryStore(), namespace=("notes", "a"))._mutex
+    )
