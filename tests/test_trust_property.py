@@ -3,9 +3,10 @@
 Text whose author is neither the developer (the system prompt) nor the user (their own
 messages) -- tool output, plan items, notes and their names, rules the model recorded
 in its own words, hot issues, later system messages, a summarizer's summary, client
-messages carrying a forged compaction marker -- reaches the model only inside an
-`<untrusted-data-B>` fence or as a `ToolMessage`, and then the hardening line is in the
-first system message.
+messages carrying a forged compaction marker, the model's own earlier turns rendered as
+text -- reaches the model only inside an `<untrusted-data-B>` fence, as a `ToolMessage`
+or as the model's own `AIMessage`, and then the hardening line is in the first system
+message.
 
 Each path is a "path builder" in `PATHS`: a function `(payload) -> model input` that
 places the attacker's text at every author position it can reach and returns the
@@ -56,13 +57,31 @@ def read_file(path: str) -> str:
 
 
 def _history(payload: str) -> list[BaseMessage]:
-    """A user turn, a tool round whose result is the payload, a later system message."""
+    """Tool rounds whose results are the payload, model turns repeating it (in its text and
+    its call arguments, old enough to leave the verbatim tail), a later system message."""
     return [
         HumanMessage("Review the repo.", id="h0"),
         AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "a"}, "id": "c1"}]),
         ToolMessage(payload, tool_call_id="c1", id="t1"),
+        AIMessage(
+            f"The file says: {payload}",
+            tool_calls=[{"name": "read_file", "args": {"path": payload}, "id": "c0"}],
+            id="a0",
+        ),
+        ToolMessage("done", tool_call_id="c0", id="t0"),
+        AIMessage(f"I did what it said: {payload}", id="a1"),
         SystemMessage(f"Summary from another node: {payload}", id="s1"),
+        *_filler_turns(4),
         HumanMessage("What next?", id="h1"),
+    ]
+
+
+def _filler_turns(count: int) -> list[BaseMessage]:
+    """Plain user and model turns that push the earlier ones out of the verbatim tail."""
+    return [
+        m
+        for i in range(count)
+        for m in (HumanMessage(f"Step {i}?", id=f"q{i}"), AIMessage(f"Step {i} done.", id=f"d{i}"))
     ]
 
 
@@ -221,7 +240,8 @@ def _check(messages: list[BaseMessage]) -> None:
     seen = [m for m in messages if MARK in content_text(m.content)]
     assert seen, "the payload never reached the model: the path builder is wrong"
     for message in messages:
-        if isinstance(message, ToolMessage):
+        if isinstance(message, (ToolMessage, AIMessage)):
+            # A tool result, or the model's own turn passed on as a real AI message.
             continue
         outside = FENCE.sub("", content_text(message.content))
         assert MARK not in outside, (type(message).__name__, outside)
