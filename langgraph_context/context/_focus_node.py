@@ -64,7 +64,11 @@ def focus_node(
         parts = [content_text(m.content) for m in system]
         if system_instructions:
             parts.append(system_instructions)
-        if protect and any(map(carries_untrusted, recent)):
+        if (
+            protect
+            and any(map(carries_untrusted, recent))
+            and not any(hardening in p for p in parts)
+        ):
             # Recent tool results and compaction messages are passed on as they are;
             # the builder adds the same line itself when it fences a packet (once).
             parts.append(hardening)
