@@ -168,9 +168,7 @@ def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
     elif message.type == "tool":
         packet_type, trusted = "tool", False
     else:
-        # Only the user's own turns are trusted. The model's turns (text and call
-        # arguments) may repeat injected tool output, so rendered as text they are
-        # fenced data; passed on as real AI messages they keep the AI role instead.
+        # Only the user's turns are trusted: the model's may repeat injected tool output.
         packet_type, trusted = "message", isinstance(message, HumanMessage)
     return ContextPacket(
         text if packet_type == "system" else f"{speaker}: {text}",
