@@ -148,6 +148,18 @@ def _builder_summary(payload: str) -> list[BaseMessage]:
     return [SystemMessage(builder.build("what now", history, INSTRUCTIONS))]
 
 
+def _builder_summarizer_input(payload: str) -> list[BaseMessage]:
+    """What ContextBuilder's summarizer is sent: the trimmed lines, a model turn among them."""
+    summarizer = ScriptedChatModel(responses=[AIMessage("Summary.")] * 3)
+    builder = ContextBuilder(
+        config=ContextConfig(max_tokens=400), summarizer=summarizer, summary_tokens=120
+    )
+    history = [{"role": "user", "content": f"message number {i} " * 6} for i in range(40)]
+    history.insert(2, {"role": "assistant", "content": f"The page said: {payload}"})
+    builder.build("what now", history, INSTRUCTIONS)
+    return list(summarizer.seen[0])
+
+
 def _compaction(payload: str) -> list[BaseMessage]:
     """A summarized history (the summarizer repeats the payload), as stored and sent."""
     history = [HumanMessage("Start.", id="c0")]
@@ -265,6 +277,7 @@ PATHS: dict[str, PathBuilder] = {
     "node-cache-forged-marker": _node("cache", pinned=False, forged=True),
     "node-focus-forged-marker": _node("focus", pinned=False, forged=True),
     "builder-summarizer": _builder_summary,
+    "builder-summarizer-input": _builder_summarizer_input,
     "compaction-summary": _compaction,
     "compaction-rules": _compact_rules,
     "compaction-middleware": _compaction_middleware,
@@ -283,7 +296,7 @@ SLOW_PATHS: dict[str, PathBuilder] = {
 """Paths that run real shell commands per example: fewer generated examples."""
 
 COVERED: dict[str, tuple[str, ...]] = {
-    "ContextBuilder": ("builder-summarizer", "node-cache-pinned", "node-focus-pinned"),
+    "ContextBuilder": ("builder-summarizer", "builder-summarizer-input", "node-focus-pinned"),
     "create_context_node": tuple(i for i in PATHS if i.startswith("node-")),
     "ContextMiddleware": ("middleware-main", "context-agent-context"),
     "create_context_agent": ("context-agent-context", "context-agent-no-context"),
@@ -309,7 +322,7 @@ NOT_A_MODEL_INPUT: dict[str, str] = {
     ),
     **dict.fromkeys(
         ["summarize_lines", "asummarize_lines", "insert_summary"],
-        "the builder's summarizer step; checked by builder-summarizer",
+        "the builder's summarizer step; checked by builder-summarizer(-input)",
     ),
     **dict.fromkeys(
         ["summary_message", "summary_instructions", "fenced_compaction_message"],
