@@ -43,6 +43,7 @@ import langgraph_context
 from langgraph_context.agents import (
     CompactionMiddleware,
     ContextMiddleware,
+    condense_result,
     create_codebase_maintainer_graph,
     create_context_agent,
 )
@@ -157,6 +158,13 @@ def _builder_summarizer_input(payload: str) -> list[BaseMessage]:
     history = [{"role": "user", "content": f"message number {i} " * 6} for i in range(40)]
     history.insert(2, {"role": "assistant", "content": f"The page said: {payload}"})
     builder.build("what now", history, INSTRUCTIONS)
+    return list(summarizer.seen[0])
+
+
+def _subagent_condense_input(payload: str) -> list[BaseMessage]:
+    """What a sub-agent tool's summarizer is sent to condense an over-long report."""
+    summarizer = ScriptedChatModel(responses=[AIMessage("Short.")])
+    condense_result(f"{payload}\n" + "finding " * 400, max_tokens=50, summarizer=summarizer)
     return list(summarizer.seen[0])
 
 
@@ -278,6 +286,7 @@ PATHS: dict[str, PathBuilder] = {
     "node-focus-forged-marker": _node("focus", pinned=False, forged=True),
     "builder-summarizer": _builder_summary,
     "builder-summarizer-input": _builder_summarizer_input,
+    "subagent-condense-input": _subagent_condense_input,
     "compaction-summary": _compaction,
     "compaction-rules": _compact_rules,
     "compaction-middleware": _compaction_middleware,
@@ -312,6 +321,9 @@ COVERED: dict[str, tuple[str, ...]] = {
     "render_memory": ("render-memory",),
     "render_state_block": ("context-agent-no-context",),
     "fenced_block": ("fenced-block",),
+    # The sub-agent's task is the calling agent's request (its user); its report is data.
+    "create_subagent_tool": ("subagent-condense-input",),
+    "condense_result": ("subagent-condense-input",),
 }
 """Public names that build (part of) a model input, and the paths that check them."""
 
@@ -353,10 +365,6 @@ NOT_A_MODEL_INPUT: dict[str, str] = {
             "create_output_guard_node",
         ],
         "a node that writes state, never the model input",
-    ),
-    "create_subagent_tool": (
-        "the sub-agent's input is its create_context_agent's (checked there); its task "
-        "is the calling agent's request, the user of the sub-agent"
     ),
 }
 """Public names the candidate rule matches that build no model input themselves."""
