@@ -52,7 +52,10 @@ def test_untrusted_history_is_wrapped_and_hardened_in_a_graph() -> None:
     tags = re.findall(r"<untrusted-data-([0-9a-f]{16})", system)
     assert tags
     assert len(set(tags)) == 1
-    assert f"notes.txt says:\n{ATTACK}\n</untrusted-data-{tags[0]}>" in system
+    # The model's turn after the tool result is untrusted too: it shares the fence.
+    closer = f"</untrusted-data-{tags[0]}>"
+    assert f"notes.txt says:\n{ATTACK}\n" in system
+    assert system.index(ATTACK) < system.index("assistant: I read it.") < system.index(closer)
     assert [m.content for m in out["llm_input_messages"][1:]] == ["summarize"]
 
 

@@ -52,7 +52,7 @@ def test_messages_to_packets_handles_objects_and_dicts() -> None:
     ]
     assert packets[2].source == "ai-1"
     assert packets[1].source == "message-1"
-    assert [p.is_trusted for p in packets] == [True, True, True, False, True]
+    assert [p.is_trusted for p in packets] == [True, True, False, False, True]
     assert packets[4].metadata["speaker"] == "Ann"
 
 

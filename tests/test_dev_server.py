@@ -345,3 +345,32 @@ def test_dev_server_two_users_two_threads_concurrently(server: str, workspace: P
         assert {tuple(i["namespace"]) for i in notes[user]["items"]} == {
             ("codebase_maintainer", "notes", user)
         }
+
+
+async def _wrong_shape_round(url: str) -> tuple[Any, Any, Any]:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    thread = await client.threads.create()
+    settings = {"model_factory": "named", "model": "m-shape", "user_id": "e"}
+    bad = {"messages": [{"role": "user", "content": "hi"}], "plan": ["a", "b"]}
+    answer = await client.runs.wait(
+        thread["thread_id"], "context_agent", input=bad, context=settings, raise_error=False
+    )
+    good = {"messages": [{"role": "user", "content": "again"}]}
+    await client.runs.wait(thread["thread_id"], "context_agent", input=good, context=settings)
+    state = await client.threads.get_state(thread["thread_id"])
+    return answer, await client.runs.list(thread["thread_id"]), state
+
+
+def test_dev_server_names_a_wrong_shaped_plan_instead_of_crashing(server: str) -> None:
+    """`{"plan": ["a", "b"]}` over the SDK fails with the package's typed error naming the
+    key and its shape (not a reducer's `string indices` TypeError); the thread runs on."""
+    answer, runs, state = asyncio.run(_wrong_shape_round(server))
+    error = answer["__error__"]
+    assert error["error"] == "InvalidTypeError"
+    assert error["message"].startswith("state key 'plan' must be a list of {\"content\": str")
+    assert "string indices" not in error["message"]
+    assert sorted(run["status"] for run in runs) == ["error", "success"]
+    assert state["values"]["messages"][-1]["content"].startswith("m-shape")
+    assert not state["values"].get("plan")

@@ -5,6 +5,8 @@ rules accept."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +20,7 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import tool
 
-from langgraph_context.agents import create_context_agent
+from langgraph_context.agents import create_codebase_maintainer_graph, create_context_agent
 from langgraph_context.compaction import compact_messages
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.context.breakpoints import cache_marks, mark_cache_breakpoints
@@ -56,19 +58,28 @@ def _without_later_system(history: list[BaseMessage]) -> list[BaseMessage]:
     return [*history[:lead], *(m for m in history[lead:] if not isinstance(m, SystemMessage))]
 
 
+RULES = st.one_of(
+    st.just([]),
+    st.just([{"id": "c-1", "text": "Never push to main", "status": "active", "source": "model"}]),
+)
+
+
 @FEW
 @given(
     hostile_histories(),
     PLANS,
+    RULES,
     st.sampled_from(["cache", "focus"]),
     st.sampled_from([300, 4000]),
 )
 def test_the_context_node_output_is_accepted(
-    history: list[BaseMessage], plan: list[Any], layout: str, budget: int
+    history: list[BaseMessage], plan: list[Any], rules: list[Any], layout: str, budget: int
 ) -> None:
-    """Both layouts, tight and roomy budgets, with or without a plan: providers accept it."""
+    """Both layouts, tight and roomy budgets, with or without a plan and a model-recorded
+    rule (which may move a tool round out of the verbatim tail): providers accept it."""
     node = NODES[(layout, budget)]
-    sent = node.invoke({"messages": _with_user(history), "plan": plan})["llm_input_messages"]
+    state = {"messages": _with_user(history), "plan": plan, "constraints": rules}
+    sent = node.invoke(state)["llm_input_messages"]
     assert provider_problems(sent, alternating=True) == []
     marked = mark_cache_breakpoints(sent)
     assert sum(cache_marks(m) for m in marked) <= MAX_ANTHROPIC_MARKS
@@ -123,14 +134,15 @@ AGENT_FEW = settings(max_examples=15, deadline=None, suppress_health_check=[Heal
 
 
 @AGENT_FEW
-@given(hostile_histories(), st.booleans(), st.sampled_from([800, 4000]))
+@given(hostile_histories(), st.booleans(), st.booleans(), st.sampled_from([800, 4000]))
 def test_the_prebuilt_agent_sends_what_providers_accept(
-    history: list[BaseMessage], context: bool, budget: int
+    history: list[BaseMessage], context: bool, compaction: bool, budget: int
 ) -> None:
-    """`create_context_agent`, with or without the context middleware: each request is valid."""
+    """`create_context_agent`, with or without the context and compaction middleware:
+    each request is valid."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     sized = {"max_tokens": budget} if context else {}
-    agent = create_context_agent(model, [_lookup], context=context, compaction=False, **sized)
+    agent = create_context_agent(model, [_lookup], context=context, compaction=compaction, **sized)
     # A client cannot send a `RemoveMessage` of a message the thread lacks: LangGraph's
     # reducer refuses it before any node runs. Every other hostile shape goes in.
     sent_in = [m for m in _with_user(history) if not isinstance(m, RemoveMessage)]
@@ -143,3 +155,23 @@ def test_the_prebuilt_agent_sends_what_providers_accept(
 def _lookup(key: str) -> str:
     """Look a key up (scripted)."""
     return key
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_histories(), st.booleans())
+def test_the_maintainer_sends_what_providers_accept(
+    history: list[BaseMessage], context: bool
+) -> None:
+    """The codebase maintainer (briefing, modes, constraint store), with or without its
+    context: each request is valid (few examples: each runs shell commands)."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp, "ws")
+        workspace.mkdir()
+        (workspace / "app.py").write_text("x = 1  # TODO: tidy\n", encoding="utf-8")
+        graph = create_codebase_maintainer_graph(
+            model, workspace=workspace, notes=Path(tmp, "notes"), context=context
+        )
+        sent_in = [m for m in _with_user(history) if not isinstance(m, RemoveMessage)]
+        graph.invoke({"messages": sent_in})
+    assert provider_problems(list(model.seen[0]), alternating=True) == []

@@ -8,6 +8,8 @@ from types import ModuleType
 
 import pytest
 
+from langgraph_context.errors import InvalidTypeError
+
 GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
 
 
@@ -49,3 +51,26 @@ def test_served_graphs_run_the_output_guard(name: str, monkeypatch: pytest.Monke
     assert any(node.startswith("OutputGuardMiddleware") for node in nodes), sorted(nodes)
     assert "injection_flags" in served.get_output_jsonschema()["properties"]
     assert "injection_flags" not in served.get_input_jsonschema()["properties"]
+
+
+WRONG_SHAPES = [
+    ("plan", ["a", "b"], r"state key 'plan' must be a list of \{\"content\": str"),
+    ("note", ["a"], r"state key 'note' must be a dict of note name \(str\)"),
+    ("constraints", "never push", r"state key 'constraints' must be a list of \{\"id\": str"),
+    ("hot_issues", [1, 2], r"state key 'hot_issues' must be a list of \{\"id\": str"),
+]
+
+
+@pytest.mark.parametrize("name", ["context_agent", "codebase_maintainer"])
+@pytest.mark.parametrize(("key", "value", "match"), WRONG_SHAPES)
+def test_served_graphs_name_a_wrong_shaped_input_key(
+    name: str, key: str, value: object, match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state value of the wrong shape sent as input is the package's typed error naming
+    the key and its shape, raised before any model call, never a reducer's TypeError."""
+    monkeypatch.setenv("LGC_WORKSPACE", str(GRAPHS))
+    served = _load(name).graph
+    assert key in served.get_input_jsonschema()["properties"]
+    config = {"configurable": {"thread_id": "t", "user_id": "u", "model_factory": "missing"}}
+    with pytest.raises(InvalidTypeError, match=match):
+        served.invoke({"messages": [{"role": "user", "content": "hi"}], key: value}, config)

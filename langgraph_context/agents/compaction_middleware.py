@@ -25,7 +25,7 @@ from langchain.agents.middleware.types import (
     OmitFromInput,
 )
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -35,7 +35,11 @@ from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._hooks import drop_before_model, quiet_config
 from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
 from langgraph_context.agents.models import resolved_model
-from langgraph_context.compaction import CompactionRecord, create_compaction_node
+from langgraph_context.compaction import (
+    CompactionRecord,
+    create_compaction_node,
+    is_untrusted_compaction,
+)
 from langgraph_context.compaction.options import (
     Archive,
     CompactionMode,
@@ -44,12 +48,32 @@ from langgraph_context.compaction.options import (
     Trigger,
 )
 from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
+from langgraph_context.safety import HARDENING_INSTRUCTION
 from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
 
 __all__ = ["CompactionAgentState", "CompactionMiddleware"]
 
 _Step = tuple[str, Any]
 """`("compaction", state)` for the view-mode node, `("model", request)` for the model."""
+
+
+def _hardened(request: ModelRequest[Any]) -> ModelRequest[Any]:
+    """The request, its system prompt hardened once fenced compaction text is in it.
+
+    A summary or snapshot is untrusted text, and SECURITY.md wants the hardening line
+    present whenever untrusted text is. Block content keeps its blocks (cache marks).
+    """
+    if not any(map(is_untrusted_compaction, request.messages)):
+        return request
+    system = request.system_message
+    content: Any = system.content if system is not None else ""
+    if HARDENING_INSTRUCTION in str(content):
+        return request
+    if isinstance(content, list):
+        content = [*content, {"type": "text", "text": HARDENING_INSTRUCTION}]
+    else:
+        content = f"{content}\n\n{HARDENING_INSTRUCTION}" if content else HARDENING_INSTRUCTION
+    return request.override(system_message=SystemMessage(content))
 
 
 class CompactionAgentState(AgentState[Any]):
@@ -165,13 +189,13 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
             learned.pop("messages", None)
             if view:
                 request = request.override(messages=list(view))
-        answer = yield ("model", request)
+        answer = yield ("model", _hardened(request))
         retry = None
         if overflowed(answer):
             chat = resolved_model(request.model)
             retry = self._window.shrink(list(request.messages), chat, request.state)
             request = request.override(messages=retry.messages)  # type: ignore[arg-type]
-            answer = retry.check((yield ("model", request)))
+            answer = retry.check((yield ("model", _hardened(request))))
         return self._learned(original, answer, (retry, learned))
 
     def _learned(

@@ -66,7 +66,7 @@ _MAX_NOTE_NAMES = 50
 _MALFORMED_RETRIES = 3  # replies in a row whose calls did not parse, answered in one call
 
 
-def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
+def render_state_block(state: Any, *, read_tool: str = "query_note", hardened: bool = False) -> str:
     """Render pinned items, the plan and the note names as a short `[State]` block.
 
     The plan and the note names are written by the model (they can repeat what a tool
@@ -78,6 +78,7 @@ def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
         state: Graph state (dict or object) with optional `constraints`,
             `hot_issues`, `plan` and `note`.
         read_tool: The note-reading tool the block names.
+        hardened: The prompt it joins already has the hardening line: not repeated.
 
     Returns:
         The block, or `""` when all of them are empty.
@@ -96,6 +97,8 @@ def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
     notes = get_state_value(state, "note", {})
     lines: list[str] = []
     pinned = render_pinned(state)
+    if hardened:
+        pinned = pinned.removeprefix(HARDENING_INSTRUCTION).lstrip("\n")
     if pinned:
         lines.append(pinned)
     fenced: list[ContextPacket] = []
@@ -109,8 +112,8 @@ def render_state_block(state: Any, *, read_tool: str = "query_note") -> str:
         lines.append(f"Notes: read one with {read_tool}; their names are fenced below.")
         fenced.append(ContextPacket(f"{shown}{more}", type="note_names", source="notes"))
     if fenced:
-        # One hardening line per block: the pinned items bring its own when it fences anything.
-        hardening = "" if HARDENING_INSTRUCTION in pinned else None
+        # One hardening line per block: the pinned items bring their own when they fence.
+        hardening = "" if hardened or HARDENING_INSTRUCTION in pinned else None
         lines.append(fenced_block(fenced, hardening=hardening))
     return "\n".join(["[State]", *lines]) if lines else ""
 
@@ -285,9 +288,11 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
 
     def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:
         """The prompt, the `[State]` block and the whole history, untrusted parts fenced."""
-        block = render_state_block(request.state, read_tool=self._read_tool)
+        prompt = _system_text(request.system_message)
+        hardened = HARDENING_INSTRUCTION in prompt
+        block = render_state_block(request.state, read_tool=self._read_tool, hardened=hardened)
         messages, due = _fenced_history(without_stamps(history))
-        text = _joined(_system_text(request.system_message), block)
+        text = _joined(prompt, block)
         if due and HARDENING_INSTRUCTION not in text:
             text = _joined(text, HARDENING_INSTRUCTION)
         return request.override(

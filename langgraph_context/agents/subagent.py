@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.errors import GraphRecursionError
@@ -39,6 +45,8 @@ from langgraph_context.agents.context_agent import create_context_agent
 from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
+from langgraph_context.packet import ContextPacket
+from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
@@ -75,7 +83,7 @@ _SUMMARY_FAILED = "sub-agent report summarizer failed; cutting instead"
 _SUMMARY_PROMPT = (
     "Condense this report to at most {cap} tokens. Keep conclusions, file paths, names, "
     "numbers, error lines and open questions; drop narration. Do not add anything that "
-    "is not in the report.\n\n<report>\n{report}\n</report>"
+    "is not in the report."
 )
 # Configurable keys that address a checkpoint lineage or LangGraph internals: a sub-run
 # gets its own thread instead, so it starts from a clean window and never touches the
@@ -97,7 +105,13 @@ def _summary_request(
     """The summarizer's input when `text` is over the cap and a summarizer is set."""
     if summarizer is None or count(text) <= max_tokens:
         return None
-    return [HumanMessage(_SUMMARY_PROMPT.format(cap=max_tokens, report=text))]
+    # The report is the sub-agent's text (it may repeat injected tool output): fenced,
+    # under the hardening line, never plain user text.
+    report = fenced_block([ContextPacket(text, type="report", source="sub-agent")], hardening="")
+    return [
+        SystemMessage(f"{_SUMMARY_PROMPT.format(cap=max_tokens)}\n{HARDENING_INSTRUCTION}"),
+        HumanMessage(report),
+    ]
 
 
 def _cut_report(text: str, reply: BaseMessage | None, max_tokens: int, count: TokenCounter) -> str:

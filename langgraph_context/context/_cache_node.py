@@ -50,8 +50,11 @@ def _instructions(
     system: list[SystemMessage], system_instructions: str | None, hardening: str
 ) -> str | None:
     """The system message's role text: leading system messages, instructions, hardening."""
-    parts = [content_text(m.content) for m in system]
-    return "\n\n".join(p for p in [*parts, system_instructions or "", hardening] if p) or None
+    parts = [content_text(m.content) for m in system if m.content]
+    parts.append(system_instructions or "")
+    if hardening and any(hardening in p for p in parts):
+        hardening = ""  # an outer middleware (compaction) already hardened the prompt
+    return "\n\n".join(p for p in [*parts, hardening] if p) or None
 
 
 def _head(builder: ContextBuilder, instructions: str | None) -> int:

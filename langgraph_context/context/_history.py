@@ -35,6 +35,15 @@ def node_history(
     return repair_history(messages).messages, stamped
 
 
+def pinned_lost(result: ContextResult) -> list[str]:
+    """The constraints and hot issues a build left out (by source), duplicates aside."""
+    return [
+        d.packet.source or d.packet.type
+        for d in result.dropped
+        if d.packet.type in _PINNED_TYPES and d.reason != "duplicate"
+    ]
+
+
 def warn_if_short(
     result: ContextResult,
     sent: Sequence[BaseMessage],
@@ -48,11 +57,7 @@ def warn_if_short(
     A constraint or hot issue left out, or an input over `max_tokens`, changes what
     the model does; a developer must see it, so it is a `UserWarning` with the fix.
     """
-    lost = [
-        d.packet.source or d.packet.type
-        for d in result.dropped
-        if d.packet.type in _PINNED_TYPES and d.reason != "duplicate"
-    ]
+    lost = pinned_lost(result)
     if lost:
         msg = (
             f"{node}: pinned items {lost} was left out of the model input: the budget "

@@ -17,7 +17,7 @@ from langgraph_context.messages import safe_cut_points, tool_result_ids
 from langgraph_context.safety.detector import Detector
 from langgraph_context.tokens import TokenCounter
 
-__all__ = ["fit_recent", "model_view"]
+__all__ = ["fit_recent", "model_view", "request_only"]
 
 
 def _split_history(
@@ -101,6 +101,19 @@ def fit_recent(
             if counter(recent) <= allowed:
                 break
     return older, recent
+
+
+def request_only(
+    older: list[BaseMessage], recent: list[BaseMessage], query: str
+) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """Only the user's request stays recent; the rest (a tool round) joins the older turns.
+
+    For a budget too small for the shortest tool round beside pinned memory: the round
+    competes in the context pool instead, the request still leads the messages.
+    """
+    request = next((m for m in reversed(recent) if _is_request(m)), None)
+    lead = request if request is not None else HumanMessage(query)
+    return older + [m for m in recent if m is not request], [lead]
 
 
 def _is_request(message: BaseMessage) -> bool:

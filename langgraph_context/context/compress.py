@@ -123,9 +123,13 @@ def _trim(
 
 
 def _summary_request(section: str, lines: Sequence[str], tokens: int) -> list[BaseMessage]:
+    """The summarizer's input: the lines (tool output among them) fenced, hardened."""
+    text = "\n".join(lines)
+    fence = Fence(keyed_boundary("summary-input", text))
+    block = fence.wrap([ContextPacket(text, type="removed", source=section)])
     return [
-        SystemMessage(SUMMARY_PROMPT.format(tokens=tokens)),
-        HumanMessage(f"Removed from the {section} section:\n" + "\n".join(lines)),
+        SystemMessage(f"{SUMMARY_PROMPT.format(tokens=tokens)}\n{HARDENING_INSTRUCTION}"),
+        HumanMessage(f"Removed from the {section} section:\n{block}"),
     ]
 
 

@@ -168,8 +168,8 @@ def _message_packet(message: BaseMessage, position: int) -> ContextPacket:
     elif message.type == "tool":
         packet_type, trusted = "tool", False
     else:
-        # The user's and the model's own turns are conversation, trusted as such.
-        packet_type, trusted = "message", isinstance(message, (HumanMessage, AIMessage))
+        # Only the user's turns are trusted: the model's may repeat injected tool output.
+        packet_type, trusted = "message", isinstance(message, HumanMessage)
     return ContextPacket(
         text if packet_type == "system" else f"{speaker}: {text}",
         type=packet_type,
@@ -214,7 +214,8 @@ def messages_to_packets(messages: Sequence[Any]) -> list[ContextPacket]:
     `system` packets; a system message further down is untrusted data, a `message`
     packet like the rest (`compaction.mark_later_system`). Tool results become `tool`
     packets (untrusted), everything else `message` packets whose content is
-    `"<speaker>: <text>"`, where the speaker is the message's `name` or its role. A
+    `"<speaker>: <text>"`, where the speaker is the message's `name` or its role; only
+    the user's turns are trusted (the model's may repeat injected tool output). A
     message compaction wrote is judged by its marker, not its role: its fenced text
     becomes untrusted `snapshot` or `summary` packets, only the rest (the user's
     quoted requests) a trusted one.

@@ -301,7 +301,8 @@ class Fence:
         """The item for `packet`; `typed` names its type in the label (mixed fences)."""
         text = packet.content
         if self.sanitize:
-            text = sanitize_untrusted(text, detector=self.detector)
+            label, body = _role_label(packet)
+            text = label + sanitize_untrusted(body, detector=self.detector)
         text = neutralize_tags(text, self.boundary)
         name = _attribute(packet.source, self.boundary) if packet.source else ""
         kind = _attribute(packet.type, self.boundary)
@@ -364,6 +365,20 @@ def _detect(text: str) -> tuple[InjectionFinding, ...]:
     return tuple(find_injections(text))
 
 
+def _role_label(packet: ContextPacket) -> tuple[str, str]:
+    """`(label, text)`: the `assistant: ` a history packet starts with is ours, not its text.
+
+    `context.messages_to_packets` prefixes each message with its role; scanned or
+    sanitized with the text, every model turn would read as a forged role marker. A
+    speaker `name` a client chose is not a role and stays part of the text.
+    """
+    role = packet.metadata.get("role")
+    prefix = f"{role}: "
+    if role and packet.metadata.get("speaker") == role and packet.content.startswith(prefix):
+        return prefix, packet.content[len(prefix) :]
+    return "", packet.content
+
+
 def untrusted_findings(
     packets: Iterable[ContextPacket], *, detector: DetectorLike | None = None
 ) -> tuple[tuple[str, InjectionFinding], ...]:
@@ -390,9 +405,10 @@ def untrusted_findings(
         (p.source or p.type, f)
         for p in packets
         if not p.is_trusted
+        for body in [_role_label(p)[1]]
         for f in (
-            *(_detect(p.content) if chosen is None or chosen.rules else ()),
-            *scored_findings(p.content, chosen),
+            *(_detect(body) if chosen is None or chosen.rules else ()),
+            *scored_findings(body, chosen),
         )
     )
     if found:
