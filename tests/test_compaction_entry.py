@@ -122,7 +122,7 @@ def test_a_result_already_cut_is_left_alone() -> None:
 @pytest.mark.parametrize("bad", [0, -5, 1.5, "100"])
 def test_a_bad_limit_is_refused(bad: object) -> None:
     """The limit must be a positive int: a clear typed error at construction."""
-    with pytest.raises(InvalidArgumentError, match="max_tokens"):
+    with pytest.raises(InvalidArgumentError, match="max_result_tokens"):
         create_tool_output_limit_node(bad)  # type: ignore[arg-type]
 
 

@@ -111,7 +111,7 @@ def _builder_summary(payload: str) -> list[BaseMessage]:
     builder = ContextBuilder(
         config=ContextConfig(max_tokens=400),
         summarizer=ScriptedChatModel(responses=[AIMessage(reply)]),
-        summary_tokens=120,
+        max_summary_tokens=120,
     )
     history = [{"role": "user", "content": f"message number {i} " * 6} for i in range(40)]
     return [SystemMessage(builder.build("what now", history, INSTRUCTIONS))]
@@ -129,7 +129,7 @@ def _compaction(payload: str) -> list[BaseMessage]:
         ]
     history.append(HumanMessage("Continue.", id="c9"))
     summarizer = ScriptedChatModel(responses=[AIMessage(f"Summary: {payload}")] * 3)
-    out = summarize_history(history, model=summarizer, max_tokens=400)
+    out = summarize_history(history, model=summarizer, target_tokens=400)
     assert out.error is None
     return [SystemMessage(INSTRUCTIONS + "\n\n" + HARDENING_INSTRUCTION), *out.messages]
 

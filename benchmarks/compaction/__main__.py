@@ -156,7 +156,7 @@ def generated(count: int, factories: list[Callable[[], Method]]) -> list[dict[st
             method.reset(budget)
             try:
                 if isinstance(method, OursRules):
-                    result = compact_messages(history, max_tokens=budget)
+                    result = compact_messages(history, target_tokens=budget)
                     view = result.messages
                     if result.stats.tokens_after > budget:
                         silent_over += 0 if result.stats.note else 1

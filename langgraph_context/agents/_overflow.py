@@ -123,7 +123,7 @@ class Window:
             ratio = usage_ratio(get_state_value(state, USAGE_KEY, None)) or 1.0
             target = min(target, int(window / ratio) // 2)
         result = compact_messages(
-            history, max_tokens=max(1, target), strategy="auto", token_counter=self.token_counter
+            history, target_tokens=max(1, target), strategy="auto", token_counter=self.token_counter
         )
         messages = list(result.messages)
         tokens = int(self.token_counter(messages)) if messages else 0

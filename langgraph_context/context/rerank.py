@@ -74,6 +74,6 @@ def rerank_selection(
     return Selection(
         tuple(sorted((*pinned, *kept), key=lambda s: s.index)),
         (*selection.dropped, *dropped),
-        selection.max_tokens,
+        selection.max_selected_tokens,
         max(0, selection.tokens - freed),
     )
