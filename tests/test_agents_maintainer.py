@@ -20,7 +20,7 @@ from langgraph_context.agents import (
     create_codebase_maintainer_graph,
 )
 from langgraph_context.notebook import FileNotebookStore
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

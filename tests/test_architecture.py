@@ -241,6 +241,21 @@ def test_top_level_is_small_and_every_name_resolves() -> None:
         _ = langgraph_context.nope  # type: ignore[attr-defined]
 
 
+def test_no_constant_is_in_a_public_all() -> None:
+    """`__all__` lists what a user calls; constants stay importable from their module."""
+    import importlib
+
+    exported = {
+        name: getattr(importlib.import_module(name), "__all__", [])
+        for name, _, _ in _sources()
+        if not any(part.startswith("_") for part in name.split("."))
+        and _unit(name) not in {"cli", "__main__"}
+    }
+    assert {m: [n for n in names if n.isupper()] for m, names in exported.items()} == {
+        m: [] for m in exported
+    }
+
+
 def test_modules_are_short() -> None:
     """No module is longer than 500 lines."""
     long = {

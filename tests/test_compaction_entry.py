@@ -11,7 +11,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_context.agents import ToolOutputLimitMiddleware, create_context_agent
-from langgraph_context.compaction import CUT_MARKER, create_tool_output_limit_node
+from langgraph_context.compaction import create_tool_output_limit_node
+from langgraph_context.compaction.entry import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import NoteStateMixin
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call

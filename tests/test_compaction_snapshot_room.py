@@ -18,7 +18,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from langgraph_context.compaction import (
-    COMPACTION_MARKER,
     StateSnapshot,
     compact_messages,
     compaction_kind,
@@ -26,6 +25,7 @@ from langgraph_context.compaction import (
     extract_snapshot,
 )
 from langgraph_context.compaction._step import SNAPSHOT_SHARE
+from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.compaction.snapshot import snapshot_message
 from langgraph_context.tokens import count_tokens
 

@@ -10,10 +10,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import (
-    HANDOFF_PROMPT,
-    SNAPSHOT_PROMPT,
-    STATUS_LABELS,
-    SUMMARY_PREFIX,
     HistorySummary,
     SummaryOptions,
     asummarize_history,
@@ -23,7 +19,9 @@ from langgraph_context.compaction import (
     summarize_history,
     summary_instructions,
 )
+from langgraph_context.compaction.prompts import HANDOFF_PROMPT, SNAPSHOT_PROMPT, STATUS_LABELS
 from langgraph_context.compaction.provenance import fence
+from langgraph_context.compaction.summarize import SUMMARY_PREFIX
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 

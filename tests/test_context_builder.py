@@ -24,7 +24,7 @@ from langgraph_context.context import (
     select,
     structure,
 )
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 
 
 def test_build_assembles_all_sections() -> None:

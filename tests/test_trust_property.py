@@ -33,12 +33,14 @@ from langchain_core.messages import (
 from langchain_core.tools import tool
 
 from langgraph_context.agents import ContextMiddleware, create_context_agent
-from langgraph_context.compaction import COMPACTION_MARKER, summarize_history
+from langgraph_context.compaction import summarize_history
+from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned import render_pinned
-from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
+from langgraph_context.safety import fenced_block
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import render_plan
 from langgraph_context.testing import ScriptedChatModel
 

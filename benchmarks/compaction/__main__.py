@@ -41,7 +41,8 @@ from benchmarks.compaction.methods import (
     all_methods,
 )
 from benchmarks.compaction.replay import BUDGETS, OVERFLOW_BINS, Session, replay
-from langgraph_context.compaction import CLEARED_TOOL_RESULT, compact_messages
+from langgraph_context.compaction import compact_messages
+from langgraph_context.compaction.strategies import CLEARED_TOOL_RESULT
 from langgraph_context.messages import group_tool_rounds, repair_history, validate_history
 from langgraph_context.tokens import count_tokens
 from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript

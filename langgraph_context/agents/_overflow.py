@@ -28,7 +28,6 @@ from langgraph_context.compaction import compact_messages
 from langgraph_context.errors import ContextWindowError
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import (
-    USAGE_KEY,
     TokenCounter,
     TokenUsage,
     count_tool_tokens,
@@ -37,6 +36,7 @@ from langgraph_context.tokens import (
     reported_input_tokens,
     usage_ratio,
 )
+from langgraph_context.tokens.window import USAGE_KEY
 
 __all__ = [
     "Failed",

@@ -25,8 +25,6 @@ from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_tex
 from langgraph_context.tools import Terminal
 
 __all__ = [
-    "BRIEFING_PACKET_TYPE",
-    "DEFAULT_MAX_BRIEFING_TOKENS",
     "briefing_packets",
     "build_briefing",
 ]

@@ -45,10 +45,14 @@ from langgraph_context.agents._maintainer_prompts import (
     BASE_INSTRUCTIONS,
     EXPLORER_DESCRIPTION,
     EXPLORER_INSTRUCTIONS,
-    MAINTAINER_MODES,
     MODE_INSTRUCTIONS,
     MaintainerMode,
     check_mode,
+)
+
+# Constants of a private module, importable from here (not in `__all__`).
+from langgraph_context.agents._maintainer_prompts import (
+    MAINTAINER_MODES as MAINTAINER_MODES,  # noqa: PLC0414 (re-export)
 )
 from langgraph_context.agents.briefing import (
     DEFAULT_MAX_BRIEFING_TOKENS,
@@ -82,7 +86,6 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import Terminal, create_terminal_tool
 
 __all__ = [
-    "MAINTAINER_MODES",
     "MaintainerMiddleware",
     "MaintainerMode",
     "MaintainerOptions",

@@ -45,11 +45,6 @@ from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_res
 from langgraph_context.tools.state_notes import fresh_note_name
 
 __all__ = [
-    "DEFAULT_MAX_RESULT_TOKENS",
-    "DEFAULT_SUBAGENT_DESCRIPTION",
-    "DEFAULT_SUBAGENT_NAME",
-    "DEFAULT_SUBAGENT_RECURSION_LIMIT",
-    "TRUNCATION_MARKER",
     "acondense_result",
     "condense_result",
     "create_subagent_tool",

@@ -26,8 +26,6 @@ from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
 __all__ = [
-    "CUT_MARKER",
-    "DEFAULT_NOTE_PREFIX",
     "arrived_tool_result",
     "create_tool_output_limit_node",
     "cut_tool_result",

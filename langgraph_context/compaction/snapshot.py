@@ -15,8 +15,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+# Constants of a private module, importable from here (not in `__all__`).
 from langgraph_context.compaction._facts import (
-    ERROR_LINE_CHARS,
+    ERROR_LINE_CHARS as ERROR_LINE_CHARS,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.compaction._facts import (
     ID_RE,
     READ_TOOLS,
     REQUEST_CHARS,
@@ -47,10 +50,6 @@ from langgraph_context.messages import (
 from langgraph_context.tokens import resolve_counter
 
 __all__ = [
-    "COMPACTION_MARKER",
-    "ERROR_LINE_CHARS",
-    "REQUEST_CHARS",
-    "SNAPSHOT_HEADER",
     "StateSnapshot",
     "compaction_kind",
     "extract_snapshot",

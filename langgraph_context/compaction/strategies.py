@@ -34,9 +34,14 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+# Constants of a private module, importable from here (not in `__all__`).
 from langgraph_context.compaction._units import (
-    CLEARED_TOOL_ARG,
-    CLEARED_TOOL_RESULT,
+    CLEARED_TOOL_ARG as CLEARED_TOOL_ARG,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.compaction._units import (
+    CLEARED_TOOL_RESULT as CLEARED_TOOL_RESULT,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.compaction._units import (
     Costs,
     Kept,
     Work,
@@ -65,12 +70,6 @@ from langgraph_context.messages import as_messages, group_tool_rounds, repair_hi
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
-    "CLEARED_TOOL_ARG",
-    "CLEARED_TOOL_RESULT",
-    "DEFAULT_HEAD_FRACTION",
-    "DEFAULT_KEEP_TOOL_ROUNDS",
-    "DEFAULT_SNAPSHOT_FRACTION",
-    "STRATEGIES",
     "CompactionResult",
     "CompactionStats",
     "Strategy",

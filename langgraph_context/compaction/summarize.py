@@ -50,8 +50,6 @@ from langgraph_context.messages import (
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
-    "DEFAULT_KEEP_FRACTION",
-    "SUMMARY_PREFIX",
     "HistorySummary",
     "SummarizedHistory",
     "asummarize_history",

@@ -29,8 +29,6 @@ from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, Fence, keye
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
 __all__ = [
-    "DEFAULT_SUMMARY_TOKENS",
-    "SUMMARY_PROMPT",
     "Compressed",
     "acompress_context",
     "asummarize_lines",
