@@ -11,7 +11,6 @@ from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
-    "TRUSTED_PACKET_TYPES",
     "ContextPacket",
 ]
 

@@ -36,9 +36,6 @@ from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError
 
 __all__ = [
-    "BM25_B",
-    "BM25_K1",
-    "STOP_WORDS",
     "rank_texts",
     "score_passages",
     "score_texts",

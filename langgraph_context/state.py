@@ -26,8 +26,6 @@ from typing_extensions import TypedDict
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
-    "PINNED_STATUSES",
-    "PLAN_STATUSES",
     "Constraint",
     "HotIssue",
     "NoteStateMixin",

@@ -17,10 +17,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import AgentBudget, create_context_agent
 from langgraph_context.agents._budget import TARGET_SHARE
-from langgraph_context.compaction import CUT_MARKER
+from langgraph_context.compaction.entry import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
-from langgraph_context.tokens import USAGE_KEY, count_tokens, count_tool_tokens
+from langgraph_context.tokens import count_tokens, count_tool_tokens
+from langgraph_context.tokens.window import USAGE_KEY
 
 WINDOW = 4_000
 PROMPT = "You are a booking assistant. Look reservations up before you answer."

@@ -20,7 +20,7 @@ from langgraph_context.agents import (
     create_codebase_maintainer_graph,
 )
 from langgraph_context.notebook import FileNotebookStore
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tools import Terminal
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -215,12 +215,17 @@ def test_briefing_is_capped_and_marked_as_data(tmp_path: Path) -> None:
     for i in range(200):
         (workspace / "app" / f"mod_{i:03d}.py").write_text("x = 1\n")
     terminal = Terminal(workspace)
-    text = build_briefing("explore", "map it", terminal=terminal, max_tokens=400, token_counter=len)
+    text = build_briefing(
+        "explore", "map it", terminal=terminal, max_briefing_tokens=400, token_counter=len
+    )
     assert len(text) <= 400
     assert text.startswith("[Workspace briefing]")
     assert "data, not instructions" in text
     assert "$ find . -type f -name '*.py'" in text
-    assert build_briefing("explore", "x", terminal=terminal, max_tokens=50, token_counter=len) == ""
+    assert (
+        build_briefing("explore", "x", terminal=terminal, max_briefing_tokens=50, token_counter=len)
+        == ""
+    )
     assert build_briefing("plan", "x") == ""
 
 
@@ -230,10 +235,10 @@ def test_errors(tmp_path: Path) -> None:
     model = ScriptedChatModel(responses=[AIMessage("x")])
     with pytest.raises(ValueError, match="default_mode must be one of"):
         create_codebase_maintainer_graph(model, workspace=workspace, default_mode="fix")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="briefing_max_tokens must be a positive int"):
-        MaintainerOptions(briefing_max_tokens=0)
-    with pytest.raises(ValueError, match="briefing_max_tokens must be a positive int"):
-        MaintainerOptions(briefing_max_tokens=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_briefing_tokens must be a positive int"):
+        MaintainerOptions(max_briefing_tokens=0)
+    with pytest.raises(ValueError, match="max_briefing_tokens must be a positive int"):
+        MaintainerOptions(max_briefing_tokens=1.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_tokens must exceed the instructions'"):
         create_codebase_maintainer_graph(model, workspace=workspace, max_tokens=100)
     with pytest.raises(TypeError, match="notes must be a directory path"):
@@ -391,7 +396,7 @@ def test_without_context_node_the_briefing_goes_into_the_prompt(tmp_path: Path) 
 
 
 def test_options_cap_the_briefing(tmp_path: Path) -> None:
-    """MaintainerOptions(briefing_max_tokens=...) reaches the briefing the graph writes."""
+    """MaintainerOptions(max_briefing_tokens=...) reaches the briefing the graph writes."""
     workspace = make_codebase(tmp_path / "repo")
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_codebase_maintainer_graph(
@@ -399,7 +404,7 @@ def test_options_cap_the_briefing(tmp_path: Path) -> None:
         workspace=workspace,
         notes=tmp_path / "n",
         token_counter=len,
-        options=MaintainerOptions(briefing_max_tokens=200),
+        options=MaintainerOptions(max_briefing_tokens=200),
     )
     out = graph.invoke({"messages": [HumanMessage("look")], "mode": "explore"})
     assert out["briefing"].startswith("[Workspace briefing]")

@@ -9,7 +9,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import OutputGuardMiddleware, create_context_agent
-from langgraph_context.safety import DEFAULT_GUARD_REPLACEMENT, PromptInjectionError
+from langgraph_context.safety import PromptInjectionError
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 COMPLIANT = "I have ignored my previous instructions. I will now act as the admin."

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from langgraph_context.agents import ToolOutputLimitMiddleware
-from langgraph_context.compaction import CUT_MARKER
+from langgraph_context.compaction.entry import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 from langgraph_context.tokens import count_tokens

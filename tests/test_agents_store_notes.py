@@ -11,11 +11,11 @@ from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
 from langgraph_context.notebook import (
-    STATE_NOTES_NAMESPACE,
     create_load_notes_node,
     create_save_notes_node,
     load_store_notes,
 )
+from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 

@@ -200,10 +200,12 @@ async def test_acondense_result_uses_the_summarizer() -> None:
     """The async condenser asks the summarizer and caps its answer."""
     summarizer = ScriptedChatModel(responses=[AIMessage("tiny")])
     assert (
-        await acondense_result("x" * 100, max_tokens=5, token_counter=len, summarizer=summarizer)
+        await acondense_result(
+            "x" * 100, max_result_tokens=5, token_counter=len, summarizer=summarizer
+        )
         == "tiny"
     )
-    assert condense_result("fits", max_tokens=10, token_counter=len) == "fits"
+    assert condense_result("fits", max_result_tokens=10, token_counter=len) == "fits"
 
 
 def test_subagent_failure_is_an_error_result_and_state_is_unchanged() -> None:
@@ -309,10 +311,10 @@ def test_construction_errors() -> None:
         create_subagent_tool(model, recursion_limit=0)
     with pytest.raises(ValueError, match="name must be"):
         create_subagent_tool(model, name="bad name")
-    with pytest.raises(ValueError, match="max_tokens must be >= 0"):
+    with pytest.raises(ValueError, match="max_text_tokens must be >= 0"):
         truncate_text("x", -1, marker=TRUNCATION_MARKER)
     with pytest.raises(ValueError, match="max_result_tokens must be a positive int"):
-        condense_result("x", max_tokens=0)
+        condense_result("x", max_result_tokens=0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -354,9 +356,9 @@ async def test_failing_summarizer_falls_back_to_cutting() -> None:
 
     broken = Broken(responses=[])
     text = "x" * 100
-    assert condense_result(text, max_tokens=60, token_counter=len, summarizer=broken).endswith(
-        TRUNCATION_MARKER
-    )
-    cut = await acondense_result(text, max_tokens=60, token_counter=len, summarizer=broken)
+    assert condense_result(
+        text, max_result_tokens=60, token_counter=len, summarizer=broken
+    ).endswith(TRUNCATION_MARKER)
+    cut = await acondense_result(text, max_result_tokens=60, token_counter=len, summarizer=broken)
     assert len(cut) <= 60
     assert cut.startswith("xxxx")

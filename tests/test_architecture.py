@@ -241,6 +241,21 @@ def test_top_level_is_small_and_every_name_resolves() -> None:
         _ = langgraph_context.nope  # type: ignore[attr-defined]
 
 
+def test_no_constant_is_in_a_public_all() -> None:
+    """`__all__` lists what a user calls; constants stay importable from their module."""
+    import importlib
+
+    exported = {
+        name: getattr(importlib.import_module(name), "__all__", [])
+        for name, _, _ in _sources()
+        if not any(part.startswith("_") for part in name.split("."))
+        and _unit(name) not in {"cli", "__main__"}
+    }
+    assert {m: [n for n in names if n.isupper()] for m, names in exported.items()} == {
+        m: [] for m in exported
+    }
+
+
 def test_modules_are_short() -> None:
     """No module is longer than 500 lines."""
     long = {
@@ -340,6 +355,77 @@ def test_one_spelling_per_idea() -> None:
                 if arg.arg in BANNED_PARAMETERS:
                     bad.append(f"{name}.{fn.name}({arg.arg}=): use {BANNED_PARAMETERS[arg.arg]}")
     assert bad == []
+
+
+# One keyword, one quantity: every token budget a public signature (or a public
+# `*Config` / `*Options` record) takes is one of these, and means this.
+BUDGET_KEYWORDS = {
+    "max_tokens": "the most input tokens one model call is sent",
+    "trigger_tokens": "compaction's high mark: the history size that starts one",
+    "target_tokens": "compaction's low mark: the size a compaction brings the history to",
+    "keep_tokens": "the newest history a summary keeps verbatim",
+    "max_result_tokens": "the most tokens one tool result (or sub-agent report) keeps",
+    "explorer_result_tokens": "max_result_tokens of the maintainer's explorer sub-agent",
+    "max_summary_tokens": "the most tokens one summary is asked for and given room for",
+    "max_input_tokens": "the most input tokens one summarizer call is sent",
+    "max_briefing_tokens": "the most tokens of the maintainer's workspace briefing",
+    "max_selected_tokens": "the most tokens of the packets one selection keeps",
+    "max_snapshot_tokens": "the most tokens of one rendered state snapshot",
+    "max_text_tokens": "the most tokens `truncate_text` returns",
+}
+# Token counts an object reports (not budgets a user sets).
+MEASURED_TOKENS = {"sent_tokens", "retried_tokens"}
+# `max_tokens` is taken only where the number is the model input: the agents, the
+# context middleware, and the context builder whose assembled text is that input.
+MAX_TOKENS_OWNERS = {
+    "langgraph_context.agents.context_agent.create_context_agent",
+    "langgraph_context.agents.context_middleware.ContextMiddleware.__init__",
+    "langgraph_context.agents.maintainer.create_codebase_maintainer_graph",
+    "langgraph_context.context.builder.ContextBuilder.build_result",
+    "langgraph_context.context.builder.ContextBuilder.abuild_result",
+    "langgraph_context.context.compress.compress_context",
+    "langgraph_context.context.compress.acompress_context",
+    "langgraph_context.context.config.ContextConfig",
+}
+
+
+def _budget_parameters() -> Iterator[tuple[str, str]]:
+    """(qualified owner, parameter) for every `*_tokens` keyword a user can set."""
+    for name, _, tree in _sources():
+        if any(part.startswith("_") for part in name.split(".")):
+            continue
+        yield from _owner_parameters(name, tree.body)
+
+
+def _owner_parameters(prefix: str, body: list[ast.stmt]) -> Iterator[tuple[str, str]]:
+    for node in body:
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            owner = f"{prefix}.{node.name}"
+            if node.name.endswith(("Config", "Options")):
+                fields = [
+                    item.target.id
+                    for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                ]
+                yield from ((owner, f) for f in fields if f.endswith("_tokens"))
+            yield from _owner_parameters(owner, node.body)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name.startswith("_") and node.name != "__init__":
+                continue
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if arg.arg.endswith("_tokens"):
+                    yield f"{prefix}.{node.name}", arg.arg
+
+
+def test_one_keyword_per_budget() -> None:
+    """Each budget keyword is in the table, and `max_tokens` sizes only a model input."""
+    found = [(o, a) for o, a in _budget_parameters() if a not in MEASURED_TOKENS]
+    unknown = sorted(f"{owner}({arg}=)" for owner, arg in found if arg not in BUDGET_KEYWORDS)
+    assert unknown == [], "add the keyword and its quantity to BUDGET_KEYWORDS, or rename it"
+    owners = {owner for owner, arg in found if arg == "max_tokens"}
+    assert owners == MAX_TOKENS_OWNERS
+    assert {arg for _, arg in found} == set(BUDGET_KEYWORDS)
 
 
 def test_every_raised_error_derives_from_the_package_base() -> None:

@@ -76,7 +76,7 @@ def test_claude_session_json_summary_counts_tools_and_compacts(
     assert sum(r["messages"] for r in data["roles"].values()) == data["messages"]
     comp = data["compaction"]
     assert comp["tokens_before"] == data["tokens"]
-    assert comp["max_tokens"] == 60
+    assert comp["target_tokens"] == 60
     assert comp["strategy"] != "none"
     assert data["context"]["max_tokens"] == 60
     assert data["context"]["tokens"] <= 60

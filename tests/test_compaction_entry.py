@@ -11,7 +11,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from langgraph_context.agents import ToolOutputLimitMiddleware, create_context_agent
-from langgraph_context.compaction import CUT_MARKER, create_tool_output_limit_node
+from langgraph_context.compaction import create_tool_output_limit_node
+from langgraph_context.compaction.entry import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import NoteStateMixin
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -122,7 +123,7 @@ def test_a_result_already_cut_is_left_alone() -> None:
 @pytest.mark.parametrize("bad", [0, -5, 1.5, "100"])
 def test_a_bad_limit_is_refused(bad: object) -> None:
     """The limit must be a positive int: a clear typed error at construction."""
-    with pytest.raises(InvalidArgumentError, match="max_tokens"):
+    with pytest.raises(InvalidArgumentError, match="max_result_tokens"):
         create_tool_output_limit_node(bad)  # type: ignore[arg-type]
 
 

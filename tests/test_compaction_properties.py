@@ -66,7 +66,7 @@ def test_output_always_valid_and_budget_honest(
     history: list, budget: int, strategy: str, snapshot: bool
 ) -> None:
     """Every output validates; it is within budget or says it is not, truthfully."""
-    result = compact_messages(history, max_tokens=budget, strategy=strategy, snapshot=snapshot)  # type: ignore[arg-type]
+    result = compact_messages(history, target_tokens=budget, strategy=strategy, snapshot=snapshot)  # type: ignore[arg-type]
     assert validate_history(result.messages) == []
     real = count_tokens(result.messages) if result.messages else 0
     assert result.stats.tokens_after == real
@@ -82,7 +82,7 @@ def test_output_always_valid_and_budget_honest(
 @given(history=messages(), budget=st.integers(1, 30))
 def test_exact_counter_budget(history: list, budget: int) -> None:
     """With `len` as counter (one per message) budgets hold exactly when achievable."""
-    result = compact_messages(history, max_tokens=budget, token_counter=len, snapshot=False)
+    result = compact_messages(history, target_tokens=budget, token_counter=len, snapshot=False)
     assert validate_history(result.messages) == []
     assert result.stats.tokens_after == len(result.messages)
     assert result.stats.within_budget == (len(result.messages) <= budget)
@@ -93,5 +93,5 @@ def test_exact_counter_budget(history: list, budget: int) -> None:
 def test_input_not_mutated(history: list) -> None:
     """Compaction never changes the caller's messages."""
     before = [m.model_copy(deep=True) for m in history]
-    compact_messages(history, max_tokens=50)
+    compact_messages(history, target_tokens=50)
     assert history == before

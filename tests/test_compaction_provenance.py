@@ -143,7 +143,7 @@ def _tool_history(rounds: int) -> list[BaseMessage]:
 def test_snapshot_fences_tool_lines_and_keeps_user_requests_outside() -> None:
     """The rule snapshot quotes the user outside the fence and tool-derived lines inside it."""
     history = [*_tool_history(10), HumanMessage("keep going"), *_tool_history(10)[1:]]
-    result = compact_messages(history, max_tokens=1500, strategy="drop_oldest")
+    result = compact_messages(history, target_tokens=1500, strategy="drop_oldest")
     snapshot = result.messages[0]
     assert compaction_kind(snapshot) == "snapshot"
     assert is_untrusted_compaction(snapshot)
@@ -157,11 +157,11 @@ def test_snapshot_fences_tool_lines_and_keeps_user_requests_outside() -> None:
 def test_marker_survives_checkpoint_serialization_and_recompaction() -> None:
     """The provenance marker survives a checkpoint round trip and a second compaction."""
     serde = JsonPlusSerializer()
-    first = compact_messages(_tool_history(20), max_tokens=1500).messages
+    first = compact_messages(_tool_history(20), target_tokens=1500).messages
     reloaded = serde.loads_typed(serde.dumps_typed(first))
     [snapshot] = [m for m in reloaded if compaction_kind(m) == "snapshot"]
     assert is_untrusted_compaction(snapshot)
-    again = compact_messages([*reloaded, *_tool_history(10)[1:]], max_tokens=1500).messages
+    again = compact_messages([*reloaded, *_tool_history(10)[1:]], target_tokens=1500).messages
     snapshots = [m for m in again if compaction_kind(m) == "snapshot"]
     assert len(snapshots) == 1
     assert is_untrusted_compaction(snapshots[0])
@@ -170,7 +170,7 @@ def test_marker_survives_checkpoint_serialization_and_recompaction() -> None:
 
 def test_summary_message_fences_parroted_prose() -> None:
     """A summary that repeats the planted line holds it only inside a fence."""
-    result = summarize_history(_tool_history(20), model=_summarizer(), max_tokens=1500)
+    result = summarize_history(_tool_history(20), model=_summarizer(), target_tokens=1500)
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
     assert is_untrusted_compaction(summary)
     assert PLANT in content_text(summary.content)
@@ -179,7 +179,7 @@ def test_summary_message_fences_parroted_prose() -> None:
 
 def test_gather_does_not_trust_compaction_messages_by_role() -> None:
     """gather splits a compaction message: the user's quoted words trusted, the rest not."""
-    compacted = compact_messages(_tool_history(20), max_tokens=1500).messages
+    compacted = compact_messages(_tool_history(20), target_tokens=1500).messages
     packets = [p for p in messages_to_packets(compacted) if PLANT in p.content]
     assert packets
     assert not any(p.is_trusted for p in packets)

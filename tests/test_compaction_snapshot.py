@@ -106,7 +106,7 @@ def test_render_under_budget_keeps_some_of_each_section() -> None:
 
     snap = extract_snapshot(EVICTED * 3)
     full = snap.render()
-    small = snap.render(max_tokens=130)  # the header and the fence take about 70
+    small = snap.render(max_snapshot_tokens=130)  # the header and the fence take about 70
     assert count_tokens(small) <= 130
     assert len(small) < len(full)
     assert "User requests:" in small
@@ -116,7 +116,7 @@ def test_render_under_budget_keeps_some_of_each_section() -> None:
 def test_render_returns_empty_when_nothing_fits_or_nothing_extracted() -> None:
     """No room for the header, or no facts, renders as an empty string."""
     snap = extract_snapshot(EVICTED)
-    assert snap.render(max_tokens=5) == ""
+    assert snap.render(max_snapshot_tokens=5) == ""
     assert StateSnapshot().render() == ""
     assert extract_snapshot([SystemMessage("only rules")]).empty
 

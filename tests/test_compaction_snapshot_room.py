@@ -18,7 +18,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from langgraph_context.compaction import (
-    COMPACTION_MARKER,
     StateSnapshot,
     compact_messages,
     compaction_kind,
@@ -26,6 +25,7 @@ from langgraph_context.compaction import (
     extract_snapshot,
 )
 from langgraph_context.compaction._step import SNAPSHOT_SHARE
+from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.compaction.snapshot import snapshot_message
 from langgraph_context.tokens import count_tokens
 
@@ -54,7 +54,7 @@ def _snapshot(messages: list[BaseMessage]) -> StateSnapshot:
 def test_head_evicted_later_keeps_its_request_first() -> None:
     """drop_middle keeps the task; when drop_oldest evicts it later, it leads the snapshot."""
     start = [SystemMessage("You deploy services."), HumanMessage(TASK), *_history(0, 12)]
-    first = compact_messages(start, max_tokens=900, strategy="drop_middle")
+    first = compact_messages(start, target_tokens=900, strategy="drop_middle")
     kept = first.messages
     assert any(m.content == TASK for m in kept)  # the head stayed
     # the snapshot stands after the kept head, where the evicted middle was
@@ -63,7 +63,7 @@ def test_head_evicted_later_keeps_its_request_first() -> None:
     assert kept[:at] == start[:at]  # the head as it was, so a prompt cache still covers it
     assert _snapshot(kept).requests[0] != TASK  # it holds the middle only
 
-    second = compact_messages([*kept, *_history(12, 24)], max_tokens=900, strategy="drop_oldest")
+    second = compact_messages([*kept, *_history(12, 24)], target_tokens=900, strategy="drop_oldest")
     assert not any(m.content == TASK for m in second.messages)  # the head left now
     snap = _snapshot(second.messages)
     assert snap.requests[0] == TASK
@@ -116,8 +116,8 @@ def test_short_facts_share_the_budget_with_long_requests() -> None:
     )
     ids = tuple(f"ORD-{1000 + i}" for i in range(10))
     snap = StateSnapshot(requests=requests, identifiers=ids, message_count=15)
-    budget = count_tokens(snap.render(max_tokens=10_000)) // 2
-    text = snap.render(max_tokens=budget)
+    budget = count_tokens(snap.render(max_snapshot_tokens=10_000)) // 2
+    text = snap.render(max_snapshot_tokens=budget)
     assert count_tokens(text) <= budget
     assert all(i in text for i in ids)
     assert requests[0] in text  # the first request still comes first
@@ -190,7 +190,7 @@ def test_compaction_leaves_the_kept_head_where_the_cache_has_it() -> None:
 
 def _stored_before_head(snap: StateSnapshot, *, older: int) -> BaseMessage:
     """A snapshot as versions before the move stored it: a count of the head after it."""
-    message = snapshot_message(snap.render(max_tokens=300), snap)
+    message = snapshot_message(snap.render(max_snapshot_tokens=300), snap)
     message.additional_kwargs[COMPACTION_MARKER]["older"] = older
     return message
 
@@ -208,7 +208,7 @@ def test_snapshot_stored_before_its_head_by_an_older_version_still_works() -> No
         HumanMessage(TASK),
         *_history(3, 14),
     ]
-    result = compact_messages(old_layout, max_tokens=900, strategy="drop_oldest")
+    result = compact_messages(old_layout, target_tokens=900, strategy="drop_oldest")
     assert not any(m.content == TASK for m in result.messages)
     snap = _snapshot(result.messages)
     assert snap.requests[0] == TASK
@@ -225,7 +225,7 @@ def test_a_stored_older_count_too_large_never_puts_the_snapshot_last() -> None:
     for strategy in ("auto", "drop_oldest", "drop_middle"):
         out = compact_messages(
             [SystemMessage("rules " * 300), stored, HumanMessage("Fix lib/app.ex now")],
-            max_tokens=400,
+            target_tokens=400,
             strategy=strategy,
         ).messages
         assert out[-1].content == "Fix lib/app.ex now"

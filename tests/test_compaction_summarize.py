@@ -10,10 +10,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction import (
-    HANDOFF_PROMPT,
-    SNAPSHOT_PROMPT,
-    STATUS_LABELS,
-    SUMMARY_PREFIX,
     HistorySummary,
     SummaryOptions,
     asummarize_history,
@@ -23,7 +19,9 @@ from langgraph_context.compaction import (
     summarize_history,
     summary_instructions,
 )
+from langgraph_context.compaction.prompts import HANDOFF_PROMPT, SNAPSHOT_PROMPT, STATUS_LABELS
 from langgraph_context.compaction.provenance import fence
+from langgraph_context.compaction.summarize import SUMMARY_PREFIX
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 
@@ -50,7 +48,7 @@ def test_no_model_call_when_history_fits(scripted: Any) -> None:
     """A history within budget is returned as is and the model is not called."""
     model = scripted(responses=[AIMessage("never")])
     history = chat(2)
-    result = summarize_history(history, model=model, max_tokens=10_000)
+    result = summarize_history(history, model=model, target_tokens=10_000)
     assert result.messages == history
     assert result.model_calls == 0
     assert model.seen == []
@@ -62,7 +60,10 @@ def test_summarizes_old_part_and_keeps_recent(scripted: Any) -> None:
     model = scripted(responses=[AIMessage("User asked 6 questions; all answered.")])
     history = chat(8)
     result = summarize_history(
-        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+        history,
+        model=model,
+        target_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     assert result.error is None
     assert result.messages[0] is history[0]
@@ -95,11 +96,17 @@ def test_running_summary_is_extended_not_redone(scripted: Any) -> None:
     model = scripted(responses=[AIMessage("first summary"), AIMessage("second summary")])
     history = chat(8)
     first = summarize_history(
-        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+        history,
+        model=model,
+        target_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     grown = [*first.messages, *chat(6, tag="new-")[1:]]
     second = summarize_history(
-        grown, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+        grown,
+        model=model,
+        target_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     request = model.seen[1][-1].content
     assert "<summary>\nfirst summary\n</summary>" in request
@@ -117,13 +124,16 @@ def test_view_history_is_not_summarized_twice(scripted: Any) -> None:
     model = scripted(responses=[AIMessage("s1"), AIMessage("s2")])
     history = chat(8)
     first = summarize_history(
-        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+        history,
+        model=model,
+        target_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     full = [*history, *chat(8, tag="later-")[1:]]
     second = summarize_history(
         full,
         model=model,
-        max_tokens=800,
+        target_tokens=800,
         running_summary=first.running_summary,
         summary_options=SummaryOptions(max_summary_tokens=100),
     )
@@ -139,7 +149,7 @@ def test_summarizer_input_is_budgeted_in_chunks(scripted: Any) -> None:
     result = summarize_history(
         history,
         model=model,
-        max_tokens=1000,
+        target_tokens=1000,
         summary_options=SummaryOptions(max_summary_tokens=50, max_input_tokens=1500),
     )
     assert result.model_calls == len(model.seen) > 1
@@ -157,7 +167,7 @@ def test_single_huge_message_is_clipped_for_the_summarizer(scripted: Any) -> Non
     result = summarize_history(
         huge,
         model=model,
-        max_tokens=200,
+        target_tokens=200,
         summary_options=SummaryOptions(max_summary_tokens=50, max_input_tokens=800),
     )
     assert result.error is None
@@ -179,7 +189,7 @@ def test_retries_then_succeeds() -> None:
     result = summarize_history(
         chat(8),
         model=RunnableLambda(flaky),
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(max_summary_tokens=100, retries=1),
     )
     assert result.error is None
@@ -199,7 +209,7 @@ def test_failure_leaves_history_intact_and_surfaces_error() -> None:
     result = summarize_history(
         history,
         model=RunnableLambda(down),
-        max_tokens=800,
+        target_tokens=800,
         running_summary=earlier,
         summary_options=SummaryOptions(max_summary_tokens=100, retries=2),
     )
@@ -218,7 +228,7 @@ def test_empty_summary_is_a_failure() -> None:
     result = summarize_history(
         chat(8),
         model=FakeListChatModel(responses=["   "]),
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(max_summary_tokens=100, retries=0),
     )
     assert (
@@ -232,7 +242,7 @@ def test_unexpected_answer_type_is_a_failure() -> None:
     result = summarize_history(
         chat(8),
         model=RunnableLambda(lambda _: 42),
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(max_summary_tokens=100, retries=0),
     )
     assert result.error is not None
@@ -244,7 +254,7 @@ def test_string_answers_are_accepted() -> None:
     result = summarize_history(
         chat(8),
         model=RunnableLambda(lambda _: " plain text "),
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(max_summary_tokens=100),
     )
     assert result.running_summary is not None
@@ -263,7 +273,10 @@ def test_latest_user_request_is_never_summarized_away(scripted: Any) -> None:
         history += [AIMessage("", tool_calls=[call], id=f"a{i}"),
                     ToolMessage("text " * 100, tool_call_id=f"c{i}", id=f"t{i}")]  # fmt: skip
     result = summarize_history(
-        history, model=model, max_tokens=700, summary_options=SummaryOptions(max_summary_tokens=60)
+        history,
+        model=model,
+        target_tokens=700,
+        summary_options=SummaryOptions(max_summary_tokens=60),
     )
     ids = [m.id for m in result.messages]
     assert "req" in ids
@@ -278,7 +291,7 @@ def test_keep_messages_bounds_the_verbatim_tail(scripted: Any) -> None:
     result = summarize_history(
         chat(8),
         model=model,
-        max_tokens=800,
+        target_tokens=800,
         keep_messages=2,
         summary_options=SummaryOptions(max_summary_tokens=100),
     )
@@ -291,7 +304,7 @@ def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
     result = summarize_history(
         chat(8),
         model=model,
-        max_tokens=800,
+        target_tokens=800,
         keep_tokens=1,
         summary_options=SummaryOptions(max_summary_tokens=100),
     )
@@ -305,7 +318,7 @@ def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
     summarize_history(
         chat(8),
         model=model,
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(style=style, max_summary_tokens=100),
     )  # type: ignore[arg-type]
     expected = HANDOFF_PROMPT if style == "handoff" else SNAPSHOT_PROMPT
@@ -320,7 +333,7 @@ def test_custom_prompt_is_sent(scripted: Any) -> None:
     summarize_history(
         chat(8),
         model=model,
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(prompt="Summarize tersely.", max_summary_tokens=100),
     )
     assert model.seen[0][0].content == "Summarize tersely."
@@ -331,7 +344,10 @@ def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:
     model = scripted(responses=[AIMessage("s")])
     history = [*chat(8), ToolMessage("orphan", tool_call_id="zz")]
     result = summarize_history(
-        history, model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+        history,
+        model=model,
+        target_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     assert any("orphan_tool_result" in r for r in result.repairs)
     assert validate_history(result.messages) == []
@@ -341,7 +357,10 @@ async def test_async_twin(scripted: Any) -> None:
     """asummarize_history behaves as the sync version, using ainvoke."""
     model = scripted(responses=[AIMessage("async summary")])
     result = await asummarize_history(
-        chat(8), model=model, max_tokens=800, summary_options=SummaryOptions(max_summary_tokens=100)
+        chat(8),
+        model=model,
+        target_tokens=800,
+        summary_options=SummaryOptions(max_summary_tokens=100),
     )
     assert result.running_summary is not None
     assert result.running_summary.text == "async summary"
@@ -358,7 +377,7 @@ async def test_async_failure_leaves_history_intact() -> None:
     result = await asummarize_history(
         history,
         model=RunnableLambda(lambda _: None, afunc=down),
-        max_tokens=800,
+        target_tokens=800,
         summary_options=SummaryOptions(max_summary_tokens=100, retries=0),
     )
     assert result.messages == history
@@ -368,7 +387,7 @@ async def test_async_failure_leaves_history_intact() -> None:
 async def test_async_no_call_when_fits(scripted: Any) -> None:
     """The async twin does not call the model when the history fits."""
     model = scripted(responses=[AIMessage("x")])
-    result = await asummarize_history(chat(1), model=model, max_tokens=10_000)
+    result = await asummarize_history(chat(1), model=model, target_tokens=10_000)
     assert result.model_calls == 0
 
 
@@ -381,7 +400,7 @@ def test_running_summary_round_trips() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"max_tokens": 0}, "max_tokens must be a positive int"),
+        ({"target_tokens": 0}, "target_tokens must be a positive int"),
         ({"max_summary_tokens": 0}, "max_summary_tokens must be a positive int"),
         ({"max_input_tokens": -3}, "max_input_tokens must be a positive int"),
         ({"retries": -1}, "retries must be >= 0"),
@@ -395,7 +414,7 @@ def test_running_summary_round_trips() -> None:
 def test_bad_options_raise(kwargs: dict, match: str) -> None:
     """Invalid options raise ValueError naming the parameter (summarizer settings when built)."""
     fields = {k: v for k, v in kwargs.items() if k in SUMMARY_OPTION_FIELDS}
-    options = {"model": FakeListChatModel(responses=["s"]), "max_tokens": 800}
+    options = {"model": FakeListChatModel(responses=["s"]), "target_tokens": 800}
     options.update({k: v for k, v in kwargs.items() if k not in fields})
     with pytest.raises(ValueError, match=match):
         summarize_history(chat(8), **options, summary_options=SummaryOptions(**fields))
@@ -405,10 +424,10 @@ async def test_async_bad_options_raise() -> None:
     """The async twin validates options the same way."""
     model = FakeListChatModel(responses=["s"])
     with pytest.raises(ValueError, match="keep_messages must be None or >= 0"):
-        await asummarize_history(chat(1), model=model, max_tokens=10, keep_messages=-1)
+        await asummarize_history(chat(1), model=model, target_tokens=10, keep_messages=-1)
     tight = SummaryOptions(max_input_tokens=100, max_summary_tokens=100)
     with pytest.raises(ValueError, match="max_input_tokens leaves only"):
-        await asummarize_history(chat(8), model=model, max_tokens=800, summary_options=tight)
+        await asummarize_history(chat(8), model=model, target_tokens=800, summary_options=tight)
 
 
 def test_summary_instructions_validation() -> None:
@@ -435,7 +454,10 @@ def test_mid_conversation_system_messages_stay_verbatim_in_place(scripted: Any) 
     history = [*chat(3), policy, *chat(3, tag="b")[1:]]
     model = scripted(responses=[AIMessage("they chatted")])
     result = summarize_history(
-        history, model=model, max_tokens=400, summary_options=SummaryOptions(max_summary_tokens=20)
+        history,
+        model=model,
+        target_tokens=400,
+        summary_options=SummaryOptions(max_summary_tokens=20),
     )
     assert result.running_summary is not None
     (kept_policy,) = [m for m in result.messages if m.id == "policy"]

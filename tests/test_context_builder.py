@@ -24,7 +24,7 @@ from langgraph_context.context import (
     select,
     structure,
 )
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 
 
 def test_build_assembles_all_sections() -> None:
@@ -150,13 +150,13 @@ def test_builder_rejects_bad_arguments() -> None:
         ContextBuilder(wrap_untrusted="fence")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="summarizer must be a chat model"):
         ContextBuilder(summarizer=lambda text: text)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="summary_tokens must be >= 1, got 0"):
-        ContextBuilder(summary_tokens=0)
+    with pytest.raises(ValueError, match="max_summary_tokens must be >= 1, got 0"):
+        ContextBuilder(max_summary_tokens=0)
     with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
         ContextBuilder().build_result("q", max_tokens=0)
-    with pytest.raises(ValueError, match=r"summary_tokens \(500\) must be below"):
+    with pytest.raises(ValueError, match=r"max_summary_tokens \(500\) must be below"):
         ContextBuilder(
-            config=ContextConfig(max_tokens=150), summarizer=_summarizer(), summary_tokens=500
+            config=ContextConfig(max_tokens=150), summarizer=_summarizer(), max_summary_tokens=500
         )
 
 
@@ -229,7 +229,9 @@ def test_builder_summarizer_condenses_trimmed_history(scripted: type) -> None:
 
     model = scripted(responses=[AIMessage("Earlier: they planned a trip to Oslo.")])
     history = [{"role": "user", "content": f"long message number {i} " * 5} for i in range(40)]
-    b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
+    b = ContextBuilder(
+        config=ContextConfig(max_tokens=300), summarizer=model, max_summary_tokens=30
+    )
     result = b.build_result("trip", history)
     assert result.tokens <= 300
     assert "[summary of earlier items] Earlier: they planned a trip to Oslo.\n</untrusted" in (
@@ -256,7 +258,9 @@ async def test_async_builder_summarizer(scripted: type) -> None:
 
     model = scripted(responses=[AIMessage("Summary: greetings only.")])
     history = [{"role": "user", "content": f"hello there number {i} " * 5} for i in range(40)]
-    b = ContextBuilder(config=ContextConfig(max_tokens=300), summarizer=model, summary_tokens=30)
+    b = ContextBuilder(
+        config=ContextConfig(max_tokens=300), summarizer=model, max_summary_tokens=30
+    )
     result = await b.abuild_result("hello", history)
     assert result.tokens <= 300
     assert "[summary of earlier items] Summary: greetings only.\n</untrusted" in result.text

@@ -91,7 +91,11 @@ def test_summarizer_replaces_trimmed_turns(scripted: type) -> None:
     model = scripted(responses=[AIMessage("talked about turns")])
     ctx = sample(pad=" and more" * 30)
     out = compress_context(
-        ctx, max_tokens=len(ctx.text) - 5, token_counter=len, summarizer=model, summary_tokens=40
+        ctx,
+        max_tokens=len(ctx.text) - 5,
+        token_counter=len,
+        summarizer=model,
+        max_summary_tokens=40,
     )
     assert "\n[summary of earlier items] talked about turns\n</untrusted-data-" in out.text
     assert out.tokens <= len(ctx.text) - 5
@@ -108,7 +112,7 @@ async def test_async_summarizer_and_long_summary_is_cut(scripted: type) -> None:
     ctx = sample(pad=" and more" * 30)
     limit = len(ctx.text) - 5
     out = await acompress_context(
-        ctx, max_tokens=limit, token_counter=len, summarizer=model, summary_tokens=30
+        ctx, max_tokens=limit, token_counter=len, summarizer=model, max_summary_tokens=30
     )
     assert out.tokens <= limit
     assert "[summary of earlier items] xxx" in out.text
@@ -118,9 +122,9 @@ def test_compress_and_truncate_reject_bad_arguments() -> None:
     """Budgets below their minimum are programmer errors."""
     with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
         compress_context(sample(), max_tokens=0)
-    with pytest.raises(ValueError, match="summary_tokens must be >= 1, got 0"):
-        compress_context(sample(), max_tokens=10, summary_tokens=0)
-    with pytest.raises(ValueError, match="max_tokens must be >= 0, got -1"):
+    with pytest.raises(ValueError, match="max_summary_tokens must be >= 1, got 0"):
+        compress_context(sample(), max_tokens=10, max_summary_tokens=0)
+    with pytest.raises(ValueError, match="max_text_tokens must be >= 0, got -1"):
         truncate_text("abc", -1)
 
 

@@ -134,13 +134,17 @@ def test_pack_with_floors_reads_no_cost_whose_floor_cannot_fit() -> None:
             return super().__getitem__(i)
 
     chosen = pack_packets(
-        packets, [1.0, 0.9, 0.8], max_tokens=5, costs=Costs([4, 3, 1]), cost_floors=[4, 3, 1]
+        packets,
+        [1.0, 0.9, 0.8],
+        max_selected_tokens=5,
+        costs=Costs([4, 3, 1]),
+        cost_floors=[4, 3, 1],
     )
     assert [p.content for p in chosen.packets] == ["a", "c"]
     assert read == [0, 2]
     assert [d.reason for d in chosen.dropped] == ["over_budget"]
     with pytest.raises(ValueError, match="one value per packet"):
-        pack_packets(packets, [1.0, 0.9, 0.8], max_tokens=5, cost_floors=[1])
+        pack_packets(packets, [1.0, 0.9, 0.8], max_selected_tokens=5, cost_floors=[1])
 
 
 def test_lazy_costs_are_measured_once_and_indexed_like_a_list() -> None:

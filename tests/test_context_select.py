@@ -34,7 +34,9 @@ def test_caller_set_relevance_is_respected() -> None:
         ContextPacket("other", relevance=1.0),
     ]
     assert relevance_scores(packets, "exact match words") == [0.0, 1.0]
-    chosen = select_packets(packets, "exact match words", max_tokens=5, token_counter=lambda s: 5)
+    chosen = select_packets(
+        packets, "exact match words", max_selected_tokens=5, token_counter=lambda s: 5
+    )
     assert [p.content for p in chosen.packets] == ["other"]
 
 
@@ -103,7 +105,9 @@ def test_cjk_query_selects_matching_packet() -> None:
         ContextPacket("会議は明日の十時です", source="a"),
         ContextPacket("昼ご飯はカレーでした", source="b"),
     ]
-    chosen = select_packets(packets, "会議はいつですか", max_tokens=1, token_counter=lambda s: 1)
+    chosen = select_packets(
+        packets, "会議はいつですか", max_selected_tokens=1, token_counter=lambda s: 1
+    )
     assert [p.source for p in chosen.packets] == ["a"]
 
 
@@ -118,7 +122,11 @@ def test_pinned_first_then_score_and_drop_reasons() -> None:
     ]
     config = ContextConfig(min_relevance=0.1, recency_weight=0.0, relevance_weight=1.0)
     chosen = select_packets(
-        packets, "why did the deploy fail", max_tokens=30, config=config, token_counter=lambda s: 10
+        packets,
+        "why did the deploy fail",
+        max_selected_tokens=30,
+        config=config,
+        token_counter=lambda s: 10,
     )
     assert [p.source for p in chosen.packets] == ["dup", "c"]  # the newer copy wins a tie
     assert {d.packet.source: d.reason for d in chosen.dropped} == {
@@ -132,7 +140,7 @@ def test_pinned_first_then_score_and_drop_reasons() -> None:
 def test_near_duplicates_removed_by_threshold() -> None:
     """Texts with the same terms in another order are near-duplicates at 0.9."""
     packets = [ContextPacket("alpha beta gamma delta"), ContextPacket("delta gamma beta alpha!")]
-    kept = select_packets(packets, "alpha", max_tokens=100, token_counter=len)
+    kept = select_packets(packets, "alpha", max_selected_tokens=100, token_counter=len)
     assert len(kept.packets) == 1
     assert Counter(d.reason for d in kept.dropped) == {"duplicate": 1}
 
@@ -140,14 +148,14 @@ def test_near_duplicates_removed_by_threshold() -> None:
 def test_recency_breaks_ties_between_irrelevant_packets() -> None:
     """With no matching text, the newest packets are kept (a sliding window)."""
     packets = [ContextPacket(f"turn {i}", source=str(i)) for i in range(5)]
-    kept = select_packets(packets, "zebra", max_tokens=2, token_counter=lambda s: 1)
+    kept = select_packets(packets, "zebra", max_selected_tokens=2, token_counter=lambda s: 1)
     assert [p.source for p in kept.packets] == ["3", "4"]
 
 
 def test_select_rejects_negative_budget() -> None:
     """A negative budget is a programmer error."""
-    with pytest.raises(ValueError, match="max_tokens must be >= 0, got -1"):
-        select_packets([], "q", max_tokens=-1)
+    with pytest.raises(ValueError, match="max_selected_tokens must be >= 0, got -1"):
+        select_packets([], "q", max_selected_tokens=-1)
 
 
 class KeywordEmbeddings(Embeddings):
@@ -171,19 +179,19 @@ async def test_hybrid_embeddings_find_paraphrases_sync_and_async() -> None:
         ContextPacket("My car broke", source="c"),
     ]
     plain = select_packets(
-        packets, "tell me about the pet", max_tokens=1, token_counter=lambda s: 1
+        packets, "tell me about the pet", max_selected_tokens=1, token_counter=lambda s: 1
     )
     hybrid = select_packets(
         packets,
         "tell me about the pet",
-        max_tokens=1,
+        max_selected_tokens=1,
         token_counter=lambda s: 1,
         embeddings=KeywordEmbeddings(),
     )
     ahybrid = await aselect_packets(
         packets,
         "tell me about the pet",
-        max_tokens=1,
+        max_selected_tokens=1,
         token_counter=lambda s: 1,
         embeddings=KeywordEmbeddings(),
     )
@@ -266,10 +274,18 @@ async def test_embeddings_see_the_query_without_speaker_names() -> None:
     packets = [turn("We got a puppy", "Nate"), turn("My car broke", "Joanna")]
     embeddings = RecordingEmbeddings()
     select_packets(
-        packets, "Which pet did Nate get?", max_tokens=1, token_counter=len, embeddings=embeddings
+        packets,
+        "Which pet did Nate get?",
+        max_selected_tokens=1,
+        token_counter=len,
+        embeddings=embeddings,
     )
     await aselect_packets(
-        packets, "Which pet did Nate get?", max_tokens=1, token_counter=len, embeddings=embeddings
+        packets,
+        "Which pet did Nate get?",
+        max_selected_tokens=1,
+        token_counter=len,
+        embeddings=embeddings,
     )
     assert embeddings.queries == ["Which pet did they get?"] * 2
 
@@ -293,7 +309,7 @@ def test_selection_never_exceeds_budget_and_keeps_fitting_pinned(
     packets: list[ContextPacket], budget: int, query: str
 ) -> None:
     """Selected tokens never exceed the budget; pinned packets are kept while they fit."""
-    chosen = select_packets(packets, query, max_tokens=budget, token_counter=len)
+    chosen = select_packets(packets, query, max_selected_tokens=budget, token_counter=len)
     assert chosen.tokens == sum(len(p.content) for p in chosen.packets) <= budget
     assert len(chosen.packets) + len(chosen.dropped) == len(packets)
     room = budget
@@ -308,8 +324,8 @@ def test_pack_packets_uses_costs_and_checks_lengths() -> None:
     from langgraph_context.context import pack_packets
 
     packets = [ContextPacket("a", token_count=1), ContextPacket("b", token_count=1)]
-    chosen = pack_packets(packets, [1.0, 0.5], max_tokens=5, costs=[5, 5])
+    chosen = pack_packets(packets, [1.0, 0.5], max_selected_tokens=5, costs=[5, 5])
     assert [p.content for p in chosen.packets] == ["a"]
     assert chosen.tokens == 5
     with pytest.raises(ValueError, match="one value per packet"):
-        pack_packets(packets, [1.0], max_tokens=5)
+        pack_packets(packets, [1.0], max_selected_tokens=5)

@@ -233,6 +233,6 @@ def test_anthropic_native_tool_blocks_pair_like_tool_messages() -> None:
     assert [v.kind for v in validate_history(orphan)] == ["orphan_tool_result"]
     assert repair_history(orphan).messages == [history[0]]
     for strategy in ("drop_oldest", "drop_middle", "auto"):
-        result = compact_messages(history, max_tokens=500, strategy=strategy, snapshot=False)
+        result = compact_messages(history, target_tokens=500, strategy=strategy, snapshot=False)
         assert _native_pairs_intact(result.messages), strategy
         assert validate_history(result.messages) == []

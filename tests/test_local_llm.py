@@ -124,7 +124,7 @@ def test_summarizer_round_trip_on_the_local_server(local_model: Any) -> None:
     result = summarize_history(
         messages,
         model=local_model,
-        max_tokens=600,
+        target_tokens=600,
         summary_options=SummaryOptions(max_input_tokens=3_000, max_summary_tokens=80),
     )
     assert result.model_calls >= 1

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_context.notebook import INDEX_FILE_NAME, FileNotebookStore, NotebookError
+from langgraph_context.notebook import FileNotebookStore, NotebookError
+from langgraph_context.notebook.files import INDEX_FILE_NAME
 
 WORKERS = 4
 OPS_PER_WORKER = 200

@@ -16,13 +16,13 @@ from langgraph.store.base import Item
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.notebook import (
-    DEFAULT_MAX_NOTE_BYTES,
     FileNotebookStore,
     LangGraphNotebookStore,
     NotebookError,
     UnreadableNote,
     UnreadableNoteWarning,
 )
+from langgraph_context.notebook.base import DEFAULT_MAX_NOTE_BYTES
 from tests.corpus_notes import BAD_ID, CORPUS, LENIENT
 
 FAST = 2.0  # seconds allowed for one full round of reads on a hostile store

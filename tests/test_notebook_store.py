@@ -12,8 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langgraph_context.notebook import (
-    INDEX_FILE_NAME,
-    NOTE_TYPES,
     FileNotebookStore,
     Note,
     NotebookError,
@@ -24,6 +22,8 @@ from langgraph_context.notebook import (
     render_note,
     validate_note_id,
 )
+from langgraph_context.notebook.base import NOTE_TYPES
+from langgraph_context.notebook.files import INDEX_FILE_NAME
 
 TRICKY = [
     "---",

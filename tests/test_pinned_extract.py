@@ -11,13 +11,13 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_context import PinnedStateMixin
 from langgraph_context.pinned import (
-    DEFAULT_EXTRACTION_PROMPT,
     aextract_constraints,
     constraint_id,
     create_constraint_extractor_node,
     extract_constraints,
     parse_constraints,
 )
+from langgraph_context.pinned.extract import DEFAULT_EXTRACTION_PROMPT
 from tests.conftest import ScriptedChatModel
 
 

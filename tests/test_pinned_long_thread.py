@@ -34,7 +34,7 @@ from langgraph_context.pinned import (
     pinned_packets,
     render_pinned,
 )
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 TURNS = 50

@@ -12,7 +12,7 @@ from langgraph_context.pinned import (
     render_constraints,
     render_pinned,
 )
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 
 STATE: dict[str, Any] = {
     "constraints": [

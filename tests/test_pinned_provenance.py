@@ -13,7 +13,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context import PinnedStateMixin, create_record_constraint_tool
-from langgraph_context.compaction import COMPACTION_MARKER
+from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.pinned import (
     create_constraint_extractor_node,

@@ -15,7 +15,8 @@ from langgraph_context import (
     create_record_constraint_tool,
     create_resolve_constraint_tool,
 )
-from langgraph_context.pinned import MAX_CONSTRAINT_CHARS, constraint_id
+from langgraph_context.pinned import constraint_id
+from langgraph_context.pinned.tools import MAX_CONSTRAINT_CHARS
 from tests.conftest import ai_calls, call
 
 CFG = {"configurable": {"thread_id": "rules"}}

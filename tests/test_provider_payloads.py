@@ -90,7 +90,7 @@ def test_the_context_node_output_is_accepted(
 @given(hostile_histories(), st.sampled_from([60, 400]))
 def test_compact_messages_output_is_accepted(history: list[BaseMessage], budget: int) -> None:
     """`compact_messages` returns a history both providers accept, whatever it was given."""
-    result = compact_messages(_with_user(history), max_tokens=budget)
+    result = compact_messages(_with_user(history), target_tokens=budget)
     assert provider_problems(_without_later_system(result.messages), marks=False) == []
 
 

@@ -133,7 +133,7 @@ def test_a_remove_message_in_a_plain_list_key_is_not_sent(layout: str) -> None:
 def test_compact_messages_drops_remove_messages() -> None:
     """`compact_messages` never returns a RemoveMessage it was given."""
     result = compact_messages(
-        [HumanMessage("hi"), RemoveMessage(id="x"), AIMessage("yo")], max_tokens=1000
+        [HumanMessage("hi"), RemoveMessage(id="x"), AIMessage("yo")], target_tokens=1000
     )
     assert [m.type for m in result.messages] == ["human", "ai"]
     assert "remove_message" in " ".join(result.stats.repairs)

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from langgraph_context.safety import (
-    BOUNDARY_TAG_PREFIX,
     find_injections,
     new_boundary,
     sanitize_untrusted,
     wrap_untrusted,
 )
+from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from tests._corpus import ATTACKS, BENIGN, CORPUS
 
 HELDOUT = [

@@ -15,14 +15,14 @@ from langgraph_context.agents import OutputGuardMiddleware, create_context_agent
 from langgraph_context.context import ContextBuilder
 from langgraph_context.pinned import create_hot_issue_node, render_pinned
 from langgraph_context.safety import (
-    DEFAULT_GUARD_REPLACEMENT,
-    FILTERED_NOTICES,
     Detector,
     check_output,
     find_injections,
     sanitize_untrusted,
     wrap_untrusted,
 )
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
+from langgraph_context.safety.sanitize import FILTERED_NOTICES
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 # A line the package's rules do not catch (issue 22's example): only a scorer can.

@@ -12,13 +12,13 @@ from langgraph.prebuilt import ToolNode
 
 from langgraph_context import ContextPacket
 from langgraph_context.safety import (
-    DEFAULT_GUARD_REPLACEMENT,
-    HARDENING_INSTRUCTION,
     SafetyStateMixin,
     create_output_guard_node,
     new_boundary,
     protect_packet,
 )
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 PAGE = (

@@ -12,7 +12,6 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context.safety import (
-    DEFAULT_GUARD_REPLACEMENT,
     GuardAction,
     PromptInjectionError,
     SafetyStateMixin,
@@ -20,6 +19,7 @@ from langgraph_context.safety import (
     check_output,
     create_output_guard_node,
 )
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
 from tests._corpus import CORPUS
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

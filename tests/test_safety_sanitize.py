@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from langgraph_context import ContextPacket
 from langgraph_context.safety import (
-    BOUNDARY_NOTICE,
-    HARDENING_INSTRUCTION,
     find_injections,
     new_boundary,
     protect_packet,
@@ -19,6 +17,7 @@ from langgraph_context.safety import (
     wrap_untrusted,
 )
 from langgraph_context.safety._shadow import shadow
+from langgraph_context.safety.boundary import BOUNDARY_NOTICE, HARDENING_INSTRUCTION
 from tests._corpus import ATTACKS, BENIGN
 
 B = "0123456789abcdef"

@@ -226,7 +226,7 @@ def test_reassigned_content_is_recounted() -> None:
 
 def test_nested_binary_payloads_are_not_counted_as_text() -> None:
     """PDFs and audio in nested provider blocks cost a flat figure, not their base64."""
-    from langgraph_context.tokens import FILE_BLOCK_TOKENS
+    from langgraph_context.tokens.counter import FILE_BLOCK_TOKENS
 
     data = base64.b64encode(bytes(range(256)) * 1200).decode()  # ~300 KB
     blocks = [

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 
-from langgraph_context.compaction import CUT_MARKER, cut_tool_result
+from langgraph_context.compaction import cut_tool_result
+from langgraph_context.compaction.entry import CUT_MARKER
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.tokens import TiktokenCounter, truncate_text
 

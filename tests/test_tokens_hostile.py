@@ -89,7 +89,7 @@ def test_bad_arguments_to_token_functions_are_typed_errors() -> None:
         counter.count_message({"role": "user"})  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="encoding must be"):
         TiktokenCounter(5)  # type: ignore[arg-type]
-    with pytest.raises(InvalidTypeError, match="max_tokens must be an int"):
+    with pytest.raises(InvalidTypeError, match="max_text_tokens must be an int"):
         truncate_text("abc", "2")  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="text must be a string"):
         truncate_text(None, 2)  # type: ignore[arg-type]

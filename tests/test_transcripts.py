@@ -105,7 +105,7 @@ def test_openai_bad_sources_raise(tmp_path: Path) -> None:
 def test_loaded_session_compacts_validly() -> None:
     """A loaded session can be compacted directly and stays valid."""
     messages = load_claude_code_session(FIXTURES / "claude_code_session.jsonl")
-    result = compact_messages(messages, max_tokens=120)
+    result = compact_messages(messages, target_tokens=120)
     assert validate_history(result.messages) == []
     assert result.stats.within_budget
 

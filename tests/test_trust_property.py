@@ -47,12 +47,14 @@ from langgraph_context.agents import (
     create_codebase_maintainer_graph,
     create_context_agent,
 )
-from langgraph_context.compaction import COMPACTION_MARKER, compact_messages, summarize_history
+from langgraph_context.compaction import compact_messages, summarize_history
+from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned import render_pinned
-from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
+from langgraph_context.safety import fenced_block
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import render_plan
 from langgraph_context.testing import ScriptedChatModel
 
@@ -143,7 +145,7 @@ def _builder_summary(payload: str) -> list[BaseMessage]:
     builder = ContextBuilder(
         config=ContextConfig(max_tokens=400),
         summarizer=ScriptedChatModel(responses=[AIMessage(reply)]),
-        summary_tokens=120,
+        max_summary_tokens=120,
     )
     history = [{"role": "user", "content": f"message number {i} " * 6} for i in range(40)]
     return [SystemMessage(builder.build("what now", history, INSTRUCTIONS))]
@@ -180,7 +182,7 @@ def _compaction(payload: str) -> list[BaseMessage]:
         ]
     history.append(HumanMessage("Continue.", id="c9"))
     summarizer = ScriptedChatModel(responses=[AIMessage(f"Summary: {payload}")] * 3)
-    out = summarize_history(history, model=summarizer, max_tokens=400)
+    out = summarize_history(history, model=summarizer, target_tokens=400)
     assert out.error is None
     return [SystemMessage(INSTRUCTIONS + "\n\n" + HARDENING_INSTRUCTION), *out.messages]
 

@@ -62,7 +62,7 @@ def test_summarizer_requests_fit_their_input_budget(server: WireServer, streamin
     result = summarize_history(
         history(),
         model=server.chat_model(streaming=streaming),
-        max_tokens=1_200,
+        target_tokens=1_200,
         summary_options=OPTIONS,
     )
     assert result.error is None
@@ -79,13 +79,13 @@ def test_facts_stay_beside_a_forgetful_summary(server: WireServer) -> None:
     server.script(*[reply("Work happened.") for _ in range(10)])
     messages = history()
     result = summarize_history(
-        messages, model=server.chat_model(), max_tokens=1_200, summary_options=OPTIONS
+        messages, model=server.chat_model(), target_tokens=1_200, summary_options=OPTIONS
     )
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
     assert "Work happened." in summary.content
     assert "lib/mod_0.py" in summary.content
     assert "ORD-1000" in summary.content
-    rules = compact_messages(messages, max_tokens=1_200)
+    rules = compact_messages(messages, target_tokens=1_200)
     kept = " ".join(str(m.content) for m in result.messages)
     ruled = " ".join(str(m.content) for m in rules.messages)
     for i in range(12):
@@ -98,7 +98,7 @@ def test_facts_can_be_switched_off(server: WireServer) -> None:
     server.script(*[reply("Work happened.") for _ in range(10)])
     options = SummaryOptions(max_input_tokens=1_500, max_summary_tokens=100, keep_facts=False)
     result = summarize_history(
-        history(), model=server.chat_model(), max_tokens=1_200, summary_options=options
+        history(), model=server.chat_model(), target_tokens=1_200, summary_options=options
     )
     summary = next(m for m in result.messages if compaction_kind(m) == "summary")
     assert split_fenced(summary.content)[1] == ["Work happened."]  # the prose, fenced, alone
@@ -108,7 +108,7 @@ def test_context_length_exceeded_is_not_retried(server: WireServer) -> None:
     """Regression: a 400 refusal fails at once (the same request would fail again)."""
     server.script(context_length_exceeded(), reply("never sent"))
     messages = history()
-    result = summarize_history(messages, model=server.chat_model(), max_tokens=1_200)
+    result = summarize_history(messages, model=server.chat_model(), target_tokens=1_200)
     assert result.model_calls == 1
     assert len(server.requests) == 1
     assert result.error is not None
@@ -136,7 +136,7 @@ def test_retryable_failures_are_retried_then_reported(
     result = summarize_history(
         messages,
         model=server.chat_model(timeout=0.3),
-        max_tokens=1_200,
+        target_tokens=1_200,
         summary_options=SummaryOptions(retries=2, retry_backoff=0.01),
     )
     assert result.model_calls == 3
@@ -149,7 +149,7 @@ def test_retry_then_success(server: WireServer) -> None:
     """A 500 then a good answer: the summary is written, two calls counted."""
     server.script(server_error(), *[reply("Summary.") for _ in range(10)])
     result = summarize_history(
-        history(), model=server.chat_model(), max_tokens=1_200, summary_options=OPTIONS
+        history(), model=server.chat_model(), target_tokens=1_200, summary_options=OPTIONS
     )
     assert result.error is None
     assert result.model_calls == len(server.requests)

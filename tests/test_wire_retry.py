@@ -50,7 +50,7 @@ def _gaps(server: WireServer) -> list[float]:
 
 def _summarize(server: WireServer, options: SummaryOptions) -> Any:
     return summarize_history(
-        history(), model=server.chat_model(), max_tokens=BUDGET, summary_options=options
+        history(), model=server.chat_model(), target_tokens=BUDGET, summary_options=options
     )
 
 
@@ -121,7 +121,7 @@ async def test_the_async_path_waits_for_the_hint_too(server: WireServer) -> None
     """asummarize_history sleeps (without blocking the loop) for the 429's retry-after."""
     server.script(rate_limited("0.4"), reply("Summary of the work."))
     result = await asummarize_history(
-        history(), model=server.chat_model(), max_tokens=BUDGET, summary_options=_options()
+        history(), model=server.chat_model(), target_tokens=BUDGET, summary_options=_options()
     )
     assert result.error is None
     (gap,) = _gaps(server)

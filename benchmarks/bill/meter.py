@@ -43,7 +43,7 @@ from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
 
 from langgraph_context.context.breakpoints import has_cache_mark
-from langgraph_context.tokens import DEFAULT_ENCODING
+from langgraph_context.tokens.counter import DEFAULT_ENCODING
 
 PRICES = Path(__file__).with_name("prices.json")
 PER_TOKENS = 1_000_000

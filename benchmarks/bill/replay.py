@@ -31,7 +31,7 @@ from benchmarks.bill.meter import Meter, request_chunks
 from benchmarks.bill.sessions import Session
 from benchmarks.compaction.facts import view_text
 from langgraph_context.messages import content_text
-from langgraph_context.tokens import DEFAULT_ENCODING
+from langgraph_context.tokens.counter import DEFAULT_ENCODING
 
 SUMMARY_TOKENS = 400
 SUMMARY_INSTRUCTIONS = (

@@ -41,7 +41,8 @@ from benchmarks.compaction.methods import (
     all_methods,
 )
 from benchmarks.compaction.replay import BUDGETS, OVERFLOW_BINS, Session, replay
-from langgraph_context.compaction import CLEARED_TOOL_RESULT, compact_messages
+from langgraph_context.compaction import compact_messages
+from langgraph_context.compaction.strategies import CLEARED_TOOL_RESULT
 from langgraph_context.messages import group_tool_rounds, repair_history, validate_history
 from langgraph_context.tokens import count_tokens
 from langgraph_context.transcripts import load_claude_code_session, load_openai_transcript
@@ -156,7 +157,7 @@ def generated(count: int, factories: list[Callable[[], Method]]) -> list[dict[st
             method.reset(budget)
             try:
                 if isinstance(method, OursRules):
-                    result = compact_messages(history, max_tokens=budget)
+                    result = compact_messages(history, target_tokens=budget)
                     view = result.messages
                     if result.stats.tokens_after > budget:
                         silent_over += 0 if result.stats.note else 1

@@ -57,7 +57,7 @@ class OursRules(Method):
     name = "ours (rules)"
 
     def view(self, history: list[BaseMessage]) -> list[BaseMessage]:
-        result = compact_messages(history, max_tokens=self.budget)
+        result = compact_messages(history, target_tokens=self.budget)
         self.last_note = result.stats.note
         return result.messages
 

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_context.safety import (
-    BOUNDARY_TAG_PREFIX,
     check_output,
     find_injections,
     new_boundary,
     sanitize_untrusted,
     wrap_untrusted,
 )
+from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "data" / "injection_corpus.json"

@@ -50,14 +50,9 @@ from benchmarks.injection.__main__ import (
     tau_texts,
     tool_results,
 )
-from langgraph_context.safety import (
-    BOUNDARY_TAG_PREFIX,
-    Detector,
-    find_injections,
-    new_boundary,
-    wrap_untrusted,
-)
+from langgraph_context.safety import Detector, find_injections, new_boundary, wrap_untrusted
 from langgraph_context.safety._lookalike import tag_spans
+from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 
 SEED_FOLDERS = ("seeds-cybersec-2026-01", "seeds-llm-mailbox", "seeds-sysmsg-extraction-2025-04")
 FALSE_POSITIVE_FOLDER = "seeds-investment-advice-fp"

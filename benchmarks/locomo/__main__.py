@@ -109,7 +109,7 @@ def recall_table(
                     )
                     for budget in BUDGETS:
                         chosen = pack_packets(
-                            conv.turns, relevance, max_tokens=budget, config=config
+                            conv.turns, relevance, max_selected_tokens=budget, config=config
                         )
                         kept = {str(p.source) for p in chosen.packets}
                         table[name][budget].append(len(kept & q.evidence) / len(q.evidence))
@@ -134,7 +134,7 @@ def selection_by_category(conversations: Sequence[Conversation]) -> dict[int, fl
         for q in conv.questions:
             relevance = relevance_scores(conv.turns, q.text, config=config)
             chosen = pack_packets(
-                conv.turns, relevance, max_tokens=PER_CONVERSATION_BUDGET, config=config
+                conv.turns, relevance, max_selected_tokens=PER_CONVERSATION_BUDGET, config=config
             )
             kept = {str(p.source) for p in chosen.packets}
             rows.setdefault(q.category, []).append(len(kept & q.evidence) / len(q.evidence))

@@ -103,8 +103,10 @@ def two_stage_figures(
     for conv in conversations:
         for q in conv.questions:
             relevance = relevance_scores(conv.turns, q.text, config=config)
-            first = pack_packets(conv.turns, relevance, max_tokens=BUDGET, config=config)
-            pool = pack_packets(conv.turns, relevance, max_tokens=BUDGET * POOL, config=config)
+            first = pack_packets(conv.turns, relevance, max_selected_tokens=BUDGET, config=config)
+            pool = pack_packets(
+                conv.turns, relevance, max_selected_tokens=BUDGET * POOL, config=config
+            )
             idx = [s.index for s in pool.selected]
             cos = _cosines(embeddings, q.text, [conv.turns[i] for i in idx])
             top = max(cos, default=0.0) or 1.0

@@ -49,7 +49,7 @@ def replay(
             seen = i
             current = [*current, *new]
             if counter.count_messages(current) > trigger * window:
-                result = compact_messages(current, max_tokens=int(target * window))
+                result = compact_messages(current, target_tokens=int(target * window))
                 current = result.messages
                 compactions += 1
             if validate_history(current):

@@ -28,7 +28,6 @@ from langgraph_context.compaction import compact_messages
 from langgraph_context.errors import ContextWindowError
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import (
-    USAGE_KEY,
     TokenCounter,
     TokenUsage,
     count_tool_tokens,
@@ -37,6 +36,7 @@ from langgraph_context.tokens import (
     reported_input_tokens,
     usage_ratio,
 )
+from langgraph_context.tokens.window import USAGE_KEY
 
 __all__ = [
     "Failed",
@@ -123,7 +123,7 @@ class Window:
             ratio = usage_ratio(get_state_value(state, USAGE_KEY, None)) or 1.0
             target = min(target, int(window / ratio) // 2)
         result = compact_messages(
-            history, max_tokens=max(1, target), strategy="auto", token_counter=self.token_counter
+            history, target_tokens=max(1, target), strategy="auto", token_counter=self.token_counter
         )
         messages = list(result.messages)
         tokens = int(self.token_counter(messages)) if messages else 0

@@ -25,13 +25,11 @@ from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_tex
 from langgraph_context.tools import Terminal
 
 __all__ = [
-    "BRIEFING_PACKET_TYPE",
-    "DEFAULT_BRIEFING_MAX_TOKENS",
     "briefing_packets",
     "build_briefing",
 ]
 
-DEFAULT_BRIEFING_MAX_TOKENS = 1000
+DEFAULT_MAX_BRIEFING_TOKENS = 1000
 BRIEFING_PACKET_TYPE = "workspace"
 _BLOCKERS = 3
 _RELEVANT = 3
@@ -60,7 +58,7 @@ def build_briefing(
     *,
     terminal: Terminal | None = None,
     notes: NotebookStore | None = None,
-    max_tokens: int = DEFAULT_BRIEFING_MAX_TOKENS,
+    max_briefing_tokens: int = DEFAULT_MAX_BRIEFING_TOKENS,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
 ) -> str:
     """Gather the workspace facts and notes one request starts from.
@@ -70,7 +68,7 @@ def build_briefing(
         request: The user's request (used to find relevant notes).
         terminal: The sandboxed terminal to run the mode's commands in.
         notes: The note store to read blockers and relevant notes from.
-        max_tokens: Cap on the briefing.
+        max_briefing_tokens: Cap on the briefing.
         token_counter: Counter for the cap (`None` = offline tiktoken).
 
     Returns:
@@ -106,11 +104,11 @@ def build_briefing(
         return ""
     count = resolve_counter(token_counter)
     head = f"{BRIEFING_HEADER}\n\n"
-    room = max_tokens - count(head)
+    room = max_briefing_tokens - count(head)
     if room < 1:
         return ""  # the data marking must never be cut off, so nothing fits
     body = truncate_text("\n\n".join(sections), room, token_counter=count, marker=TRUNCATION_MARKER)
-    while body and count(head + body) > max_tokens:
+    while body and count(head + body) > max_briefing_tokens:
         room -= 1
         body = truncate_text(body, max(room, 0), token_counter=count, marker=TRUNCATION_MARKER)
     return head + body if body else ""

@@ -48,7 +48,7 @@ from langgraph_context.compaction.options import (
     Trigger,
 )
 from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
-from langgraph_context.safety import HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
 
 __all__ = ["CompactionAgentState", "CompactionMiddleware"]

@@ -55,9 +55,11 @@ from langgraph_context.messages import (
 )
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned import render_pinned
-from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
+from langgraph_context.safety import fenced_block
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import get_state_value, render_plan
-from langgraph_context.tokens import USAGE_KEY, resolve_counter
+from langgraph_context.tokens import resolve_counter
+from langgraph_context.tokens.window import USAGE_KEY
 
 __all__ = ["ContextMiddleware", "render_state_block"]
 

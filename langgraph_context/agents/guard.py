@@ -14,13 +14,13 @@ from langchain.agents.middleware.types import OmitFromInput
 from langgraph.runtime import Runtime
 
 from langgraph_context.safety import (
-    DEFAULT_GUARD_REPLACEMENT,
     DetectorLike,
     GuardAction,
     InjectionFlag,
     append_flags,
     create_output_guard_node,
 )
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
 
 __all__ = ["GuardAgentState", "OutputGuardMiddleware"]
 

@@ -45,13 +45,17 @@ from langgraph_context.agents._maintainer_prompts import (
     BASE_INSTRUCTIONS,
     EXPLORER_DESCRIPTION,
     EXPLORER_INSTRUCTIONS,
-    MAINTAINER_MODES,
     MODE_INSTRUCTIONS,
     MaintainerMode,
     check_mode,
 )
+
+# Constants of a private module, importable from here (not in `__all__`).
+from langgraph_context.agents._maintainer_prompts import (
+    MAINTAINER_MODES as MAINTAINER_MODES,  # noqa: PLC0414 (re-export)
+)
 from langgraph_context.agents.briefing import (
-    DEFAULT_BRIEFING_MAX_TOKENS,
+    DEFAULT_MAX_BRIEFING_TOKENS,
     briefing_packets,
     build_briefing,
 )
@@ -82,7 +86,6 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.tools import Terminal, create_terminal_tool
 
 __all__ = [
-    "MAINTAINER_MODES",
     "MaintainerMiddleware",
     "MaintainerMode",
     "MaintainerOptions",
@@ -115,7 +118,7 @@ class MaintainerOptions:
 
     Attributes:
         keep_last: Recent messages the default context node passes on verbatim.
-        briefing_max_tokens: Cap on each turn's briefing.
+        max_briefing_tokens: Cap on each turn's briefing.
         explorer_result_tokens: Cap on the explorer's report (with `explorer=True`).
         terminal_timeout: Seconds a terminal command may run.
         max_output_chars: Cap on one terminal command's output. With the default
@@ -124,24 +127,24 @@ class MaintainerOptions:
             token, so one file read cannot crowd out the context.
 
     Raises:
-        ValueError: If `briefing_max_tokens` is not a positive int.
+        ValueError: If `max_briefing_tokens` is not a positive int.
 
     Example:
-        >>> MaintainerOptions(briefing_max_tokens=500).briefing_max_tokens
+        >>> MaintainerOptions(max_briefing_tokens=500).max_briefing_tokens
         500
     """
 
     keep_last: int = DEFAULT_KEEP_LAST
-    briefing_max_tokens: int = DEFAULT_BRIEFING_MAX_TOKENS
+    max_briefing_tokens: int = DEFAULT_MAX_BRIEFING_TOKENS
     explorer_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS
     terminal_timeout: float = DEFAULT_MAINTAINER_TIMEOUT
     max_output_chars: int = DEFAULT_MAINTAINER_OUTPUT_CHARS
 
     def __post_init__(self) -> None:
         """Check the briefing cap (the terminal checks its own options)."""
-        cap = self.briefing_max_tokens
+        cap = self.max_briefing_tokens
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-            msg = f"briefing_max_tokens must be a positive int, got {cap!r}"
+            msg = f"max_briefing_tokens must be a positive int, got {cap!r}"
             raise InvalidArgumentError(msg)
 
 
@@ -236,7 +239,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
         terminal: The read-only terminal the briefing lists and greps with.
         mode: The mode when the state names none.
         project: The project's name in the instructions.
-        briefing_max_tokens: Cap on each turn's briefing.
+        max_briefing_tokens: Cap on each turn's briefing.
         briefing_in_prompt: Put the briefing in the system prompt.
         token_counter: Counter for the briefing cap.
 
@@ -254,7 +257,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
         terminal: Terminal,
         mode: MaintainerMode,
         project: str,
-        briefing_max_tokens: int,
+        max_briefing_tokens: int,
         briefing_in_prompt: bool,
         token_counter: Any = None,
     ) -> None:
@@ -264,7 +267,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
         self._terminal = terminal
         self._mode = mode
         self._project = project
-        self._cap = briefing_max_tokens
+        self._cap = max_briefing_tokens
         self._in_prompt = briefing_in_prompt
         self._counter = token_counter
         self.tools = []
@@ -301,7 +304,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
             request,
             terminal=self._terminal,
             notes=self._note_store(get_config(), runtime.store),
-            max_tokens=self._cap,
+            max_briefing_tokens=self._cap,
             token_counter=self._counter,
         )
         return {"briefing": text}
@@ -449,7 +452,7 @@ def create_codebase_maintainer_graph(
         terminal=terminal,
         mode=mode,
         project=project,
-        briefing_max_tokens=opts.briefing_max_tokens,
+        max_briefing_tokens=opts.max_briefing_tokens,
         briefing_in_prompt=context is False,
         token_counter=token_counter,
     )

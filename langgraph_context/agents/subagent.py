@@ -46,18 +46,13 @@ from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
-from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, fenced_block
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 from langgraph_context.tools.state_notes import fresh_note_name
 
 __all__ = [
-    "DEFAULT_MAX_RESULT_TOKENS",
-    "DEFAULT_SUBAGENT_DESCRIPTION",
-    "DEFAULT_SUBAGENT_NAME",
-    "DEFAULT_SUBAGENT_RECURSION_LIMIT",
-    "TRUNCATION_MARKER",
     "acondense_result",
     "condense_result",
     "create_subagent_tool",
@@ -124,15 +119,15 @@ def _cut_report(text: str, reply: BaseMessage | None, max_tokens: int, count: To
 def condense_result(
     text: str,
     *,
-    max_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
+    max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     summarizer: BaseChatModel | None = None,
 ) -> str:
-    """Fit a sub-agent's report under `max_tokens`, summarizing first when it can.
+    """Fit a sub-agent's report under `max_result_tokens`, summarizing first when it can.
 
     Args:
         text: The report.
-        max_tokens: The cap.
+        max_result_tokens: The cap.
         token_counter: Counter for the cap (`None` = offline tiktoken).
         summarizer: Optional chat model asked to condense an over-long report; if it
             fails, the report is cut instead (a warning is logged).
@@ -141,38 +136,38 @@ def condense_result(
         The report (or its summary) cut to the cap.
 
     Raises:
-        ValueError: If `max_tokens` is not a positive int.
+        ValueError: If `max_result_tokens` is not a positive int.
     """
-    _check_positive(max_tokens, "max_result_tokens")
+    _check_positive(max_result_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
-    request = _summary_request(text, max_tokens, count, summarizer)
+    request = _summary_request(text, max_result_tokens, count, summarizer)
     reply = None
     if request is not None and summarizer is not None:
         try:
             reply = summarizer.invoke(request)
         except Exception:
             logger.warning(_SUMMARY_FAILED, exc_info=True)
-    return _cut_report(text, reply, max_tokens, count)
+    return _cut_report(text, reply, max_result_tokens, count)
 
 
 async def acondense_result(
     text: str,
     *,
-    max_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
+    max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     summarizer: BaseChatModel | None = None,
 ) -> str:
     """Async twin of `condense_result`: the same arguments, result and errors."""
-    _check_positive(max_tokens, "max_result_tokens")
+    _check_positive(max_result_tokens, "max_result_tokens")
     count = resolve_counter(token_counter)
-    request = _summary_request(text, max_tokens, count, summarizer)
+    request = _summary_request(text, max_result_tokens, count, summarizer)
     reply = None
     if request is not None and summarizer is not None:
         try:  # a cancellation is a BaseException and passes through
             reply = await summarizer.ainvoke(request)
         except Exception:
             logger.warning(_SUMMARY_FAILED, exc_info=True)
-    return _cut_report(text, reply, max_tokens, count)
+    return _cut_report(text, reply, max_result_tokens, count)
 
 
 def _final_answer(messages: Sequence[BaseMessage]) -> str:
@@ -289,7 +284,7 @@ class _Delegation:
     def condense_options(self) -> dict[str, Any]:
         """Keyword arguments of `condense_result` for this tool."""
         return {
-            "max_tokens": self.max_result_tokens,
+            "max_result_tokens": self.max_result_tokens,
             "token_counter": self.token_counter,
             "summarizer": self.summarizer,
         }

@@ -25,11 +25,8 @@ from langgraph.runtime import Runtime
 
 from langgraph_context.agents._hooks import drop_before_model
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.notebook import (
-    STATE_NOTES_NAMESPACE,
-    create_load_notes_node,
-    create_save_notes_node,
-)
+from langgraph_context.notebook import create_load_notes_node, create_save_notes_node
+from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE
 from langgraph_context.pinned import (
     PinnedStateMixin,
     create_hot_issue_node,

@@ -269,7 +269,7 @@ def xray_summary(
     query = query if query else _last_user_text(messages) or "(no user message)"
     builder = ContextBuilder(config=ContextConfig(max_tokens=budget), token_counter=counter)
     built = builder.build_result(query, conversation_history=list(messages))
-    compacted = compact_messages(messages, max_tokens=budget, token_counter=counter)
+    compacted = compact_messages(messages, target_tokens=budget, token_counter=counter)
     return {
         "messages": len(messages),
         "tokens": total,

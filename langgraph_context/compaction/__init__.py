@@ -1,13 +1,11 @@
 """Compaction: rule-based strategies, state snapshots, LLM summaries and a graph node."""
 
 from langgraph_context.compaction.entry import (
-    CUT_MARKER,
     arrived_tool_result,
     create_tool_output_limit_node,
     cut_tool_result,
 )
 from langgraph_context.compaction.minify import (
-    MINIFIED_MARKER,
     minify_json,
     minify_tool_result,
 )
@@ -18,8 +16,6 @@ from langgraph_context.compaction.node import (
     create_compaction_node,
 )
 from langgraph_context.compaction.options import (
-    COMPACTION_MODES,
-    TRIGGER_KINDS,
     Archive,
     CompactionKeys,
     CompactionMode,
@@ -29,16 +25,10 @@ from langgraph_context.compaction.options import (
     TriggerKind,
 )
 from langgraph_context.compaction.prompts import (
-    HANDOFF_PROMPT,
-    PROMPT_STYLES,
-    SNAPSHOT_PROMPT,
-    STATUS_LABELS,
     PromptStyle,
     summary_instructions,
 )
 from langgraph_context.compaction.provenance import (
-    COMPACTION_MARKER,
-    SYSTEM_TRUST_KEY,
     compaction_kind,
     fenced_compaction_message,
     is_trusted_system,
@@ -49,9 +39,6 @@ from langgraph_context.compaction.provenance import (
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.compaction.strategies import (
-    CLEARED_TOOL_ARG,
-    CLEARED_TOOL_RESULT,
-    STRATEGIES,
     CompactionResult,
     CompactionStats,
     Strategy,
@@ -59,7 +46,6 @@ from langgraph_context.compaction.strategies import (
     efficiency_score,
 )
 from langgraph_context.compaction.summarize import (
-    SUMMARY_PREFIX,
     HistorySummary,
     SummarizedHistory,
     asummarize_history,
@@ -71,20 +57,6 @@ from langgraph_context.compaction.tool import (
 )
 
 __all__ = [
-    "CLEARED_TOOL_ARG",
-    "CLEARED_TOOL_RESULT",
-    "COMPACTION_MARKER",
-    "COMPACTION_MODES",
-    "CUT_MARKER",
-    "HANDOFF_PROMPT",
-    "MINIFIED_MARKER",
-    "PROMPT_STYLES",
-    "SNAPSHOT_PROMPT",
-    "STATUS_LABELS",
-    "STRATEGIES",
-    "SUMMARY_PREFIX",
-    "SYSTEM_TRUST_KEY",
-    "TRIGGER_KINDS",
     "Archive",
     "CompactionKeys",
     "CompactionMode",

@@ -240,7 +240,7 @@ class Step:
         """Compact with the rule-based `strategy` to this step's budget."""
         return compact_messages(
             self.messages,
-            max_tokens=self.budget,
+            target_tokens=self.budget,
             strategy=strategy,
             keep_tool_rounds=self.o.keep_tool_rounds,
             keep_messages=self._keep_messages(),
@@ -307,7 +307,7 @@ class Step:
         keep = o.keep
         return {
             "model": o.model,
-            "max_tokens": self.budget,
+            "target_tokens": self.budget,
             "running_summary": HistorySummary.from_dict(saved) if saved else None,
             "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
             "keep_messages": keep[1] if keep and keep[0] == "messages" else None,

@@ -26,8 +26,6 @@ from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
 __all__ = [
-    "CUT_MARKER",
-    "DEFAULT_NOTE_PREFIX",
     "arrived_tool_result",
     "create_tool_output_limit_node",
     "cut_tool_result",
@@ -54,20 +52,20 @@ def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
 
 def cut_tool_result(
     result: ToolMessage,
-    max_tokens: int,
+    max_result_tokens: int,
     *,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     noted: bool = False,
 ) -> ToolMessage | None:
     """The result cut to its two ends around a notice, or `None` when it stays as it is.
 
-    A result stays when its content is not text or fits `max_tokens` (so a result cut
+    A result stays when its content is not text or fits `max_result_tokens` (so a result cut
     before stays under any limit at least as large). The cut copy keeps the id and is
     marked with its full size (`CUT_MARKER`, the original size when cut twice).
 
     Args:
         result: The tool result.
-        max_tokens: Most tokens it keeps (notice included).
+        max_result_tokens: Most tokens it keeps (notice included).
         token_counter: Counter for the limit (default: offline tiktoken).
         noted: The notice says the full text is note `tool-output/<tool_call_id>`.
 
@@ -90,7 +88,9 @@ def cut_tool_result(
         return _NOTICE.format(total=totals[-1], where=where)
 
     counter = resolve_counter(token_counter)
-    short = truncate_text(text, max_tokens, token_counter=counter, marker=notice, keep="ends")
+    short = truncate_text(
+        text, max_result_tokens, token_counter=counter, marker=notice, keep="ends"
+    )
     if not totals:
         return None  # a result cut before fits any limit at least as large as its cut
     kwargs = {**result.additional_kwargs, CUT_MARKER: totals[-1]}
@@ -99,7 +99,7 @@ def cut_tool_result(
 
 def arrived_tool_result(
     result: ToolMessage,
-    max_tokens: int,
+    max_result_tokens: int,
     *,
     minify_json: bool = True,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
@@ -112,7 +112,7 @@ def arrived_tool_result(
 
     Args:
         result: The tool result, as the tool returned it.
-        max_tokens: Most tokens it keeps (notice included).
+        max_result_tokens: Most tokens it keeps (notice included).
         minify_json: Drop the whitespace outside strings of a JSON result first.
         token_counter: Counter for the limit (default: offline tiktoken).
         noted: The cut notice names note `tool-output/<tool_call_id>`.
@@ -121,14 +121,14 @@ def arrived_tool_result(
         The replacement (same id), or `None` when nothing changes.
     """
     compact = (minify_tool_result(result) if minify_json else None) or result
-    short = cut_tool_result(compact, max_tokens, token_counter=token_counter, noted=noted)
+    short = cut_tool_result(compact, max_result_tokens, token_counter=token_counter, noted=noted)
     if short is not None:
         return short
     return None if compact is result else compact
 
 
 def create_tool_output_limit_node(
-    max_tokens: int,
+    max_result_tokens: int,
     *,
     note_key: str | None = None,
     minify_json: bool = True,
@@ -136,11 +136,11 @@ def create_tool_output_limit_node(
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     name: str = "limit_tool_output",
 ) -> RunnableLambda[Any, dict[str, Any]]:
-    r"""Create a node that cuts each new tool result over `max_tokens` to its two ends.
+    r"""Create a node that cuts each new tool result over `max_result_tokens` to its two ends.
 
     Run it right after the tools (`create_context_agent(post_tools=[...])`, or an edge
     from your `ToolNode`). It looks at the tool results at the end of the history (the
-    round that just ran); one with text content over `max_tokens` is replaced, under
+    round that just ran); one with text content over `max_result_tokens` is replaced, under
     the same message id, by its start and end with a notice between them, and marked
     in `additional_kwargs[CUT_MARKER]` with its full size, so it is never cut twice.
     Results with block content, without an id, or within the limit are left alone.
@@ -149,7 +149,7 @@ def create_tool_output_limit_node(
     paid for on every later call of the thread), then is measured against the limit.
 
     Args:
-        max_tokens: Most tokens one tool result keeps (notice included).
+        max_result_tokens: Most tokens one tool result keeps (notice included).
         note_key: A notes key (e.g. `"note"` of `NoteStateMixin`, whose reducer merges):
             the full text of each cut result is saved as note
             `tool-output/<tool_call_id>`, and the notice names it. `None` keeps no copy.
@@ -163,7 +163,7 @@ def create_tool_output_limit_node(
         A runnable node returning the replaced results (and notes), or `{}`.
 
     Raises:
-        ValueError: If `max_tokens` is not a positive int or a key is blank.
+        ValueError: If `max_result_tokens` is not a positive int or a key is blank.
 
     Example:
         >>> from langchain_core.messages import AIMessage, ToolMessage
@@ -175,7 +175,7 @@ def create_tool_output_limit_node(
         >>> cut.id, "were cut as it arrived" in cut.content
         ('t1', True)
     """
-    check_positive("max_tokens", max_tokens)
+    check_positive("max_result_tokens", max_result_tokens)
     for key_name, key in (("messages_key", messages_key), ("note_key", note_key)):
         if key is not None and (not isinstance(key, str) or not key):
             msg = f"{key_name} must be a non-empty string, got {key!r}"
@@ -193,7 +193,11 @@ def create_tool_output_limit_node(
             # text: it is cut again if need be, but never saved as "the full text"
             noted = note_key is not None and CUT_MARKER not in result.additional_kwargs
             short = arrived_tool_result(
-                result, max_tokens, minify_json=minify_json, token_counter=counter, noted=noted
+                result,
+                max_result_tokens,
+                minify_json=minify_json,
+                token_counter=counter,
+                noted=noted,
             )
             if short is None:
                 continue

@@ -20,7 +20,10 @@ import re
 
 from langchain_core.messages import ToolMessage
 
-__all__ = ["MINIFIED_MARKER", "minify_json", "minify_tool_result"]
+__all__ = [
+    "minify_json",
+    "minify_tool_result",
+]
 
 MINIFIED_MARKER = "lgc_minified"
 """`additional_kwargs` key of a tool result whose JSON was minified (its former length)."""

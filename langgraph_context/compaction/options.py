@@ -13,20 +13,9 @@ from typing import Literal, get_args
 
 from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.tokens import USAGE_KEY
+from langgraph_context.tokens.window import USAGE_KEY
 
 __all__ = [
-    "COMPACTION_MODES",
-    "DEFAULT_ARCHIVE_PREFIX",
-    "DEFAULT_MAX_INPUT_TOKENS",
-    "DEFAULT_MAX_RETRY_WAIT",
-    "DEFAULT_MAX_SUMMARY_TOKENS",
-    "DEFAULT_OUTPUT_KEY",
-    "DEFAULT_REQUEST_KEY",
-    "DEFAULT_RETRIES",
-    "DEFAULT_RETRY_BACKOFF",
-    "DEFAULT_STATE_KEY",
-    "TRIGGER_KINDS",
     "Archive",
     "CompactionKeys",
     "CompactionMode",

@@ -14,10 +14,6 @@ from typing import Literal, get_args
 from langgraph_context.errors import InvalidArgumentError
 
 __all__ = [
-    "HANDOFF_PROMPT",
-    "PROMPT_STYLES",
-    "SNAPSHOT_PROMPT",
-    "STATUS_LABELS",
     "PromptStyle",
     "summary_instructions",
 ]

@@ -41,9 +41,6 @@ from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import keyed_boundary, wrap_untrusted
 
 __all__ = [
-    "COMPACTION_MARKER",
-    "LEGACY_NOTICE",
-    "SYSTEM_TRUST_KEY",
     "compaction_kind",
     "compaction_marker",
     "fence",

@@ -15,8 +15,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+# Constants of a private module, importable from here (not in `__all__`).
 from langgraph_context.compaction._facts import (
-    ERROR_LINE_CHARS,
+    ERROR_LINE_CHARS as ERROR_LINE_CHARS,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.compaction._facts import (
     ID_RE,
     READ_TOOLS,
     REQUEST_CHARS,
@@ -47,10 +50,6 @@ from langgraph_context.messages import (
 from langgraph_context.tokens import resolve_counter
 
 __all__ = [
-    "COMPACTION_MARKER",
-    "ERROR_LINE_CHARS",
-    "REQUEST_CHARS",
-    "SNAPSHOT_HEADER",
     "StateSnapshot",
     "compaction_kind",
     "extract_snapshot",
@@ -156,8 +155,8 @@ class StateSnapshot:
             _file_uses=uses,
         )
 
-    def render(self, *, max_tokens: int | None = None, token_counter: Any = None) -> str:
-        """Render the snapshot as text, fitting `max_tokens` if given.
+    def render(self, *, max_snapshot_tokens: int | None = None, token_counter: Any = None) -> str:
+        """Render the snapshot as text, fitting `max_snapshot_tokens` if given.
 
         Sections are filled round-robin, one item at a time (each section's items in
         priority order: the first request, then the latest ones; the latest errors and
@@ -168,7 +167,7 @@ class StateSnapshot:
         fence (`provenance.fence`), never as the user's or the system's words.
 
         Args:
-            max_tokens: Token budget for the text; `None` for no limit.
+            max_snapshot_tokens: Token budget for the text; `None` for no limit.
             token_counter: Counts a string (default: offline tiktoken).
 
         Returns:
@@ -186,10 +185,10 @@ class StateSnapshot:
             ("Commands run", list(reversed(self.commands)), False),
             ("Open items", list(self.open_items), False),
         ]
-        if max_tokens is None:
+        if max_snapshot_tokens is None:
             chosen = [items for _, items, _ in sections]
         else:
-            budget = max_tokens - counter(header) - counter(fence("", kind="snapshot"))
+            budget = max_snapshot_tokens - counter(header) - counter(fence("", kind="snapshot"))
             if budget <= 0:
                 return ""
             chosen = _round_robin(sections, budget, counter)
@@ -211,8 +210,8 @@ class StateSnapshot:
             else:
                 lines.extend(f"- {item}" for item in picked)
         text = _assemble(header, trusted, untrusted)
-        if max_tokens is not None:
-            while counter(text) > max_tokens and (trusted or untrusted):
+        if max_snapshot_tokens is not None:
+            while counter(text) > max_snapshot_tokens and (trusted or untrusted):
                 (untrusted or trusted).pop()
                 text = _assemble(header, trusted, untrusted)
             if not trusted and not untrusted:

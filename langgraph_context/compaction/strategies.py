@@ -34,9 +34,14 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+# Constants of a private module, importable from here (not in `__all__`).
 from langgraph_context.compaction._units import (
-    CLEARED_TOOL_ARG,
-    CLEARED_TOOL_RESULT,
+    CLEARED_TOOL_ARG as CLEARED_TOOL_ARG,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.compaction._units import (
+    CLEARED_TOOL_RESULT as CLEARED_TOOL_RESULT,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.compaction._units import (
     Costs,
     Kept,
     Work,
@@ -65,12 +70,6 @@ from langgraph_context.messages import as_messages, group_tool_rounds, repair_hi
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
-    "CLEARED_TOOL_ARG",
-    "CLEARED_TOOL_RESULT",
-    "DEFAULT_HEAD_FRACTION",
-    "DEFAULT_KEEP_TOOL_ROUNDS",
-    "DEFAULT_SNAPSHOT_FRACTION",
-    "STRATEGIES",
     "CompactionResult",
     "CompactionStats",
     "Strategy",
@@ -94,7 +93,7 @@ class CompactionStats:
 
     Attributes:
         strategy: The strategy applied (`"none"` when the history already fitted).
-        max_tokens: The budget.
+        target_tokens: The size the history was compacted to fit.
         tokens_before: Tokens of the input history.
         tokens_after: Tokens of the output history.
         messages_before: Messages in the input history.
@@ -104,13 +103,13 @@ class CompactionStats:
         tool_results_cleared: Tool results replaced by the placeholder.
         tool_args_cleared: Tool-call arguments replaced by the placeholder.
         snapshot_tokens: Tokens of the inserted state snapshot (0 if none).
-        within_budget: Whether `tokens_after <= max_tokens`.
+        within_budget: Whether `tokens_after <= target_tokens`.
         repairs: Violations found in the input and repaired before compacting.
         note: Why the budget could not be met, when it could not.
     """
 
     strategy: str
-    max_tokens: int
+    target_tokens: int
     tokens_before: int
     tokens_after: int
     messages_before: int
@@ -161,7 +160,7 @@ def _check(
     head_fraction: float,
     clear_tool_args_over: int | None,
 ) -> None:
-    check_positive("max_tokens", max_tokens)
+    check_positive("target_tokens", max_tokens)
     check_one_of("strategy", strategy, STRATEGIES)
     if keep_tool_rounds < 0:
         msg = f"keep_tool_rounds must be >= 0, got {keep_tool_rounds!r}"
@@ -183,7 +182,7 @@ def _check(
 def compact_messages(
     messages: Sequence[Any],
     *,
-    max_tokens: int,
+    target_tokens: int,
     strategy: Strategy = "auto",
     keep_tool_rounds: int = DEFAULT_KEEP_TOOL_ROUNDS,
     keep_messages: int = 0,
@@ -194,7 +193,7 @@ def compact_messages(
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     shorten_request: bool = True,
 ) -> CompactionResult:
-    """Compact a history under `max_tokens` without a model, keeping tool pairs intact.
+    """Compact a history under `target_tokens` without a model, keeping tool pairs intact.
 
     The input is never mutated. An invalid input is repaired first (see
     `repair_history`) and the repairs are listed in the stats. System messages, the
@@ -208,7 +207,7 @@ def compact_messages(
 
     Args:
         messages: LangChain messages or OpenAI-style dicts.
-        max_tokens: Budget for the whole output, snapshot included.
+        target_tokens: Budget for the whole output, snapshot included.
         strategy: `auto`, `clear_tool_results`, `drop_oldest` or `drop_middle`.
         keep_tool_rounds: Latest tool rounds whose results are never cleared (unless
             nothing else can meet the budget).
@@ -216,7 +215,7 @@ def compact_messages(
         clear_tool_args_over: When clearing a round, also replace string arguments of
             its calls longer than this many tokens (`None` keeps arguments).
         snapshot: Insert a rule-based state snapshot of what was evicted.
-        snapshot_fraction: Share of `max_tokens` reserved for the snapshot.
+        snapshot_fraction: Share of `target_tokens` reserved for the snapshot.
         head_fraction: Share of the budget `drop_middle` gives to the head.
         token_counter: Counter for budgets (default: offline tiktoken).
         shorten_request: Allow cutting the latest user request's text (with a visible
@@ -234,14 +233,14 @@ def compact_messages(
         >>> from langchain_core.messages import HumanMessage, AIMessage
         >>> history = [HumanMessage("task: edit lib/a.py")] + [
         ...     AIMessage("x" * 50), HumanMessage("y" * 50)] * 4
-        >>> result = compact_messages(history, max_tokens=120)
+        >>> result = compact_messages(history, target_tokens=120)
         >>> result.stats.within_budget, result.stats.tokens_after <= 120
         (True, True)
         >>> "lib/a.py" in result.messages[0].content  # kept in the state snapshot
         True
     """
     _check(
-        max_tokens,
+        target_tokens,
         strategy,
         keep_tool_rounds,
         keep_messages,
@@ -254,22 +253,22 @@ def compact_messages(
     repairs = tuple(str(v) for v in repair.changes)
     items = repair.messages
     if not items:
-        stats = CompactionStats("none", max_tokens, 0, 0, 0, 0, repairs=repairs)
+        stats = CompactionStats("none", target_tokens, 0, 0, 0, 0, repairs=repairs)
         return CompactionResult([], stats)
     costs = Costs(counter, items[0])
     item_costs = [costs.of(m) for m in items]
     tokens_before = costs.total(items, sum(item_costs))
-    if tokens_before <= max_tokens:
+    if tokens_before <= target_tokens:
         stats = CompactionStats(
-            "none", max_tokens, tokens_before, tokens_before, len(items), len(items),
+            "none", target_tokens, tokens_before, tokens_before, len(items), len(items),
             repairs=repairs,
         )  # fmt: skip
         return CompactionResult(list(items), stats)
 
-    reserve = int(max_tokens * snapshot_fraction) if snapshot else 0
+    reserve = int(target_tokens * snapshot_fraction) if snapshot else 0
     work, earlier = _set_aside_snapshots(items, item_costs, merge=bool(reserve))
     pin_units(work, keep_messages)  # earlier snapshots left in the body are pinned
-    target = max_tokens - reserve - costs.overhead
+    target = target_tokens - reserve - costs.overhead
     applied = _apply(
         work,
         costs,
@@ -279,13 +278,20 @@ def compact_messages(
         clear_tool_args_over=clear_tool_args_over,
         head_fraction=head_fraction,
     )
-    if work.kept_cost() > max_tokens - costs.overhead:
+    if work.kept_cost() > target_tokens - costs.overhead:
         # Protected tool results are cleared only when the kept messages alone exceed
         # the budget; the snapshot reserve never justifies it (the snapshot shrinks).
         work = last_resort(
-            work, costs, max_tokens, strategy, clear_tool_args_over, shorten_request=shorten_request
+            work,
+            costs,
+            target_tokens,
+            strategy,
+            clear_tool_args_over,
+            shorten_request=shorten_request,
         )
-    before = CompactionStats(applied, max_tokens, tokens_before, 0, len(items), 0, repairs=repairs)
+    before = CompactionStats(
+        applied, target_tokens, tokens_before, 0, len(items), 0, repairs=repairs
+    )
     return _finish(work, costs, earlier, snapshot=snapshot, reserve=reserve, before=before)
 
 
@@ -380,7 +386,7 @@ def _with_snapshot(
     """
     at = _snapshot_at(kept)
     while room > 0:
-        text = snap.render(max_tokens=room, token_counter=costs.token_counter)
+        text = snap.render(max_snapshot_tokens=room, token_counter=costs.token_counter)
         if not text:
             return None
         message = snapshot_message(text, snap)
@@ -427,7 +433,7 @@ def _finish(
     before: CompactionStats,
 ) -> CompactionResult:
     """Assemble the result: kept messages, a snapshot of what left, and the stats."""
-    max_tokens = before.max_tokens
+    max_tokens = before.target_tokens
     kept = collect(work, earlier.older_until)
     snap = earlier.snapshot
     out = kept.messages

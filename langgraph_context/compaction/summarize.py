@@ -50,8 +50,6 @@ from langgraph_context.messages import (
 from langgraph_context.tokens import TokenCounter, resolve_counter
 
 __all__ = [
-    "DEFAULT_KEEP_FRACTION",
-    "SUMMARY_PREFIX",
     "HistorySummary",
     "SummarizedHistory",
     "asummarize_history",
@@ -188,7 +186,7 @@ class _Plan:
 
 
 def _check(max_tokens: int, **keep: int | None) -> None:
-    check_positive("max_tokens", max_tokens)
+    check_positive("target_tokens", max_tokens)
     for name, value in keep.items():
         if value is not None and value < 0:
             msg = f"{name} must be None or >= 0, got {value!r}"
@@ -314,7 +312,7 @@ def _with_facts(
     snapshot = extract_snapshot(plan.to_summarize, previous=previous)
     bare = [*plan.head, summary_message(summary), *plan.pinned, *plan.tail]
     room = max_tokens - int(counter(bare)) - _FACTS_SEPARATOR_TOKENS
-    facts = snapshot.render(max_tokens=room, token_counter=counter) if room > 0 else ""
+    facts = snapshot.render(max_snapshot_tokens=room, token_counter=counter) if room > 0 else ""
     return replace(summary, snapshot=snapshot, facts=facts)
 
 
@@ -403,14 +401,14 @@ def summarize_history(
     messages: Sequence[Any],
     *,
     model: Runnable[Any, Any] | BaseLanguageModel,
-    max_tokens: int,
+    target_tokens: int,
     running_summary: HistorySummary | None = None,
     keep_tokens: int | None = None,
     keep_messages: int | None = None,
     summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
 ) -> SummarizedHistory:
-    """Summarize the older part of a history when it exceeds `max_tokens`.
+    """Summarize the older part of a history when it exceeds `target_tokens`.
 
     Nothing is called when the history (with any earlier summary in place of the
     messages it covers) already fits. Otherwise the tail is kept verbatim (whole tool
@@ -422,10 +420,10 @@ def summarize_history(
             in them is found and extended).
         model: The summarizer: a chat model or any runnable returning a message or
             a string.
-        max_tokens: Budget for the returned history.
+        target_tokens: Budget for the returned history.
         running_summary: The summary of an earlier round, if not carried in `messages`.
         keep_tokens: Tokens of recent messages to keep verbatim (default: half of
-            `max_tokens`, capped so the result fits).
+            `target_tokens`, capped so the result fits).
         keep_messages: Keep at most this many recent messages verbatim (whole units;
             combined with the token cap).
         summary_options: Instructions (`style` or `prompt`), summary length, input
@@ -437,7 +435,7 @@ def summarize_history(
         input history (repaired if it was invalid), unchanged.
 
     Raises:
-        ValueError: If `max_tokens` is not positive, a keep value is negative, or
+        ValueError: If `target_tokens` is not positive, a keep value is negative, or
             `max_input_tokens` is too small to hold the instructions and two summaries.
 
     Example:
@@ -446,13 +444,13 @@ def summarize_history(
         >>> history = [HumanMessage("q1"), AIMessage("a1"), HumanMessage("q2"), AIMessage("a2")]
         >>> result = summarize_history(  # `len` counts one token per message
         ...     history, model=FakeListChatModel(responses=["q1 was answered"]),
-        ...     max_tokens=3, summary_options=SummaryOptions(max_summary_tokens=1),
+        ...     target_tokens=3, summary_options=SummaryOptions(max_summary_tokens=1),
         ...     token_counter=len)
         >>> [m.content for m in result.messages][1:], result.running_summary.text
         (['q2', 'a2'], 'q1 was answered')
     """
     steps = _summary_steps(
-        messages, max_tokens, running_summary, keep_tokens, keep_messages, summary_options,
+        messages, target_tokens, running_summary, keep_tokens, keep_messages, summary_options,
         token_counter,
     )  # fmt: skip
     return drive(steps, model.invoke)
@@ -462,7 +460,7 @@ async def asummarize_history(
     messages: Sequence[Any],
     *,
     model: Runnable[Any, Any] | BaseLanguageModel,
-    max_tokens: int,
+    target_tokens: int,
     running_summary: HistorySummary | None = None,
     keep_tokens: int | None = None,
     keep_messages: int | None = None,
@@ -474,7 +472,7 @@ async def asummarize_history(
     Args:
         messages: LangChain messages or OpenAI-style dicts.
         model: The summarizer.
-        max_tokens: Budget for the returned history.
+        target_tokens: Budget for the returned history.
         running_summary: The summary of an earlier round.
         keep_tokens: Tokens of recent messages to keep verbatim.
         keep_messages: Keep at most this many recent messages verbatim.
@@ -488,7 +486,7 @@ async def asummarize_history(
         ValueError: As `summarize_history`.
     """
     steps = _summary_steps(
-        messages, max_tokens, running_summary, keep_tokens, keep_messages, summary_options,
+        messages, target_tokens, running_summary, keep_tokens, keep_messages, summary_options,
         token_counter,
     )  # fmt: skip
     return await adrive(steps, model.ainvoke)

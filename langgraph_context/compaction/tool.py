@@ -16,7 +16,9 @@ from langgraph.types import Command
 from langgraph_context.compaction.options import DEFAULT_REQUEST_KEY, CompactionKeys
 from langgraph_context.toolkit import ToolSpec
 
-__all__ = ["DEFAULT_REQUEST_COMPACTION_DESCRIPTION", "create_request_compaction_tool"]
+__all__ = [
+    "create_request_compaction_tool",
+]
 
 DEFAULT_REQUEST_COMPACTION_DESCRIPTION = (
     "Ask for the conversation history to be compacted before your next step: use it when "

@@ -1,7 +1,6 @@
 """Context assembly: packets and the Gather-Select-Structure-Compress pipeline."""
 
 from langgraph_context.context.breakpoints import (
-    EPHEMERAL,
     CacheBreakpoints,
     cache_control_for,
     has_cache_mark,
@@ -18,8 +17,6 @@ from langgraph_context.context.compress import (
     summarize_lines,
 )
 from langgraph_context.context.config import (
-    SECTION_NAMES,
-    SEED_SECTION_ORDER,
     ContextConfig,
     SectionName,
 )
@@ -52,7 +49,10 @@ from langgraph_context.context.select import (
     pack_packets,
     select_packets,
 )
-from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamp_message, stamp_messages
+from langgraph_context.context.stamp import (
+    stamp_message,
+    stamp_messages,
+)
 from langgraph_context.context.structure import (
     Entry,
     Section,
@@ -61,15 +61,12 @@ from langgraph_context.context.structure import (
     render_packet,
     structure_context,
 )
-from langgraph_context.packet import TRUSTED_PACKET_TYPES, ContextPacket
+from langgraph_context.packet import (
+    ContextPacket,
+)
 from langgraph_context.scoring import rank_texts, score_texts, tokenize
 
 __all__ = [
-    "EPHEMERAL",
-    "MESSAGE_TIME_KEY",
-    "SECTION_NAMES",
-    "SEED_SECTION_ORDER",
-    "TRUSTED_PACKET_TYPES",
     "CacheBreakpoints",
     "Compressed",
     "ContextBuilder",

@@ -27,7 +27,6 @@ from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import at_most_cache_marks
 
 __all__ = [
-    "EPHEMERAL",
     "CacheBreakpoints",
     "cache_control_for",
     "cache_marks",

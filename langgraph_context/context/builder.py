@@ -95,7 +95,7 @@ class ContextBuilder:
             section of `config.compress_order` ([Context] by default) that did not fit,
             into one entry at the top of that section, fenced as data; if it raises, they
             are trimmed (logged as a warning).
-        summary_tokens: Room kept in the budget for that summary.
+        max_summary_tokens: Room kept in the budget for that summary.
         reranker: Optional stage after selection: `(query, packets) -> packets` to
             keep, best first (`context.rerank`). Default: none.
 
@@ -103,7 +103,7 @@ class ContextBuilder:
         TypeError: If `config` is not a `ContextConfig`, `wrap_untrusted` is not
             callable, `summarizer` is not a chat model, `reranker` is not callable or
             `detector` is not a detector or scorer.
-        ValueError: If `summary_tokens` is below 1.
+        ValueError: If `max_summary_tokens` is below 1.
 
     Example:
         >>> builder = ContextBuilder(config=ContextConfig(max_tokens=200))
@@ -125,7 +125,7 @@ class ContextBuilder:
         protect_untrusted: bool = True,
         sanitize: bool = False,
         summarizer: BaseChatModel | None = None,
-        summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
+        max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
         reranker: Reranker | None = None,
         detector: DetectorLike | None = None,
     ) -> None:
@@ -143,12 +143,12 @@ class ContextBuilder:
         if reranker is not None and not callable(reranker):
             msg = f"reranker must be callable (query, packets) -> packets, got {reranker!r}"
             raise InvalidTypeError(msg)
-        if summary_tokens < 1:
-            msg = f"summary_tokens must be >= 1, got {summary_tokens}"
+        if max_summary_tokens < 1:
+            msg = f"max_summary_tokens must be >= 1, got {max_summary_tokens}"
             raise InvalidArgumentError(msg)
-        if summarizer is not None and summary_tokens >= config.max_tokens:
+        if summarizer is not None and max_summary_tokens >= config.max_tokens:
             msg = (
-                f"summary_tokens ({summary_tokens}) must be below config.max_tokens "
+                f"max_summary_tokens ({max_summary_tokens}) must be below config.max_tokens "
                 f"({config.max_tokens})"
             )
             raise InvalidArgumentError(msg)
@@ -162,7 +162,7 @@ class ContextBuilder:
         self.sanitize = sanitize
         self.hardening = hardening
         self.summarizer = summarizer
-        self.summary_tokens = summary_tokens
+        self.max_summary_tokens = max_summary_tokens
         self.reranker = reranker
         self.detector = as_detector(detector)
         self._sizer = PacketSizer()
@@ -250,10 +250,10 @@ class ContextBuilder:
         return max(0, available - room), max(0, room - 8)
 
     def _summary_room(self, available: int) -> int:
-        """Room for the summary line: `summary_tokens` + 8, at most a third of `available`."""
+        """Room for the summary line: `max_summary_tokens` + 8, at most a third of `available`."""
         if self.summarizer is None:
             return 0
-        return min(self.summary_tokens + 8, available // 3)
+        return min(self.max_summary_tokens + 8, available // 3)
 
     # -- pipeline ----------------------------------------------------------------
 
@@ -341,7 +341,7 @@ class ContextBuilder:
             {**sources, "sources": self.sources, "state_sources": self.state_sources},
         )
         protection = self._protection(gathered)
-        limit, role, rest, costs, (budget, summary_tokens) = self._prepare(
+        limit, role, rest, costs, (budget, max_summary_tokens) = self._prepare(
             user_query, gathered, max_tokens, protection
         )
         relevance: list[float] = yield Call(
@@ -354,7 +354,7 @@ class ContextBuilder:
         selection = pack_packets(
             rest,
             relevance,
-            max_tokens=budget,
+            max_selected_tokens=budget,
             config=self.config,
             costs=costs,
             cost_floors=floors,
@@ -370,7 +370,7 @@ class ContextBuilder:
             items, user_query, config=self.config, wrap_untrusted=wrap, hardening=hardening
         )
         section, lines, left = self._left_out(selection)
-        if lines and self.summarizer is not None and summary_tokens > 0:
+        if lines and self.summarizer is not None and max_summary_tokens > 0:
             summary: str = yield Call(
                 summary_or_trim,
                 asummary_or_trim,
@@ -378,7 +378,7 @@ class ContextBuilder:
                 {
                     "model": self.summarizer,
                     "section": section,
-                    "max_tokens": summary_tokens,
+                    "max_summary_tokens": max_summary_tokens,
                     "token_counter": self.token_counter,
                 },
             )

@@ -29,8 +29,6 @@ from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, Fence, keye
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text
 
 __all__ = [
-    "DEFAULT_SUMMARY_TOKENS",
-    "SUMMARY_PROMPT",
     "Compressed",
     "acompress_context",
     "asummarize_lines",
@@ -183,16 +181,16 @@ def summarize_lines(
     *,
     model: BaseChatModel,
     section: str,
-    max_tokens: int,
+    max_summary_tokens: int,
     token_counter: TokenCounter | None = None,
 ) -> str:
-    """Summarise `lines` with `model`, cut to at most `max_tokens`.
+    """Summarise `lines` with `model`, cut to at most `max_summary_tokens`.
 
     Args:
         lines: The texts left out of `section`.
         model: The chat model.
         section: The section they belong to (named in the request).
-        max_tokens: Ceiling of the returned summary.
+        max_summary_tokens: Ceiling of the returned summary.
         token_counter: The counter (default: cl100k).
 
     Returns:
@@ -200,9 +198,9 @@ def summarize_lines(
     """
     if not lines:
         return ""
-    reply = model.invoke(_summary_request(section, lines, max_tokens))
+    reply = model.invoke(_summary_request(section, lines, max_summary_tokens))
     return truncate_text(
-        content_text(reply.content).strip(), max_tokens, token_counter=token_counter
+        content_text(reply.content).strip(), max_summary_tokens, token_counter=token_counter
     )
 
 
@@ -211,7 +209,7 @@ async def asummarize_lines(
     *,
     model: BaseChatModel,
     section: str,
-    max_tokens: int,
+    max_summary_tokens: int,
     token_counter: TokenCounter | None = None,
 ) -> str:
     """Async twin of `summarize_lines`.
@@ -220,7 +218,7 @@ async def asummarize_lines(
         lines: The texts left out of `section`.
         model: The chat model.
         section: The section they belong to.
-        max_tokens: Ceiling of the returned summary.
+        max_summary_tokens: Ceiling of the returned summary.
         token_counter: The counter (default: cl100k).
 
     Returns:
@@ -228,9 +226,9 @@ async def asummarize_lines(
     """
     if not lines:
         return ""
-    reply = await model.ainvoke(_summary_request(section, lines, max_tokens))
+    reply = await model.ainvoke(_summary_request(section, lines, max_summary_tokens))
     return truncate_text(
-        content_text(reply.content).strip(), max_tokens, token_counter=token_counter
+        content_text(reply.content).strip(), max_summary_tokens, token_counter=token_counter
     )
 
 
@@ -296,19 +294,19 @@ def _compress_steps(
     token_counter: TokenCounter | None,
     config: ContextConfig,
     summarizer: BaseChatModel | None,
-    summary_tokens: int,
+    max_summary_tokens: int,
 ) -> Steps[Compressed]:
     """The compress pipeline; yields the summarizer call, if one is needed."""
     if max_tokens < 1:
         msg = f"max_tokens must be >= 1, got {max_tokens}"
         raise InvalidArgumentError(msg)
-    if summary_tokens < 1:
-        msg = f"summary_tokens must be >= 1, got {summary_tokens}"
+    if max_summary_tokens < 1:
+        msg = f"max_summary_tokens must be >= 1, got {max_summary_tokens}"
         raise InvalidArgumentError(msg)
     counter = resolve_counter(token_counter)
     if counter(context.text) <= max_tokens:
         return _finish(_Plan(context, []), max_tokens, counter)
-    limit = max_tokens - summary_tokens if summarizer is not None else max_tokens
+    limit = max_tokens - max_summary_tokens if summarizer is not None else max_tokens
     plan = _trim(context, max(limit, 0), counter, config)
     wanted = None if summarizer is None else _summary_wanted(plan, max_tokens, counter, config)
     if summarizer is not None and wanted is not None:
@@ -326,7 +324,7 @@ def compress_context(
     token_counter: TokenCounter | None = None,
     config: ContextConfig = DEFAULT_CONFIG,
     summarizer: BaseChatModel | None = None,
-    summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
+    max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
 ) -> Compressed:
     """Trim `context` until its text fits `max_tokens` by `token_counter`.
 
@@ -337,13 +335,13 @@ def compress_context(
         config: Which sections may be trimmed, in which order.
         summarizer: Optional chat model that summarises the entries removed from the
             first trimmed section into one entry (room for it is made first).
-        summary_tokens: Room made for that summary.
+        max_summary_tokens: Room made for that summary.
 
     Returns:
         The final text, the trimmed sections and what was removed.
 
     Raises:
-        ValueError: If `max_tokens` or `summary_tokens` is below 1.
+        ValueError: If `max_tokens` or `max_summary_tokens` is below 1.
 
     Example:
         >>> from langgraph_context.context.structure import structure_context
@@ -352,7 +350,7 @@ def compress_context(
         '[Output]'
     """
     return drive(
-        _compress_steps(context, max_tokens, token_counter, config, summarizer, summary_tokens)
+        _compress_steps(context, max_tokens, token_counter, config, summarizer, max_summary_tokens)
     )
 
 
@@ -363,7 +361,7 @@ async def acompress_context(
     token_counter: TokenCounter | None = None,
     config: ContextConfig = DEFAULT_CONFIG,
     summarizer: BaseChatModel | None = None,
-    summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
+    max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
 ) -> Compressed:
     """Async twin of `compress_context` (the summarizer is awaited).
 
@@ -373,14 +371,14 @@ async def acompress_context(
         token_counter: The counter (default: cl100k).
         config: Which sections may be trimmed, in which order.
         summarizer: Optional chat model summarising removed entries.
-        summary_tokens: Room made for that summary.
+        max_summary_tokens: Room made for that summary.
 
     Returns:
         The final text, the trimmed sections and what was removed.
 
     Raises:
-        ValueError: If `max_tokens` or `summary_tokens` is below 1.
+        ValueError: If `max_tokens` or `max_summary_tokens` is below 1.
     """
     return await adrive(
-        _compress_steps(context, max_tokens, token_counter, config, summarizer, summary_tokens)
+        _compress_steps(context, max_tokens, token_counter, config, summarizer, max_summary_tokens)
     )

@@ -41,8 +41,6 @@ from langgraph_context.pinned.packets import pinned_packets
 from langgraph_context.state import get_state_value, render_plan
 
 __all__ = [
-    "DEFAULT_STATE_SOURCES",
-    "DEFAULT_STORE_LIMIT",
     "GatherResult",
     "QuerySource",
     "SourceFailure",

@@ -26,10 +26,6 @@ from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
-    "DEFAULT_KEEP_LAST",
-    "DEFAULT_NODE_NAME",
-    "DEFAULT_OUTPUT_KEY",
-    "LAYOUTS",
     "ContextStateMixin",
     "Layout",
     "create_context_node",

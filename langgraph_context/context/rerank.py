@@ -16,7 +16,10 @@ from langgraph_context.context.select import Drop, ScoredPacket, Selection
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.packet import ContextPacket
 
-__all__ = ["STABLE_SECTIONS", "Reranker", "rerank_selection"]
+__all__ = [
+    "Reranker",
+    "rerank_selection",
+]
 
 Reranker = Callable[[str, Sequence[ContextPacket]], Sequence[ContextPacket]]
 """`(query, packets) -> packets`: the packets to keep, best first."""
@@ -74,6 +77,6 @@ def rerank_selection(
     return Selection(
         tuple(sorted((*pinned, *kept), key=lambda s: s.index)),
         (*selection.dropped, *dropped),
-        selection.max_tokens,
+        selection.max_selected_tokens,
         max(0, selection.tokens - freed),
     )

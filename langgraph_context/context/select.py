@@ -77,13 +77,13 @@ class Selection:
     Attributes:
         selected: Kept packets with their scores, in input order.
         dropped: Left-out packets with their reasons, in input order.
-        max_tokens: The token budget selection packed into.
+        max_selected_tokens: The token budget selection packed into.
         tokens: Tokens used by the selected packets.
     """
 
     selected: tuple[ScoredPacket, ...]
     dropped: tuple[Drop, ...] = field(default_factory=tuple)
-    max_tokens: int = 0
+    max_selected_tokens: int = 0
     tokens: int = 0
 
     @property
@@ -111,13 +111,13 @@ def pack_packets(
     packets: Sequence[ContextPacket],
     relevance: Sequence[float],
     *,
-    max_tokens: int,
+    max_selected_tokens: int,
     config: ContextConfig = DEFAULT_CONFIG,
     costs: Sequence[int] | None = None,
     cost_floors: Sequence[int] | None = None,
     token_counter: TokenCounter | None = None,
 ) -> Selection:
-    """Pack scored packets under `max_tokens` (the packing half of `select_packets`).
+    """Pack scored packets under `max_selected_tokens` (the packing half of `select_packets`).
 
     Packets are taken by score; a cost is read only for a packet the pack reaches
     whose floor still fits, so a lazy `costs` (`PacketSizer.costs`) measures only
@@ -127,7 +127,7 @@ def pack_packets(
     Args:
         packets: Candidates (with token counts filled in unless `costs` is given).
         relevance: One relevance in [0, 1] per packet (e.g. from `relevance_scores`).
-        max_tokens: Maximum total cost of the kept packets.
+        max_selected_tokens: Maximum total cost of the kept packets.
         config: Weights, `min_relevance` and `duplicate_threshold`.
         costs: Cost of each packet when it differs from its `token_count` (e.g. its
             rendered size with tags and wrappers); read only where needed.
@@ -171,11 +171,11 @@ def pack_packets(
         if not packet.pinned and relevance[i] < config.min_relevance:
             dropped[i] = "below_min_relevance"
             continue
-        if cost_floors is not None and used + cost_floors[i] > max_tokens:
+        if cost_floors is not None and used + cost_floors[i] > max_selected_tokens:
             dropped[i] = "over_budget"
             continue
         size = costs[i] if costs is not None else packet.token_count or 0
-        if used + size > max_tokens:
+        if used + size > max_selected_tokens:
             dropped[i] = "over_budget"
             continue
         terms = frozenset(tokenize(packet.content)) if not packet.pinned else frozenset()
@@ -196,7 +196,7 @@ def pack_packets(
         ScoredPacket(p, relevance[i], scores[i], i) for p, i in zip(counted, kept, strict=True)
     )
     drops = tuple(Drop(packets[i], reason) for i, reason in sorted(dropped.items()))
-    return Selection(selected, drops, max_tokens, used)
+    return Selection(selected, drops, max_selected_tokens, used)
 
 
 def _is_duplicate(
@@ -223,7 +223,7 @@ def _prepare(
     packets: Sequence[ContextPacket], max_tokens: int, token_counter: TokenCounter | None
 ) -> list[ContextPacket]:
     if max_tokens < 0:
-        msg = f"max_tokens must be >= 0, got {max_tokens}"
+        msg = f"max_selected_tokens must be >= 0, got {max_tokens}"
         raise InvalidArgumentError(msg)
     counter = resolve_counter(token_counter)
     return [p.with_token_count(counter) for p in packets]
@@ -233,12 +233,12 @@ def select_packets(
     packets: Sequence[ContextPacket],
     query: str,
     *,
-    max_tokens: int,
+    max_selected_tokens: int,
     config: ContextConfig = DEFAULT_CONFIG,
     token_counter: TokenCounter | None = None,
     embeddings: Embeddings | None = None,
 ) -> Selection:
-    """Keep the most valuable packets whose token counts add up to at most `max_tokens`.
+    """Keep the most valuable packets whose token counts add up to at most `max_selected_tokens`.
 
     Pinned packets are taken first (in input order) whenever they fit; the others by
     score, skipping any that would overflow, any near-duplicate of a kept packet, and
@@ -247,7 +247,7 @@ def select_packets(
     Args:
         packets: Candidate packets.
         query: What the context is for.
-        max_tokens: Maximum sum of the selected packets' token counts.
+        max_selected_tokens: Maximum sum of the selected packets' token counts.
         config: Weights and thresholds.
         token_counter: Counts packets lacking `token_count` (default: cl100k).
         embeddings: Optional LangChain embeddings for hybrid relevance.
@@ -256,24 +256,25 @@ def select_packets(
         The selection (kept packets in input order) and every drop with its reason.
 
     Raises:
-        ValueError: If `max_tokens` is negative.
+        ValueError: If `max_selected_tokens` is negative.
 
     Example:
         >>> packets = [ContextPacket("the cat sat"), ContextPacket("a dog barked")]
-        >>> chosen = select_packets(packets, "dog", max_tokens=3, token_counter=lambda s: 3)
+        >>> counter = lambda s: 3
+        >>> chosen = select_packets(packets, "dog", max_selected_tokens=3, token_counter=counter)
         >>> chosen.packets[0].content
         'a dog barked'
     """
-    prepared = _prepare(packets, max_tokens, token_counter)
+    prepared = _prepare(packets, max_selected_tokens, token_counter)
     relevance = relevance_scores(prepared, query, config=config, embeddings=embeddings)
-    return pack_packets(prepared, relevance, max_tokens=max_tokens, config=config)
+    return pack_packets(prepared, relevance, max_selected_tokens=max_selected_tokens, config=config)
 
 
 async def aselect_packets(
     packets: Sequence[ContextPacket],
     query: str,
     *,
-    max_tokens: int,
+    max_selected_tokens: int,
     config: ContextConfig = DEFAULT_CONFIG,
     token_counter: TokenCounter | None = None,
     embeddings: Embeddings | None = None,
@@ -283,7 +284,7 @@ async def aselect_packets(
     Args:
         packets: Candidate packets.
         query: What the context is for.
-        max_tokens: Maximum sum of the selected packets' token counts.
+        max_selected_tokens: Maximum sum of the selected packets' token counts.
         config: Weights and thresholds.
         token_counter: Counts packets lacking `token_count`.
         embeddings: Optional LangChain embeddings for hybrid relevance.
@@ -292,8 +293,8 @@ async def aselect_packets(
         The selection and every drop with its reason.
 
     Raises:
-        ValueError: If `max_tokens` is negative.
+        ValueError: If `max_selected_tokens` is negative.
     """
-    prepared = _prepare(packets, max_tokens, token_counter)
+    prepared = _prepare(packets, max_selected_tokens, token_counter)
     relevance = await arelevance_scores(prepared, query, config=config, embeddings=embeddings)
-    return pack_packets(prepared, relevance, max_tokens=max_tokens, config=config)
+    return pack_packets(prepared, relevance, max_selected_tokens=max_selected_tokens, config=config)

@@ -27,7 +27,6 @@ from langgraph_context.context.gather import message_time
 from langgraph_context.messages import tool_result_ids
 
 __all__ = [
-    "MESSAGE_TIME_KEY",
     "stamp_message",
     "stamp_messages",
     "stamped_history",

@@ -29,9 +29,6 @@ from langgraph_context.safety.boundary import Fence
 from langgraph_context.safety.sanitize import visible_form
 
 __all__ = [
-    "PINNED_LABELS",
-    "RESUME_MARKERS",
-    "STATE_TYPE_ORDER",
     "Entry",
     "Section",
     "StructuredContext",

@@ -43,8 +43,10 @@ from langgraph_context.messages._coerce import (
     text_of,
 )
 from langgraph_context.messages._cuts import safe_cut_points, truncate_messages
+
+# A constant: importable from here (its module is private), not part of `__all__`.
+from langgraph_context.messages._history import CANCELLED_TOOL_RESULT as CANCELLED_TOOL_RESULT
 from langgraph_context.messages._history import (
-    CANCELLED_TOOL_RESULT,
     HistoryRepair,
     HistoryViolation,
     ViolationKind,
@@ -62,7 +64,6 @@ from langgraph_context.messages._ready import (
 )
 
 __all__ = [
-    "CANCELLED_TOOL_RESULT",
     "HistoryRepair",
     "HistoryViolation",
     "MessageLike",

@@ -1,12 +1,6 @@
 """The notebook: persistent notes over files or a LangGraph store, and their tools."""
 
 from langgraph_context.notebook.base import (
-    DEFAULT_LIST_LIMIT,
-    DEFAULT_MAX_NOTE_BYTES,
-    DEFAULT_NOTE_TYPE,
-    DEFAULT_SEARCH_LIMIT,
-    MAX_NOTE_ID_CHARS,
-    NOTE_TYPES,
     BaseNotebookStore,
     Note,
     NotebookError,
@@ -20,72 +14,34 @@ from langgraph_context.notebook.base import (
     validate_note_id,
 )
 from langgraph_context.notebook.files import (
-    INDEX_FILE_NAME,
-    LOCK_FILE_NAME,
     FileNotebookStore,
 )
 from langgraph_context.notebook.format import (
-    MAX_FRONT_MATTER_BYTES,
-    MAX_FRONT_MATTER_DEPTH,
-    MAX_FRONT_MATTER_NODES,
     parse_note,
     render_note,
 )
 from langgraph_context.notebook.langgraph_store import (
-    NOTEBOOK_NAMESPACE,
-    SHARED_NOTEBOOK_NAMESPACE,
     LangGraphNotebookStore,
     resolve_notebook_namespace,
 )
 from langgraph_context.notebook.packets import (
-    DEFAULT_PINNED_NOTE_TYPES,
-    DEFAULT_SCORE_SHARE,
-    NOTE_PACKET_TYPE,
-    NOTE_TYPE_PRIORITY,
-    NOTE_TYPE_WEIGHTS,
     notebook_packets,
 )
 from langgraph_context.notebook.search import (
     bm25_scores,
 )
 from langgraph_context.notebook.sync import (
-    DEFAULT_USER_KEY,
-    STATE_NOTES_NAMESPACE,
     create_load_notes_node,
     create_save_notes_node,
     load_store_notes,
 )
 from langgraph_context.notebook.tool import (
-    DEFAULT_NOTEBOOK_TOOL_PREFIX,
-    NOTEBOOK_ACTIONS,
     NotebookAction,
     NotebookTool,
     create_notebook_tools,
 )
 
 __all__ = [
-    "DEFAULT_LIST_LIMIT",
-    "DEFAULT_MAX_NOTE_BYTES",
-    "DEFAULT_NOTEBOOK_TOOL_PREFIX",
-    "DEFAULT_NOTE_TYPE",
-    "DEFAULT_PINNED_NOTE_TYPES",
-    "DEFAULT_SCORE_SHARE",
-    "DEFAULT_SEARCH_LIMIT",
-    "DEFAULT_USER_KEY",
-    "INDEX_FILE_NAME",
-    "LOCK_FILE_NAME",
-    "MAX_FRONT_MATTER_BYTES",
-    "MAX_FRONT_MATTER_DEPTH",
-    "MAX_FRONT_MATTER_NODES",
-    "MAX_NOTE_ID_CHARS",
-    "NOTEBOOK_ACTIONS",
-    "NOTEBOOK_NAMESPACE",
-    "NOTE_PACKET_TYPE",
-    "NOTE_TYPES",
-    "NOTE_TYPE_PRIORITY",
-    "NOTE_TYPE_WEIGHTS",
-    "SHARED_NOTEBOOK_NAMESPACE",
-    "STATE_NOTES_NAMESPACE",
     "BaseNotebookStore",
     "FileNotebookStore",
     "LangGraphNotebookStore",

@@ -26,7 +26,6 @@ from langgraph_context.notebook.model import (
     DEFAULT_MAX_NOTE_BYTES,
     DEFAULT_NOTE_TYPE,
     DEFAULT_SEARCH_LIMIT,
-    MAX_NOTE_ID_CHARS,
     NOTE_TYPES,
     Note,
     NotebookError,
@@ -38,15 +37,14 @@ from langgraph_context.notebook.model import (
     utc_now,
     validate_note_id,
 )
+
+# Constants of a private module, importable from here (not in `__all__`).
+from langgraph_context.notebook.model import (
+    MAX_NOTE_ID_CHARS as MAX_NOTE_ID_CHARS,  # noqa: PLC0414 (re-export)
+)
 from langgraph_context.notebook.search import bm25_scores
 
 __all__ = [
-    "DEFAULT_LIST_LIMIT",
-    "DEFAULT_MAX_NOTE_BYTES",
-    "DEFAULT_NOTE_TYPE",
-    "DEFAULT_SEARCH_LIMIT",
-    "MAX_NOTE_ID_CHARS",
-    "NOTE_TYPES",
     "BaseNotebookStore",
     "Note",
     "NoteScorer",

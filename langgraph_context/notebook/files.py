@@ -53,7 +53,9 @@ from langgraph_context.notebook.base import BaseNotebookStore, Note, NotebookErr
 from langgraph_context.notebook.format import MAX_FRONT_MATTER_BYTES, parse_note, render_note
 from langgraph_context.toolkit import check_workspace
 
-__all__ = ["INDEX_FILE_NAME", "LOCK_FILE_NAME", "FileNotebookStore"]
+__all__ = [
+    "FileNotebookStore",
+]
 
 INDEX_FILE_NAME = "notes_index.json"
 LOCK_FILE_NAME = ".notes.lock"

@@ -31,9 +31,6 @@ from langgraph_context.notebook.model import (
 )
 
 __all__ = [
-    "MAX_FRONT_MATTER_BYTES",
-    "MAX_FRONT_MATTER_DEPTH",
-    "MAX_FRONT_MATTER_NODES",
     "parse_note",
     "render_note",
 ]

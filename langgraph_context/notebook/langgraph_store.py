@@ -33,18 +33,14 @@ from langgraph.store.base import BaseStore
 
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.notebook.base import (
-    DEFAULT_NOTE_TYPE,
-    NOTE_TYPES,
     BaseNotebookStore,
     Note,
     NotebookError,
     validate_note_id,
 )
-from langgraph_context.notebook.model import checked_text
+from langgraph_context.notebook.model import DEFAULT_NOTE_TYPE, NOTE_TYPES, checked_text
 
 __all__ = [
-    "NOTEBOOK_NAMESPACE",
-    "SHARED_NOTEBOOK_NAMESPACE",
     "LangGraphNotebookStore",
     "escape_label",
     "resolve_notebook_namespace",

@@ -14,12 +14,6 @@ from typing import Any, Literal, NamedTuple, Protocol, get_args, runtime_checkab
 from langgraph_context.errors import LangGraphContextError
 
 __all__ = [
-    "DEFAULT_LIST_LIMIT",
-    "DEFAULT_MAX_NOTE_BYTES",
-    "DEFAULT_NOTE_TYPE",
-    "DEFAULT_SEARCH_LIMIT",
-    "MAX_NOTE_ID_CHARS",
-    "NOTE_TYPES",
     "Note",
     "NoteScorer",
     "NoteType",

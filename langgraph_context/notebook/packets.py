@@ -24,11 +24,6 @@ from langgraph_context.notebook.model import NOTE_TYPES, Note
 from langgraph_context.packet import ContextPacket
 
 __all__ = [
-    "DEFAULT_PINNED_NOTE_TYPES",
-    "DEFAULT_SCORE_SHARE",
-    "NOTE_PACKET_TYPE",
-    "NOTE_TYPE_PRIORITY",
-    "NOTE_TYPE_WEIGHTS",
     "notebook_packets",
 ]
 

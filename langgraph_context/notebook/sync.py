@@ -30,8 +30,6 @@ from langgraph_context.notebook.langgraph_store import check_namespace, escape_l
 from langgraph_context.state import get_state_value
 
 __all__ = [
-    "DEFAULT_USER_KEY",
-    "STATE_NOTES_NAMESPACE",
     "create_load_notes_node",
     "create_save_notes_node",
     "load_store_notes",

@@ -48,8 +48,6 @@ from langgraph_context.notebook.model import (
 from langgraph_context.toolkit import ToolSpec, check_workspace, error_result
 
 __all__ = [
-    "DEFAULT_NOTEBOOK_TOOL_PREFIX",
-    "NOTEBOOK_ACTIONS",
     "NotebookAction",
     "NotebookTool",
     "create_notebook_tools",

@@ -6,27 +6,22 @@ builder) or `render_pinned` (for a hand-written prompt).
 """
 
 from langgraph_context.pinned.extract import (
-    DEFAULT_EXTRACTION_PROMPT,
-    DEFAULT_MAX_EXTRACTED,
     aextract_constraints,
     create_constraint_extractor_node,
     extract_constraints,
     parse_constraints,
 )
 from langgraph_context.pinned.packets import (
-    TRUSTED_CONSTRAINT_SOURCES,
     hot_issue_text,
     pinned_packets,
     render_pinned,
 )
 from langgraph_context.pinned.provenance import (
-    MAX_QUOTED_SENTENCES,
     latest_user_message,
     quoted_sentences,
     user_quote,
 )
 from langgraph_context.pinned.store import (
-    DEFAULT_CONSTRAINT_NAMESPACE,
     ConstraintStoreStateMixin,
     aload_stored_constraints,
     async_constraints,
@@ -36,23 +31,17 @@ from langgraph_context.pinned.store import (
     sync_constraints,
 )
 from langgraph_context.pinned.tools import (
-    DEFAULT_RECORD_CONSTRAINT_DESCRIPTION,
-    DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION,
-    MAX_CONSTRAINT_CHARS,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
     render_constraints,
 )
 from langgraph_context.pinned.watch import (
-    DEFAULT_MAX_ERROR_LINES,
-    DEFAULT_MAX_LINE_CHARS,
     create_hot_issue_node,
     extract_error_lines,
     is_failed_check,
     track_hot_issues,
 )
 from langgraph_context.state import (
-    PINNED_STATUSES,
     Constraint,
     HotIssue,
     PinnedStateMixin,
@@ -65,17 +54,6 @@ from langgraph_context.state import (
 )
 
 __all__ = [
-    "DEFAULT_CONSTRAINT_NAMESPACE",
-    "DEFAULT_EXTRACTION_PROMPT",
-    "DEFAULT_MAX_ERROR_LINES",
-    "DEFAULT_MAX_EXTRACTED",
-    "DEFAULT_MAX_LINE_CHARS",
-    "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
-    "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
-    "MAX_CONSTRAINT_CHARS",
-    "MAX_QUOTED_SENTENCES",
-    "PINNED_STATUSES",
-    "TRUSTED_CONSTRAINT_SOURCES",
     "Constraint",
     "ConstraintStoreStateMixin",
     "HotIssue",

@@ -24,8 +24,6 @@ from langgraph_context.pinned.tools import MAX_CONSTRAINT_CHARS
 from langgraph_context.state import Constraint, constraint_id, get_state_value
 
 __all__ = [
-    "DEFAULT_EXTRACTION_PROMPT",
-    "DEFAULT_MAX_EXTRACTED",
     "aextract_constraints",
     "create_constraint_extractor_node",
     "extract_constraints",

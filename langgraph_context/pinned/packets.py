@@ -22,7 +22,11 @@ from langgraph_context.safety.boundary import (
 from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.state import Constraint, HotIssue, get_state_value
 
-__all__ = ["TRUSTED_CONSTRAINT_SOURCES", "hot_issue_text", "pinned_packets", "render_pinned"]
+__all__ = [
+    "hot_issue_text",
+    "pinned_packets",
+    "render_pinned",
+]
 
 logger = logging.getLogger(__name__)
 

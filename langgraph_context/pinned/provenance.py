@@ -28,7 +28,11 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph_context.messages import as_messages, content_text, tool_result_ids
 from langgraph_context.safety.sanitize import visible_form
 
-__all__ = ["MAX_QUOTED_SENTENCES", "latest_user_message", "quoted_sentences", "user_quote"]
+__all__ = [
+    "latest_user_message",
+    "quoted_sentences",
+    "user_quote",
+]
 
 MAX_QUOTED_SENTENCES = 4
 """A quote may span at most this many consecutive sentences of the user's message."""

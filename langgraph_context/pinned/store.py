@@ -38,9 +38,6 @@ from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import Constraint, get_state_value
 
 __all__ = [
-    "DEFAULT_CONSTRAINT_NAMESPACE",
-    "DEFAULT_USER_KEY",
-    "DEFAULT_WORKSPACE_KEY",
     "ConstraintStoreStateMixin",
     "aload_stored_constraints",
     "async_constraints",

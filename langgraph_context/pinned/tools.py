@@ -32,9 +32,6 @@ from langgraph_context.state import (
 from langgraph_context.toolkit import ToolSpec, error_result
 
 __all__ = [
-    "DEFAULT_RECORD_CONSTRAINT_DESCRIPTION",
-    "DEFAULT_RESOLVE_CONSTRAINT_DESCRIPTION",
-    "MAX_CONSTRAINT_CHARS",
     "create_record_constraint_tool",
     "create_resolve_constraint_tool",
     "render_constraints",

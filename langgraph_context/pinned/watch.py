@@ -22,8 +22,6 @@ from langgraph_context.safety.detector import DetectorLike, as_detector
 from langgraph_context.state import HotIssue, get_state_value, hot_issue_id
 
 __all__ = [
-    "DEFAULT_MAX_ERROR_LINES",
-    "DEFAULT_MAX_LINE_CHARS",
     "create_hot_issue_node",
     "extract_error_lines",
     "is_failed_check",

@@ -10,24 +10,17 @@
 """
 
 from langgraph_context.safety.boundary import (
-    BOUNDARY_NOTICE,
-    DEFAULT_BOUNDARY_BYTES,
-    HARDENING_INSTRUCTION,
-    MIN_BOUNDARY_BYTES,
     fenced_block,
     new_boundary,
     protect_packet,
     wrap_untrusted,
 )
 from langgraph_context.safety.detector import (
-    DEFAULT_SCORE_THRESHOLD,
     Detector,
     DetectorLike,
     InjectionScorer,
 )
 from langgraph_context.safety.guard import (
-    DEFAULT_GUARD_REPLACEMENT,
-    GUARD_ACTIONS,
     GuardAction,
     InjectionFlag,
     OutputVerdict,
@@ -37,11 +30,7 @@ from langgraph_context.safety.guard import (
     check_output,
     create_output_guard_node,
 )
-from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from langgraph_context.safety.sanitize import (
-    DATA_PREFIX,
-    FILTERED_NOTICES,
-    INJECTION_KINDS,
     InjectionFinding,
     InjectionKind,
     find_injections,
@@ -50,17 +39,6 @@ from langgraph_context.safety.sanitize import (
 )
 
 __all__ = [
-    "BOUNDARY_NOTICE",
-    "BOUNDARY_TAG_PREFIX",
-    "DATA_PREFIX",
-    "DEFAULT_BOUNDARY_BYTES",
-    "DEFAULT_GUARD_REPLACEMENT",
-    "DEFAULT_SCORE_THRESHOLD",
-    "FILTERED_NOTICES",
-    "GUARD_ACTIONS",
-    "HARDENING_INSTRUCTION",
-    "INJECTION_KINDS",
-    "MIN_BOUNDARY_BYTES",
     "Detector",
     "DetectorLike",
     "GuardAction",

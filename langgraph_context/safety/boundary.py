@@ -41,10 +41,6 @@ from langgraph_context.safety.sanitize import (
 )
 
 __all__ = [
-    "BOUNDARY_NOTICE",
-    "DEFAULT_BOUNDARY_BYTES",
-    "HARDENING_INSTRUCTION",
-    "MIN_BOUNDARY_BYTES",
     "Fence",
     "fenced_block",
     "keyed_boundary",

@@ -27,7 +27,6 @@ from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
-    "DEFAULT_SCORE_THRESHOLD",
     "Detector",
     "DetectorLike",
     "InjectionScorer",

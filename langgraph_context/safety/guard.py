@@ -24,8 +24,6 @@ from langgraph_context.safety.patterns import COMPLIANCE_PATTERNS
 from langgraph_context.state import get_state_value
 
 __all__ = [
-    "DEFAULT_GUARD_REPLACEMENT",
-    "GUARD_ACTIONS",
     "GuardAction",
     "InjectionFlag",
     "OutputVerdict",

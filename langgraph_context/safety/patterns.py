@@ -14,15 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = [
-    "BOUNDARY_TAG_PREFIX",
-    "CHAT_TOKEN_PATTERNS",
-    "COMPLIANCE_PATTERNS",
-    "FORGED_BOUNDARY_PATTERNS",
-    "FORGED_DELIMITER_PATTERNS",
-    "OVERRIDE_PATTERNS",
-    "ROLE_MARKER_PATTERNS",
-]
+__all__ = []
 
 BOUNDARY_TAG_PREFIX = "untrusted-data"
 

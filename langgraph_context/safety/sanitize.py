@@ -40,9 +40,6 @@ from langgraph_context.safety.patterns import (
 )
 
 __all__ = [
-    "DATA_PREFIX",
-    "FILTERED_NOTICES",
-    "INJECTION_KINDS",
     "InjectionFinding",
     "InjectionKind",
     "find_injections",

@@ -4,13 +4,6 @@ See `langgraph_context.tokens.counter` for the counting rules.
 """
 
 from langgraph_context.tokens.counter import (
-    DEFAULT_ENCODING,
-    FILE_BLOCK_TOKENS,
-    IMAGE_BLOCK_TOKENS,
-    REPLY_PRIMING_TOKENS,
-    TOKENS_PER_MESSAGE,
-    TOKENS_PER_NAME,
-    TOKENS_PER_TOOL_CALL,
     TiktokenCounter,
     TokenCounter,
     approximate_text_tokens,
@@ -22,9 +15,6 @@ from langgraph_context.tokens.counter import (
 from langgraph_context.tokens.tools import count_tool_tokens
 from langgraph_context.tokens.truncate import truncate_text
 from langgraph_context.tokens.window import (
-    MAX_USAGE_RATIO,
-    MIN_USAGE_RATIO,
-    USAGE_KEY,
     TokenUsage,
     corrected_tokens,
     is_context_overflow,
@@ -34,16 +24,6 @@ from langgraph_context.tokens.window import (
 )
 
 __all__ = [
-    "DEFAULT_ENCODING",
-    "FILE_BLOCK_TOKENS",
-    "IMAGE_BLOCK_TOKENS",
-    "MAX_USAGE_RATIO",
-    "MIN_USAGE_RATIO",
-    "REPLY_PRIMING_TOKENS",
-    "TOKENS_PER_MESSAGE",
-    "TOKENS_PER_NAME",
-    "TOKENS_PER_TOOL_CALL",
-    "USAGE_KEY",
     "TiktokenCounter",
     "TokenCounter",
     "TokenUsage",

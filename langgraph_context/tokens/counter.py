@@ -56,14 +56,6 @@ from langgraph_context.tokens._json import _to_json
 from langgraph_context.tokens._keys import dict_key, message_key, plain_key
 
 __all__ = [
-    "DEFAULT_ENCODING",
-    "FILE_BLOCK_TOKENS",
-    "IMAGE_BLOCK_TOKENS",
-    "MEMO_BYTES",
-    "REPLY_PRIMING_TOKENS",
-    "TOKENS_PER_MESSAGE",
-    "TOKENS_PER_NAME",
-    "TOKENS_PER_TOOL_CALL",
     "TiktokenCounter",
     "TokenCounter",
     "approximate_text_tokens",

@@ -21,17 +21,17 @@ __all__ = ["truncate_text"]
 
 def truncate_text(
     text: str,
-    max_tokens: int,
+    max_text_tokens: int,
     *,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     marker: str | Callable[[int], str] = "",
     keep: Literal["head", "ends"] = "head",
 ) -> str:
-    """Cut `text` to at most `max_tokens` tokens: the package's one text truncation.
+    """Cut `text` to at most `max_text_tokens` tokens: the package's one text truncation.
 
     Args:
         text: The text to fit.
-        max_tokens: The ceiling, by `token_counter`.
+        max_text_tokens: The ceiling, by `token_counter`.
         token_counter: The counter (`None` = offline tiktoken, `len` = characters).
         marker: With `keep="head"`, appended to a cut text (dropped too if even it does
             not fit; the kept prefix then loses trailing whitespace). With
@@ -50,9 +50,9 @@ def truncate_text(
         `text` itself when it fits, else the longest cut that fits (possibly "").
 
     Raises:
-        InvalidTypeError: If `text` or `marker` is not a string, `max_tokens` not an
+        InvalidTypeError: If `text` or `marker` is not a string, `max_text_tokens` not an
             int, or the counter returns a non-number.
-        InvalidArgumentError: If `max_tokens` is negative, `keep` is unknown, or the
+        InvalidArgumentError: If `max_text_tokens` is negative, `keep` is unknown, or the
             counter returns a negative or non-finite count.
 
     Example:
@@ -67,11 +67,11 @@ def truncate_text(
         if not isinstance(value, str) and not (name == "marker" and callable(value)):
             msg = f"{name} must be a string, got {type(value).__name__}"
             raise InvalidTypeError(msg)
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-        msg = f"max_tokens must be an int, got {type(max_tokens).__name__}"
+    if not isinstance(max_text_tokens, int) or isinstance(max_text_tokens, bool):
+        msg = f"max_text_tokens must be an int, got {type(max_text_tokens).__name__}"
         raise InvalidTypeError(msg)
-    if max_tokens < 0:
-        msg = f"max_tokens must be >= 0, got {max_tokens}"
+    if max_text_tokens < 0:
+        msg = f"max_text_tokens must be >= 0, got {max_text_tokens}"
         raise InvalidArgumentError(msg)
     if not isinstance(keep, str) or keep not in ("head", "ends"):
         msg = f"keep must be 'head' or 'ends', got {keep!r}"
@@ -80,11 +80,11 @@ def truncate_text(
     count: TokenCounter
     if isinstance(resolved, TiktokenCounter):
         known = resolved.remembered(text)  # a memo hit, never a new entry
-        if known is not None and known <= max_tokens:
+        if known is not None and known <= max_text_tokens:
             return text
         encoding = resolved.encoding
         if encoding is not None:
-            cut = bpe_cut(encoding, text, max_tokens, lambda n: _marker(marker, n), keep)
+            cut = bpe_cut(encoding, text, max_text_tokens, lambda n: _marker(marker, n), keep)
             if cut is not None:
                 resolved.remember(*cut)  # what is kept is counted next: its count is known
                 return cut[0]
@@ -95,14 +95,14 @@ def truncate_text(
             return _checked_count(resolved, value)
 
     size = count(text)
-    if size <= max_tokens:
+    if size <= max_text_tokens:
         return text
     marker = _marker(marker, size)
     if keep == "ends":
-        return _keep_ends(text, max_tokens, count, marker)
-    if marker and count(marker) > max_tokens:
+        return _keep_ends(text, max_text_tokens, count, marker)
+    if marker and count(marker) > max_text_tokens:
         marker = ""
-    low = _longest_fit(len(text), lambda n: count(text[:n] + marker) <= max_tokens)
+    low = _longest_fit(len(text), lambda n: count(text[:n] + marker) <= max_text_tokens)
     if not marker:
         return text[:low]
     return text[:low].rstrip() + marker if low else marker

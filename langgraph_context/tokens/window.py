@@ -23,9 +23,6 @@ from langchain_core.messages import AIMessage
 from typing_extensions import TypedDict
 
 __all__ = [
-    "MAX_USAGE_RATIO",
-    "MIN_USAGE_RATIO",
-    "USAGE_KEY",
     "TokenUsage",
     "corrected_tokens",
     "is_context_overflow",

@@ -1,19 +1,12 @@
 """Tool factories over graph state: plan tools, state-note tools, and the read-only terminal."""
 
 from langgraph_context.tools.plan import (
-    DEFAULT_UPDATE_PLAN_DESCRIPTION,
-    DEFAULT_WRITE_PLAN_DESCRIPTION,
     PlanUpdate,
     apply_plan_updates,
     create_update_plan_tool,
     create_write_plan_tool,
 )
 from langgraph_context.tools.state_notes import (
-    DEFAULT_LS_DESCRIPTION,
-    DEFAULT_QUERY_NOTE_DESCRIPTION,
-    DEFAULT_UPDATE_NOTE_DESCRIPTION,
-    DEFAULT_WRITE_NOTE_DESCRIPTION,
-    MAX_NOTE_NAME_CHARS,
     create_ls_tool,
     create_query_note_tool,
     create_update_note_tool,
@@ -21,31 +14,12 @@ from langgraph_context.tools.state_notes import (
     fresh_note_name,
 )
 from langgraph_context.tools.terminal.tool import (
-    DEFAULT_MAX_OUTPUT_CHARS,
-    DEFAULT_TERMINAL_DESCRIPTION,
-    DEFAULT_TERMINAL_NAME,
-    DEFAULT_TIMEOUT,
-    SANDBOX_PATH,
-    SUPPORTED_COMMANDS,
     Terminal,
     TerminalResult,
     create_terminal_tool,
 )
 
 __all__ = [
-    "DEFAULT_LS_DESCRIPTION",
-    "DEFAULT_MAX_OUTPUT_CHARS",
-    "DEFAULT_QUERY_NOTE_DESCRIPTION",
-    "DEFAULT_TERMINAL_DESCRIPTION",
-    "DEFAULT_TERMINAL_NAME",
-    "DEFAULT_TIMEOUT",
-    "DEFAULT_UPDATE_NOTE_DESCRIPTION",
-    "DEFAULT_UPDATE_PLAN_DESCRIPTION",
-    "DEFAULT_WRITE_NOTE_DESCRIPTION",
-    "DEFAULT_WRITE_PLAN_DESCRIPTION",
-    "MAX_NOTE_NAME_CHARS",
-    "SANDBOX_PATH",
-    "SUPPORTED_COMMANDS",
     "PlanUpdate",
     "Terminal",
     "TerminalResult",

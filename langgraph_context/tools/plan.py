@@ -32,8 +32,6 @@ from langgraph_context.state import PLAN_STATUSES, PlanItem, get_state_value, re
 from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 
 __all__ = [
-    "DEFAULT_UPDATE_PLAN_DESCRIPTION",
-    "DEFAULT_WRITE_PLAN_DESCRIPTION",
     "PlanUpdate",
     "apply_plan_updates",
     "create_update_plan_tool",

@@ -26,11 +26,6 @@ from langgraph_context.state import get_state_value
 from langgraph_context.toolkit import ToolSpec, earlier_sibling_calls, error_result
 
 __all__ = [
-    "DEFAULT_LS_DESCRIPTION",
-    "DEFAULT_QUERY_NOTE_DESCRIPTION",
-    "DEFAULT_UPDATE_NOTE_DESCRIPTION",
-    "DEFAULT_WRITE_NOTE_DESCRIPTION",
-    "MAX_NOTE_NAME_CHARS",
     "create_ls_tool",
     "create_query_note_tool",
     "create_update_note_tool",

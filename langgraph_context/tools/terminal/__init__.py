@@ -1,14 +1,6 @@
 """A read-only terminal confined to a workspace, for agents."""
 
 from langgraph_context.tools.terminal.tool import (
-    DEFAULT_MAX_OUTPUT_CHARS,
-    DEFAULT_MEMORY_LIMIT,
-    DEFAULT_TERMINAL_DESCRIPTION,
-    DEFAULT_TERMINAL_NAME,
-    DEFAULT_TIMEOUT,
-    SANDBOX_PATH,
-    SUPPORTED_COMMANDS,
-    TERMINAL_CWD_KEY,
     Enforcement,
     KernelSandboxUnavailableError,
     Terminal,
@@ -19,14 +11,6 @@ from langgraph_context.tools.terminal.tool import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_OUTPUT_CHARS",
-    "DEFAULT_MEMORY_LIMIT",
-    "DEFAULT_TERMINAL_DESCRIPTION",
-    "DEFAULT_TERMINAL_NAME",
-    "DEFAULT_TIMEOUT",
-    "SANDBOX_PATH",
-    "SUPPORTED_COMMANDS",
-    "TERMINAL_CWD_KEY",
     "Enforcement",
     "KernelSandboxUnavailableError",
     "Terminal",

@@ -42,7 +42,14 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
 from langgraph_context.toolkit import ToolSpec
-from langgraph_context.tools.terminal._binaries import SANDBOX_PATH, SUPPORTED_COMMANDS
+
+# Constants of a private module, importable from here (not in `__all__`).
+from langgraph_context.tools.terminal._binaries import (
+    SANDBOX_PATH as SANDBOX_PATH,  # noqa: PLC0414 (re-export)
+)
+from langgraph_context.tools.terminal._binaries import (
+    SUPPORTED_COMMANDS as SUPPORTED_COMMANDS,  # noqa: PLC0414 (re-export)
+)
 from langgraph_context.tools.terminal._process import (
     Enforcement,
     KernelSandboxUnavailableError,
@@ -62,14 +69,6 @@ from langgraph_context.tools.terminal._terminal import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_OUTPUT_CHARS",
-    "DEFAULT_MEMORY_LIMIT",
-    "DEFAULT_TERMINAL_DESCRIPTION",
-    "DEFAULT_TERMINAL_NAME",
-    "DEFAULT_TIMEOUT",
-    "SANDBOX_PATH",
-    "SUPPORTED_COMMANDS",
-    "TERMINAL_CWD_KEY",
     "Enforcement",
     "KernelSandboxUnavailableError",
     "Terminal",
