@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"packet"},
     {"safety"},
     {"memory", "notes", "tools", "compaction"},
-    {"context"},
+    {"context", "recall"},
     {"agents"},
     {"cli"},
 ]
