@@ -72,8 +72,8 @@ _RECALL_HEAD = "[Recalled] Passages kept from earlier in this conversation (read
 class RecallAgentState(AgentState[Any]):
     """Agent state plus the thread's archive index and its dropped count."""
 
-    recall: NotRequired[Annotated[dict[str, RecallEntry], merge_recall, OmitFromInput]]
-    recall_dropped: NotRequired[Annotated[int, count_dropped, OmitFromInput]]
+    recall: NotRequired[Annotated[dict[str, RecallEntry], OmitFromInput, merge_recall]]
+    recall_dropped: NotRequired[Annotated[int, OmitFromInput, count_dropped]]
 
 
 def _run_namespace(prefix: tuple[str, ...]) -> tuple[BaseStore | None, tuple[str, ...] | None]:
