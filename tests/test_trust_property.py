@@ -31,6 +31,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import ContextMiddleware, create_context_agent
 from langgraph_context.compaction import COMPACTION_MARKER, summarize_history
@@ -38,6 +39,7 @@ from langgraph_context.context import ContextBuilder, ContextConfig, create_cont
 from langgraph_context.memory import render_memory
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
+from langgraph_context.recall import RecallMiddleware
 from langgraph_context.safety import HARDENING_INSTRUCTION, fenced_block
 from langgraph_context.state import render_plan
 from langgraph_context.testing import ScriptedChatModel
@@ -173,6 +175,28 @@ def _context_agent(context: bool) -> PathBuilder:
     return build
 
 
+def _recalled(payload: str) -> list[BaseMessage]:
+    """A kept tool result recalled into a later call's system message (`recall_tokens`)."""
+
+    @tool
+    def dump() -> str:
+        """Dump the vault log (scripted)."""
+        return "\n".join(["start", f"deploy key vault {payload}", *(["ok"] * 400)])
+
+    call = {"name": "dump", "args": {}, "id": "d1"}
+    model = ScriptedChatModel(
+        responses=[AIMessage("", tool_calls=[call]), AIMessage("ok"), AIMessage("ok")]
+    )
+    keeper = RecallMiddleware(100, recall_tokens=300)
+    graph = create_context_agent(model, [dump], recall=keeper, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [HumanMessage("Dump it.")]}, config)
+    graph.invoke({"messages": [HumanMessage("Where is the deploy key vault?")]}, config)
+    sent = list(model.seen[-1])
+    assert "[Recalled]" in content_text(sent[0].content), "the path never recalled"
+    return sent
+
+
 PATHS: list[Any] = [
     pytest.param(_node("cache", pinned=True), id="node-cache-pinned"),
     pytest.param(_node("cache", pinned=False), id="node-cache-history"),
@@ -187,6 +211,7 @@ PATHS: list[Any] = [
     pytest.param(_middleware, id="middleware-main"),
     pytest.param(_context_agent(True), id="context-agent-context"),
     pytest.param(_context_agent(False), id="context-agent-no-context"),
+    pytest.param(_recalled, id="recall-into-call"),
 ]
 """Every reachable path into the model input. Add the new runtime's builders here."""
 
