@@ -92,7 +92,7 @@ def test_bad_handles_ranges_and_patterns_are_error_messages_and_change_nothing()
         call("read_tool_output", {"handle": "out-000000000000"}, "b1"),
         call("read_tool_output", {"handle": handle, "offset": 0}, "b2"),
         call("read_tool_output", {"handle": handle, "offset": 10_000}, "b3"),
-        call("read_tool_output", {"handle": handle, "lines": 0}, "b4"),
+        call("read_tool_output", {"handle": handle, "lines": -1}, "b4"),
         call("read_tool_output", {"handle": handle, "pattern": "  "}, "b5"),
         call("search_history", {"query": " "}, "b6"),
     ]

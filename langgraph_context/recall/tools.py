@@ -42,13 +42,11 @@ _SHOWN_HANDLES = 10
 
 READ_TOOL_OUTPUT = ToolSpec(
     "read_tool_output",
-    "Read a cut tool result or earlier message by its handle: lines from `offset`, "
-    "or only the lines containing `pattern` (plain text).",
+    "Read kept text by handle: lines from offset, or lines containing pattern.",
 )
 SEARCH_HISTORY = ToolSpec(
     "search_history",
-    "Search the cut tool results and earlier messages of this conversation; "
-    "returns the best passages with their handles.",
+    "Search earlier messages and cut tool results; returns passages with handles.",
 )
 
 
@@ -87,6 +85,15 @@ def _stored(value: Any, handle: str) -> str:
         msg = f"the text of {handle!r} is no longer kept (dropped or expired)"
         raise PageError(msg)
     return text
+
+
+def _page_args(offset: Any, lines: Any, pattern: Any) -> dict[str, Any]:
+    """`read_page` arguments: `lines=0` is as many as fit, `pattern=""` is none."""
+    return {
+        "offset": offset,
+        "lines": None if lines == 0 and not isinstance(lines, bool) else lines,
+        "pattern": None if pattern == "" else pattern,
+    }
 
 
 def _page(
@@ -163,8 +170,8 @@ def create_read_tool_output_tool(
         handle: str,
         runtime: ToolRuntime,
         offset: int = 1,
-        lines: int | None = None,
-        pattern: str | None = None,
+        lines: int = 0,
+        pattern: str = "",
     ) -> ToolMessage:
         """Read a kept text."""
 
@@ -175,9 +182,7 @@ def create_read_tool_output_tool(
                 store, where = _where(runtime, namespace)
                 item = store.get(where, handle)
                 text = _stored(item.value if item else None, handle)
-            return _page(
-                handle, entry, text, {"offset": offset, "lines": lines, "pattern": pattern}, cap
-            )
+            return _page(handle, entry, text, _page_args(offset, lines, pattern), cap)
 
         return _answer(runtime, work)
 
@@ -185,8 +190,8 @@ def create_read_tool_output_tool(
         handle: str,
         runtime: ToolRuntime,
         offset: int = 1,
-        lines: int | None = None,
-        pattern: str | None = None,
+        lines: int = 0,
+        pattern: str = "",
     ) -> ToolMessage:
         """Read a kept text."""
 
@@ -197,9 +202,7 @@ def create_read_tool_output_tool(
                 store, where = _where(runtime, namespace)
                 item = await store.aget(where, handle)
                 text = _stored(item.value if item else None, handle)
-            return _page(
-                handle, entry, text, {"offset": offset, "lines": lines, "pattern": pattern}, cap
-            )
+            return _page(handle, entry, text, _page_args(offset, lines, pattern), cap)
 
         return await _aanswer(runtime, work)
 
