@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import doctest
+import importlib
 from typing import Any
 
 import pytest
@@ -12,6 +14,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
 
 from benchmarks.recall.follower import NoticeFollower, notice_handle
@@ -23,6 +27,8 @@ from langgraph_context.recall import (
     PageError,
     RecallLimits,
     RecallMiddleware,
+    RecallStateMixin,
+    create_offload_node,
     delete_recall,
     merge_recall,
     read_page,
@@ -327,3 +333,41 @@ def _invoke(reader: Any, args: dict[str, Any], state: dict[str, Any]) -> Any:
         store=None,
     )
     return reader.func(runtime=runtime, **args)
+
+
+@pytest.mark.parametrize("name", ["archive", "read", "tools", "middleware", "node"])
+def test_every_example_of_the_recall_modules_runs(name: str) -> None:
+    """Each `Example:` block in `langgraph_context.recall` passes as a doctest."""
+    module = importlib.import_module(f"langgraph_context.recall.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
+
+
+def test_the_offload_node_in_a_hand_built_graph_keeps_and_reads_back() -> None:
+    """StateGraph + ToolNode + create_offload_node: the cut result is read back by handle."""
+    keeper = RecallMiddleware()
+
+    class State(MessagesState, RecallStateMixin):
+        """Messages plus the archive index."""
+
+    model = _follower()
+
+    def agent(state: State) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(State)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode([run_tests, *keeper.tools]))
+    graph.add_node("offload", create_offload_node(300))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "offload")
+    graph.add_edge("offload", "agent")
+    out = graph.compile(checkpointer=InMemorySaver()).invoke(
+        {"messages": [HumanMessage("why?")]}, _cfg("t1")
+    )
+    cut, page = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert notice_handle(str(cut.content)) in out["recall"]
+    assert NEEDLE in page.content
+    assert NEEDLE in out["messages"][-1].content

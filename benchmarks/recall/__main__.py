@@ -76,7 +76,7 @@ def arrive(keeper: RecallMiddleware, messages: list[BaseMessage]) -> tuple[list[
         if not isinstance(message, ToolMessage):
             out.append(message)
             continue
-        result, _, _ = keeper._offload(message)
+        result, _, _ = keeper.offload(message)
         if isinstance(result, Command):
             update: dict[str, Any] = result.update  # type: ignore[assignment]
             index = merge_recall(index, update["recall"])

@@ -20,6 +20,7 @@ from langgraph_context.recall.archive import (
     recall_namespace,
 )
 from langgraph_context.recall.middleware import RecallAgentState, RecallMiddleware
+from langgraph_context.recall.node import create_offload_node
 from langgraph_context.recall.read import PageError, page_lines, read_page, search_passages
 from langgraph_context.recall.tools import (
     create_read_tool_output_tool,
@@ -36,6 +37,7 @@ __all__ = [
     "RecallStateMixin",
     "adelete_recall",
     "count_dropped",
+    "create_offload_node",
     "create_read_tool_output_tool",
     "create_search_history_tool",
     "delete_recall",

@@ -81,7 +81,7 @@ def _run_namespace(prefix: tuple[str, ...]) -> tuple[BaseStore | None, tuple[str
     try:
         store = get_store()
         context = get_runtime().context
-    except RuntimeError:
+    except (RuntimeError, KeyError):  # outside a graph run (KeyError: a plain runnable's)
         return None, None
     if store is None:
         return None, None
@@ -191,8 +191,17 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         index, ops = kept_entries(texts, namespace, ttl_seconds=ttl, store=store)
         return {RECALL_KEY: index}, ops
 
-    def _offload(self, result: _Result) -> tuple[_Result, list[PutOp], BaseStore | None]:
-        """The result as it enters the history, the store writes and the store."""
+    def offload(self, result: _Result) -> tuple[_Result, list[PutOp], BaseStore | None]:
+        """Cut `result` if it is over the limit, keeping its full text under a handle.
+
+        Args:
+            result: What the tool returned.
+
+        Returns:
+            `(what enters the history, store writes, the run's store)`: a cut result
+            becomes a `Command` adding the cut copy and the handle's index entry; the
+            caller writes the store ops (sync or async).
+        """
         if not isinstance(result, ToolMessage) or self.max_result_tokens is None:
             return result, [], None
         if result.name in self._own or not isinstance(result.content, str):
@@ -201,8 +210,8 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         handle = output_handle(result.tool_call_id, text)
         lines = text.count("\n") + 1
         read_back = (
-            f"the full text ({lines} lines) is kept as {handle}: read_tool_output"
-            f'(handle="{handle}", offset=<line>) or pattern=<text> reads it'
+            f"full text ({lines} lines) kept as {handle}: "
+            f'read_tool_output(handle="{handle}", offset or pattern)'
         )
         short = arrived_tool_result(
             result,
@@ -225,7 +234,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
     ) -> _Result:
         """Run the tool; cut a long result and keep its full text under a handle."""
-        result, ops, store = self._offload(handler(request))
+        result, ops, store = self.offload(handler(request))
         if ops and store is not None:
             store.batch(ops)
         return result
@@ -234,7 +243,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
     ) -> _Result:
         """Async twin of `wrap_tool_call`."""
-        result, ops, store = self._offload(await handler(request))
+        result, ops, store = self.offload(await handler(request))
         if ops and store is not None:
             await store.abatch(ops)
         return result
