@@ -35,6 +35,7 @@ from langgraph_context.recall import (
     recall_namespace,
 )
 from tests.conftest import ScriptedChatModel, ai_calls, call
+from tests.test_note_langgraph_store import postgres_url  # noqa: F401 (the fixture)
 
 NEEDLE = "FATAL: checksum mismatch in shard 7f3a"
 
@@ -371,3 +372,32 @@ def test_the_offload_node_in_a_hand_built_graph_keeps_and_reads_back() -> None:
     assert notice_handle(str(cut.content)) in out["recall"]
     assert NEEDLE in page.content
     assert NEEDLE in out["messages"][-1].content
+
+
+def test_two_workers_on_one_postgres_store_read_each_others_offloads(
+    postgres_url: str,  # noqa: F811
+) -> None:
+    """Worker one keeps a cut result; worker two, same user and thread, reads it back."""
+    from langgraph.store.postgres import PostgresStore
+
+    saver = InMemorySaver()  # the workers' shared checkpoints
+    with (
+        PostgresStore.from_conn_string(postgres_url) as one,
+        PostgresStore.from_conn_string(postgres_url) as two,
+    ):
+        one.setup()
+        for item in one.search(DEFAULT_RECALL_NAMESPACE, limit=1000):
+            one.delete(item.namespace, item.key)
+        first = ScriptedChatModel(responses=[ai_calls(call("run_tests", {}, "c1")), AIMessage("")])
+        create_context_agent(
+            first, [run_tests], checkpointer=saver, store=one, memory_tools=False
+        ).invoke({"messages": [("user", "go")]}, _cfg("w1", "u1"))
+        [handle] = saver.get_tuple(_cfg("w1")).checkpoint["channel_values"]["recall"]
+        read = ai_calls(call("read_tool_output", {"handle": handle, "pattern": "checksum"}, "r"))
+        second = ScriptedChatModel(responses=[read, AIMessage("")])
+        out = create_context_agent(
+            second, [run_tests], checkpointer=saver, store=two, memory_tools=False
+        ).invoke({"messages": [("user", "read it")]}, _cfg("w1", "u1"))
+        page = next(m for m in out["messages"] if getattr(m, "tool_call_id", None) == "r")
+        assert NEEDLE in page.content
+        assert len(two.search(DEFAULT_RECALL_NAMESPACE, limit=10)) == 1
