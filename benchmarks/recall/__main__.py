@@ -21,6 +21,10 @@ Run: `.venv/bin/python -m benchmarks.recall [--quick]`
    in one extra call; reported are the input tokens of every model call, beside bare
    `create_agent` (the whole result in every call), the cut without a handle (recall
    off) and LangChain's `ContextEditingMiddleware` at the same budget.
+3. Recall into the call (`RecallMiddleware(recall_tokens=300)`), at four points of
+   each session's last quarter: the share of the lost facts the recalled block holds
+   with no tool call, its tokens per call, and how often it changes between calls
+   (each change rewrites the system message: the cached prefix is lost).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from benchmarks.compaction.replay import Session
 from benchmarks.recall.follower import NoticeFollower
 from langgraph_context.agents import create_context_agent
 from langgraph_context.compaction import COMPACTION_MARKER, compact_messages
-from langgraph_context.recall import RecallMiddleware, merge_recall
+from langgraph_context.recall import RecallMiddleware, merge_recall, search_passages
 from langgraph_context.tokens import count_tokens
 
 NEEDLE = "DECISION: roll back release 4.2.1, migration 0042 corrupts the orders table"
@@ -132,6 +136,54 @@ def session_row(session: Session, keeper: RecallMiddleware) -> dict[str, Any]:
         "fragment_1": sum(1 for r in fragment if r == 1),
         "fragment_2": sum(1 for r in fragment if r),
         "missed": [f for f, r in zip(lost, exact, strict=True) if not r][:5],
+    }
+
+
+def _latest_request(messages: list[BaseMessage]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message_text(message)
+    return ""
+
+
+def recall_row(session: Session, keeper: RecallMiddleware, points: int = 4) -> dict[str, Any]:
+    """Recall into the call (`recall_tokens=300`) at points of the session's last quarter.
+
+    At each point: the lost early key facts the recalled block holds (zero tool calls),
+    its tokens, and whether it differs from the previous point's block (a change
+    rewrites the system message, so the provider's cached prefix is lost).
+    """
+    n = len(session.messages)
+    start = max(2, n * 3 // 4)
+    stops = sorted({start + k * max(1, (n - start) // points) for k in range(points)} - {0})
+    lost_total = held = changed = 0
+    sizes: list[int] = []
+    previous: str | None = None
+    for t in (s for s in stops if s <= n):
+        history, index = arrive(keeper, session.messages[:t])
+        result = compact_messages(history, max_tokens=max(200, count_tokens(history) // 4))
+        update, _ = keeper.archive_sink(list(result.evicted))
+        index = merge_recall(index, update.get("recall"))
+        kept = [m for m in result.messages if COMPACTION_MARKER not in m.additional_kwargs]
+        seen = _norm(view_text(kept))
+        lost = [f for f in session.index.early_key_facts(t, later=session.later) if f not in seen]
+        texts = [(h, str(e["text"])) for h, e in index.items() if "text" in e]
+        hits = search_passages(
+            _latest_request(history), texts, max_tokens=300, token_counter=count_tokens
+        )
+        block = "\n".join(body for *_, body in hits)
+        lost_total += len(lost)
+        held += sum(1 for f in lost if f in _norm(block))
+        sizes.append(count_tokens(block) if block else 0)
+        changed += int(previous is not None and block != previous)
+        previous = block
+    return {
+        "session": session.name,
+        "points": len(sizes),
+        "lost": lost_total,
+        "held": held,
+        "block_tokens": sum(sizes),
+        "changed": changed,
     }
 
 
@@ -250,10 +302,36 @@ def main() -> None:
     print("Facts lost to cuts and eviction (25% budget), recovered within 1 / 2 calls")
     cols = ["corpus", "sessions", "lost facts", "exact_1", "exact_2", "fragment_1", "fragment_2"]
     print(_table(summary, cols))
+    recalled = [recall_row(s, keeper) for s in track(sessions, "recall into the call")]
+    recall_summary = []
+    for label, names in (
+        ("tau-bench", lambda n: n.startswith("tau")),
+        ("generated", lambda n: n.startswith("gen")),
+        ("claude code", lambda n: not n.startswith(("tau", "gen"))),
+    ):
+        group = [r for r in recalled if names(r["session"])]
+        points = sum(r["points"] for r in group) or 1
+        lost = sum(r["lost"] for r in group)
+        recall_summary.append(
+            {
+                "corpus": label,
+                "calls": points,
+                "lost facts": lost,
+                "held by recall": f"{100 * sum(r['held'] for r in group) / lost:.1f}%"
+                if lost
+                else "n/a",
+                "tokens per call": round(sum(r["block_tokens"] for r in group) / points),
+                "prefix changed": f"{100 * sum(r['changed'] for r in group) / points:.0f}%",
+            }
+        )
+    print("\nRecall into the call (recall_tokens=300), last quarter of each session")
+    print(_table(recall_summary, list(recall_summary[0])))
     needles = needle(16_000)
     print("\nNeedle in a ~40,000-token tool result (budget 16,000)")
     print(_table(needles, ["method", "model_calls", "input_tokens", "total_input_tokens", "found"]))
-    path = write_result("recall", {"facts": summary, "sessions": rows, "needle": needles})
+    payload = {"facts": summary, "sessions": rows, "needle": needles}
+    payload["recall_into_call"] = recall_summary
+    path = write_result("recall", payload)
     print(f"\nwrote {Path(path).name}")
 
 
