@@ -99,7 +99,7 @@ def test_bad_handles_ranges_and_patterns_are_error_messages_and_change_nothing()
         call("read_tool_output", {"handle": "out-000000000000"}, "b1"),
         call("read_tool_output", {"handle": handle, "offset": 0}, "b2"),
         call("read_tool_output", {"handle": handle, "offset": 10_000}, "b3"),
-        call("read_tool_output", {"handle": handle, "lines": -1}, "b4"),
+        call("read_tool_output", {"handle": handle, "offset": -1}, "b4"),
         call("read_tool_output", {"handle": handle, "pattern": "  "}, "b5"),
         call("search_history", {"query": " "}, "b6"),
     ]
@@ -110,7 +110,7 @@ def test_bad_handles_ranges_and_patterns_are_error_messages_and_change_nothing()
     assert all(errors[f"b{i}"].status == "error" for i in range(1, 7))
     assert handle in errors["b1"].content  # names the handles it does hold
     assert "offset must be a line number from 1 to 3000" in errors["b2"].content
-    assert "lines must be a positive" in errors["b4"].content
+    assert "got -1" in errors["b4"].content
     assert out["recall"] == recall
 
 

@@ -42,11 +42,11 @@ _SHOWN_HANDLES = 10
 
 READ_TOOL_OUTPUT = ToolSpec(
     "read_tool_output",
-    "Read kept text by handle: lines from offset, or lines containing pattern.",
+    "Read kept text by handle, from line offset or lines matching pattern.",
 )
 SEARCH_HISTORY = ToolSpec(
     "search_history",
-    "Search earlier messages and cut tool results; returns passages with handles.",
+    "Search earlier messages and cut tool output.",
 )
 
 
@@ -170,7 +170,6 @@ def create_read_tool_output_tool(
         handle: str,
         runtime: ToolRuntime,
         offset: int = 1,
-        lines: int = 0,
         pattern: str = "",
     ) -> ToolMessage:
         """Read a kept text."""
@@ -182,7 +181,7 @@ def create_read_tool_output_tool(
                 store, where = _where(runtime, namespace)
                 item = store.get(where, handle)
                 text = _stored(item.value if item else None, handle)
-            return _page(handle, entry, text, _page_args(offset, lines, pattern), cap)
+            return _page(handle, entry, text, _page_args(offset, 0, pattern), cap)
 
         return _answer(runtime, work)
 
@@ -190,7 +189,6 @@ def create_read_tool_output_tool(
         handle: str,
         runtime: ToolRuntime,
         offset: int = 1,
-        lines: int = 0,
         pattern: str = "",
     ) -> ToolMessage:
         """Read a kept text."""
@@ -202,7 +200,7 @@ def create_read_tool_output_tool(
                 store, where = _where(runtime, namespace)
                 item = await store.aget(where, handle)
                 text = _stored(item.value if item else None, handle)
-            return _page(handle, entry, text, _page_args(offset, lines, pattern), cap)
+            return _page(handle, entry, text, _page_args(offset, 0, pattern), cap)
 
         return await _aanswer(runtime, work)
 
