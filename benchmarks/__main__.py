@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "bill": ["--quick"],
     "scale": ["--quick"],
     "lean": ["--quick"],
+    "recall": ["--quick"],
 }
 # the shared datasets: folder -> what it is and where it comes from
 DATASETS = {

@@ -12,7 +12,8 @@ context window is `LGC_CONTEXT_WINDOW` tokens (default 32,000, at least 8,192): 
 model call is sent at most the window minus room for the reply, and the agent's default
 budget does the rest (the history is compacted when it would no longer fit beside the
 system prompt and the tool definitions, down to half of that; long tool results are cut
-as they arrive).
+as they arrive, their full text and the evicted history kept in the server's store per
+user and thread, read back with `read_tool_output` and `search_history`).
 """
 
 import os

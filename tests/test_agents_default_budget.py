@@ -19,6 +19,7 @@ from langgraph_context.agents import AgentBudget, create_context_agent
 from langgraph_context.agents._budget import TARGET_SHARE
 from langgraph_context.compaction.entry import CUT_MARKER
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.recall import RecallMiddleware
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 from langgraph_context.tokens import count_tokens, count_tool_tokens
 from langgraph_context.tokens.window import USAGE_KEY
@@ -75,9 +76,10 @@ def test_the_high_mark_leaves_room_for_everything_each_request_carries() -> None
 
 
 def _state_tools(*, note_tools: bool) -> list[Any]:
+    """The plan/note/memory tools, then the two recall tools every tooled agent binds."""
     from langgraph_context.agents.tool_middleware import state_tools
 
-    return [t for _, t in state_tools(True, note_tools, True)]
+    return [*(t for _, t in state_tools(True, note_tools, True)), *RecallMiddleware().tools]
 
 
 def test_budget_parts_add_up() -> None:
@@ -164,7 +166,9 @@ class _Reporting(ScriptedChatModel):
 def test_usage_record_counts_the_tool_definitions() -> None:
     """The counted side of `token_usage` includes the tool schemas, as the provider's does."""
     model = _Reporting(
-        responses=[AIMessage("hi")], profile={"max_input_tokens": WINDOW}, tools=[lookup]
+        responses=[AIMessage("hi")],
+        profile={"max_input_tokens": WINDOW},
+        tools=[lookup, *RecallMiddleware().tools],
     )
     graph = create_context_agent(
         model, [lookup], plan_tools=False, note_tools=False, constraint_tools=False, context=False

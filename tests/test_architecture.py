@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"packet"},
     {"safety"},
     {"pinned", "notebook", "tools", "compaction"},
-    {"context"},
+    {"context", "recall"},
     {"agents"},
     {"cli"},
 ]
@@ -372,6 +372,7 @@ BUDGET_KEYWORDS = {
     "max_selected_tokens": "the most tokens of the packets one selection keeps",
     "max_snapshot_tokens": "the most tokens of one rendered state snapshot",
     "max_text_tokens": "the most tokens `truncate_text` returns",
+    "max_recall_tokens": "the most tokens of archived passages recalled into one model call",
 }
 # Token counts an object reports (not budgets a user sets).
 MEASURED_TOKENS = {"sent_tokens", "retried_tokens"}

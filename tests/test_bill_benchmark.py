@@ -112,7 +112,9 @@ def test_ours_sends_what_bare_sends_plus_a_stable_prefix_while_nothing_needs_man
     log, _, state = run_session(session, ours.build, skip=ours.native_tools)
     surplus = {n - b for n, b in zip(log.tokens, bare.tokens, strict=True)}
     assert len(surplus) == 1  # the same extra tokens on every call: the prefix never changes
-    assert 0 < surplus.pop() <= 40  # the hardening line, not ~480 tokens of tool schemas
+    # the hardening line and the two always-bound recall tools (read_tool_output and
+    # search_history, about 110 tokens), not ~480 tokens of unused tool schemas
+    assert 0 < surplus.pop() <= 150
     assert log.cached[1:] == log.tokens[:-1]  # append-only, like the bare agent
     assert state.get("compaction", {}).get("count", 0) == 0
 

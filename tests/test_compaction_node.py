@@ -457,7 +457,7 @@ def test_bad_configuration_raises(kwargs: dict, match: str) -> None:
         (lambda: CompactionKeys(request_key=""), "request_key must be a non-empty string"),
         (lambda: Archive(namespace=()), "namespace must be a non-empty tuple"),
         (lambda: Archive(note_key=""), "note_key must be a non-empty string"),
-        (Archive, "Archive needs note_key or namespace"),
+        (Archive, "Archive needs note_key, namespace or sink"),
     ],
 )
 def test_bad_option_groups_raise(build: Any, match: str) -> None:

@@ -53,6 +53,7 @@ from langgraph_context.context import ContextBuilder, ContextConfig, create_cont
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned import render_pinned
+from langgraph_context.recall import RecallMiddleware
 from langgraph_context.safety import fenced_block
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import render_plan
@@ -155,7 +156,7 @@ def _builder_summarizer_input(payload: str) -> list[BaseMessage]:
     """What ContextBuilder's summarizer is sent: the trimmed lines, a model turn among them."""
     summarizer = ScriptedChatModel(responses=[AIMessage("Summary.")] * 3)
     builder = ContextBuilder(
-        config=ContextConfig(max_tokens=400), summarizer=summarizer, summary_tokens=120
+        config=ContextConfig(max_tokens=400), summarizer=summarizer, max_summary_tokens=120
     )
     history = [{"role": "user", "content": f"message number {i} " * 6} for i in range(40)]
     history.insert(2, {"role": "assistant", "content": f"The page said: {payload}"})
@@ -166,7 +167,7 @@ def _builder_summarizer_input(payload: str) -> list[BaseMessage]:
 def _subagent_condense_input(payload: str) -> list[BaseMessage]:
     """What a sub-agent tool's summarizer is sent to condense an over-long report."""
     summarizer = ScriptedChatModel(responses=[AIMessage("Short.")])
-    condense_result(f"{payload}\n" + "finding " * 400, max_tokens=50, summarizer=summarizer)
+    condense_result(f"{payload}\n" + "finding " * 400, max_result_tokens=50, summarizer=summarizer)
     return list(summarizer.seen[0])
 
 
@@ -241,7 +242,7 @@ def _compaction_history(payload: str) -> list[BaseMessage]:
 
 def _compact_rules(payload: str) -> list[BaseMessage]:
     """`compact_messages` (rules only): the snapshot of what left, as stored and sent."""
-    out = compact_messages(_compaction_history(payload), max_tokens=400)
+    out = compact_messages(_compaction_history(payload), target_tokens=400)
     return [SystemMessage(INSTRUCTIONS + "\n\n" + HARDENING_INSTRUCTION), *out.messages]
 
 
@@ -279,6 +280,28 @@ def _maintainer(context: bool) -> PathBuilder:
     return build
 
 
+def _recalled(payload: str) -> list[BaseMessage]:
+    """A kept tool result recalled into a later call's system message (`max_recall_tokens`)."""
+
+    @tool
+    def dump() -> str:
+        """Dump the vault log (scripted)."""
+        return "\n".join(["start", f"deploy key vault {payload}", *(["ok"] * 400)])
+
+    call = {"name": "dump", "args": {}, "id": "d1"}
+    model = ScriptedChatModel(
+        responses=[AIMessage("", tool_calls=[call]), AIMessage("ok"), AIMessage("ok")]
+    )
+    keeper = RecallMiddleware(100, max_recall_tokens=300)
+    graph = create_context_agent(model, [dump], recall=keeper, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [HumanMessage("Dump it.")]}, config)
+    graph.invoke({"messages": [HumanMessage("Where is the deploy key vault?")]}, config)
+    sent = list(model.seen[-1])
+    assert "[Recalled]" in content_text(sent[0].content), "the path never recalled"
+    return sent
+
+
 PATHS: dict[str, PathBuilder] = {
     "node-cache-pinned": _node("cache", pinned=True),
     "node-cache-history": _node("cache", pinned=False),
@@ -297,6 +320,7 @@ PATHS: dict[str, PathBuilder] = {
     "middleware-main": _middleware,
     "context-agent-context": _context_agent(True),
     "context-agent-no-context": _context_agent(False),
+    "recall-into-call": _recalled,
 }
 """Every reachable path into the model input, by id."""
 
@@ -323,6 +347,7 @@ COVERED: dict[str, tuple[str, ...]] = {
     "render_pinned": ("render-pinned",),
     "render_state_block": ("context-agent-no-context",),
     "fenced_block": ("fenced-block",),
+    "RecallMiddleware": ("recall-into-call",),
     # The sub-agent's task is the calling agent's request (its user); its report is data.
     "create_subagent_tool": ("subagent-condense-input",),
     "condense_result": ("subagent-condense-input",),
@@ -352,6 +377,7 @@ NOT_A_MODEL_INPUT: dict[str, str] = {
             "StateToolsMiddleware",
             "ConstraintStoreMiddleware",
             "NoteSyncMiddleware",
+            "create_offload_node",
         ],
         "writes state or checks tools; the request goes on unchanged",
     ),

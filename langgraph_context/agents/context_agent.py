@@ -11,8 +11,10 @@ answer after it is stamped. Ours, outermost first:
    the `plan` and `note` state keys (`plan_tools`, `note_tools`, `note_prefix`).
 2. `PinnedMiddleware`: `record_constraint`/`resolve_constraint` and the
    hot-issue watch over `checks` (`constraint_tools`, `checks`).
-3. `ToolOutputLimitMiddleware`: a long tool result is cut as its tool returns it
-   (`tool_output_limit`).
+3. `RecallMiddleware`: a long tool result is cut as its tool returns it, its full
+   text kept under a handle the notice names; what compaction evicts is archived
+   too; `read_tool_output` and `search_history` read both back (`recall`,
+   `tool_output_limit`). With `recall=False`, `ToolOutputLimitMiddleware` only cuts.
 4. `CompactionMiddleware`: compacts the history in state before a model call when it
    passes its high mark; on a provider's overflow refusal, compacts the history and
    retries once (the state keeps the compacted history) (`compaction`).
@@ -48,9 +50,11 @@ from langgraph_context.agents.tool_middleware import (
     TerminalStateMiddleware,
     state_tools,
 )
+from langgraph_context.compaction.options import Archive
 from langgraph_context.context import CacheBreakpoints, ContextBuilder, cache_control_for
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.pinned.watch import CheckSelector
+from langgraph_context.recall import RecallMiddleware
 from langgraph_context.tokens import count_tool_tokens, model_window, resolve_counter
 from langgraph_context.toolkit import check_distinct_tools
 
@@ -82,6 +86,7 @@ def create_context_agent(
     compaction: bool | CompactionMiddleware | None = True,
     context: bool | ContextBuilder | ContextMiddleware | None = True,
     tool_output_limit: int | bool | None = True,
+    recall: bool | RecallMiddleware | None = True,
     context_window: int | None = None,
     cache_breakpoints: CacheBreakpoints = None,
 ) -> Any:
@@ -132,6 +137,12 @@ def create_context_agent(
         tool_output_limit: `True` cuts a tool result longer than a tenth of the
             budget (at most 1,000 tokens) as its tool returns it; an int sets that
             limit in tokens; `False`/`None` keeps results whole.
+        recall: `True` keeps the full text of each cut result and the messages a
+            compaction evicts (in `store` per user and thread when the run names its
+            user, else in the thread's state) and binds `read_tool_output` and
+            `search_history` (`RecallMiddleware`); your own `RecallMiddleware`;
+            `False`/`None` for none (a cut result's middle is then lost). Only an
+            agent with tools gets it.
         context_window: The model's window in tokens (`None`: its profile's).
         cache_breakpoints: Prompt-cache marks: `None` for Anthropic models only,
             `True` or a mark for every model, `False` for none.
@@ -141,7 +152,7 @@ def create_context_agent(
 
     Raises:
         TypeError: If `model` is neither a chat model, a name nor a factory, or
-            `compaction`/`context` has the wrong type.
+            `compaction`/`context`/`recall` has the wrong type.
         ValueError: If two tools share a name, `checks` names a tool the agent does
             not have, `max_tokens`, `context_window` or `tool_output_limit` is not a
             positive int, `max_tokens` sizes nothing (both parts are your own), `name`
@@ -160,6 +171,8 @@ def create_context_agent(
         msg = f"name must be a non-empty string, got {name!r}"
         raise InvalidArgumentError(msg)
     own = _tool_list(tools, plan_tools, note_tools, constraint_tools, note_prefix, checks)
+    recall_tools = _recall_tools(recall, own)
+    own = [*own, *recall_tools]
     if max_tokens is not None and compaction is not True and context is not True:
         msg = "max_tokens sizes compaction=True and context=True; here neither is True"
         raise InvalidArgumentError(msg)
@@ -176,9 +189,11 @@ def create_context_agent(
     if store is not None and constraint_tools and not _has(middleware, ConstraintStoreMiddleware):
         ours.append(ConstraintStoreMiddleware())  # constraints carry over to the user's threads
     limit = _output_limit(tool_output_limit, budget)
-    if limit is not None and own:  # with no tools, a tool wrapper would add a tools node
-        ours.append(limit)
-    step = _compaction(compaction, budget, context_window)
+    cut = _recall(recall, limit, recall_tools) or limit  # recall cuts, and keeps what it cut
+    if cut is not None and own:  # with no tools, a tool wrapper would add a tools node
+        ours.append(cut)
+    keeper = cut if isinstance(cut, RecallMiddleware) else None
+    step = _compaction(compaction, budget, context_window, keeper)
     if step is not None:
         ours.append(step)
     read_tool = f"{note_prefix}_query_note" if note_prefix else "query_note"
@@ -299,8 +314,36 @@ def _context(
     )
 
 
+def _recall_tools(recall: Any, own: list[Any]) -> list[BaseTool]:
+    """The tools `recall` binds (none when off or the agent has no tools of its own).
+
+    Raises:
+        TypeError: If `recall` is neither a bool, `None` nor a `RecallMiddleware`.
+        ValueError: If one of its tools shares a name with another tool.
+    """
+    if recall is not None and not isinstance(recall, (bool, RecallMiddleware)):
+        msg = f"recall must be a bool or a RecallMiddleware, got {recall!r}"
+        raise InvalidTypeError(msg)
+    if not recall or not own:  # with no tools, its tools would add a tools node
+        return []
+    made = recall.tools if isinstance(recall, RecallMiddleware) else RecallMiddleware().tools
+    check_distinct_tools([*(("tools", t) for t in own), *(("recall", t) for t in made)])
+    return list(made)
+
+
+def _recall(
+    recall: Any, limit: ToolOutputLimitMiddleware | None, tools: list[BaseTool]
+) -> RecallMiddleware | None:
+    """The recall middleware: yours, or one cutting at the agent's tool-output limit."""
+    if not tools:
+        return None
+    if isinstance(recall, RecallMiddleware):
+        return recall
+    return RecallMiddleware(None if limit is None else limit.max_result_tokens)
+
+
 def _compaction(
-    compaction: Any, budget: AgentBudget, window: int | None
+    compaction: Any, budget: AgentBudget, window: int | None, keeper: RecallMiddleware | None
 ) -> CompactionMiddleware | None:
     """The compaction middleware for the `compaction` argument (`None`: none).
 
@@ -316,4 +359,7 @@ def _compaction(
         raise InvalidTypeError(msg)
     if not compaction:
         return None
-    return CompactionMiddleware(budget.history, target_tokens=budget.target, context_window=window)
+    archive = Archive(sink=keeper.archive_sink) if keeper is not None else None
+    return CompactionMiddleware(
+        budget.history, target_tokens=budget.target, context_window=window, archive=archive
+    )

@@ -7,6 +7,7 @@ model never sees (and a later compaction never rewrites) the long text.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -62,8 +63,8 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
         return self._name
 
     def _cut(self, result: _Result) -> _Result:
-        if not isinstance(result, ToolMessage):
-            return result  # a Command updates state its own way: left alone
+        if isinstance(result, Command):
+            return self._cut_command(result)
         short = arrived_tool_result(
             result,
             self.max_result_tokens,
@@ -71,6 +72,15 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
             token_counter=self._counter,
         )
         return result if short is None else short
+
+    def _cut_command(self, command: Command[Any]) -> Command[Any]:
+        """A command's tool messages cut (an inner middleware's, e.g. recall's offload)."""
+        update = command.update
+        messages = update.get("messages") if isinstance(update, dict) else None
+        if not isinstance(update, dict) or not isinstance(messages, list):
+            return command  # a Command updating state its own way: left alone
+        cut = [self._cut(m) if isinstance(m, ToolMessage) else m for m in messages]
+        return dataclasses.replace(command, update={**update, "messages": cut})
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]

@@ -233,6 +233,7 @@ def _runner(
                 plan_tools=False,
                 note_tools=share_notes,
                 constraint_tools=False,
+                recall=False,  # a one-run child: only its own tools, as plan and memory
             ),
         )
     if isinstance(agent, Runnable):

@@ -17,13 +17,14 @@ from langchain_core.messages import (
 )
 from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, PutOp
 
 from langgraph_context.compaction._floor import lost_facts
 from langgraph_context.compaction._transcript import render_message
 from langgraph_context.compaction.options import (
     DEFAULT_ARCHIVE_PREFIX,
     Archive,
+    ArchiveSink,
     CompactionKeys,
     CompactionMode,
     Keep,
@@ -360,16 +361,16 @@ class Step:
         """Return the state update, archiving to the store with `store.put`."""
         update, archive = self._update()
         if archive is not None:
-            store, namespace, key, value = archive
-            store.put(namespace, key, value)
+            store, ops = archive
+            store.batch(ops)
         return update
 
     async def aupdate(self) -> dict[str, Any]:
         """Return the state update, archiving to the store with `await store.aput`."""
         update, archive = self._update()
         if archive is not None:
-            store, namespace, key, value = archive
-            await store.aput(namespace, key, value)
+            store, ops = archive
+            await store.abatch(ops)
         return update
 
     def _update(self) -> tuple[dict[str, Any], _Archive | None]:
@@ -417,6 +418,8 @@ class Step:
                     update[o.archive.note_key] = {f"{DEFAULT_ARCHIVE_PREFIX}{count}": text}
                 if o.archive.namespace:
                     archive = _store_archive(o.archive.namespace, count, text, len(evicted))
+                if o.archive.sink is not None:
+                    archive = _sunk(o.archive.sink, evicted, update, archive)
         return update, archive
 
 
@@ -431,11 +434,35 @@ class _Scaled:
         return corrected_tokens(int(self.counter(messages)), self.ratio)
 
 
-_Archive = tuple[BaseStore, tuple[str, ...], str, dict[str, Any]]
+_Archive = tuple[BaseStore, list[PutOp]]
+
+
+def _sunk(
+    sink: ArchiveSink, evicted: list[BaseMessage], update: dict[str, Any], archive: _Archive | None
+) -> _Archive | None:
+    """Add the sink's state update to `update`; its store writes join `archive`'s."""
+    more, ops = sink(evicted)
+    update.update(more)
+    if not ops:
+        return archive
+    if archive is not None:
+        return archive[0], [*archive[1], *ops]
+    return _current_store("Archive(sink=...) wrote to the store"), ops
+
+
+def _current_store(what: str) -> BaseStore:
+    try:
+        store = get_store()
+    except RuntimeError:
+        store = None
+    if store is None:
+        msg = f"{what} but the graph has no store: compile it with store=..."
+        raise InvalidArgumentError(msg)
+    return store
 
 
 def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) -> _Archive:
-    """Return (store, namespace, key, value) of one archive item; the caller writes it."""
+    """Return (store, [the write of one archive item]); the caller writes it."""
     try:
         store = get_store()
     except RuntimeError:
@@ -446,7 +473,7 @@ def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) ->
             "(e.g. InMemoryStore()) or use Archive(note_key=...) to archive to a note"
         )
         raise InvalidArgumentError(msg)
-    return store, namespace, f"evicted-{count}", {"text": text, "messages": n}
+    return store, [PutOp(namespace, f"evicted-{count}", {"text": text, "messages": n})]
 
 
 def _fallback(strategy: Strategy) -> Strategy:

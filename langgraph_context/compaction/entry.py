@@ -36,8 +36,9 @@ CUT_MARKER = "lgc_cut_on_entry"
 DEFAULT_NOTE_PREFIX = "tool-output/"
 _NOTICE = (
     "\n[... {{n}} characters of this {total}-token result were cut as it arrived, to "
-    "keep the conversation small{where}; ask for a narrower part to see more ...]\n"
+    "keep the conversation small{where}; {then} ...]\n"
 )
+_ASK_AGAIN = "ask for a narrower part to see more"
 
 
 def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
@@ -56,6 +57,7 @@ def cut_tool_result(
     *,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     noted: bool = False,
+    read_back: str | None = None,
 ) -> ToolMessage | None:
     """The result cut to its two ends around a notice, or `None` when it stays as it is.
 
@@ -68,6 +70,8 @@ def cut_tool_result(
         max_result_tokens: Most tokens it keeps (notice included).
         token_counter: Counter for the limit (default: offline tiktoken).
         noted: The notice says the full text is note `tool-output/<tool_call_id>`.
+        read_back: What the notice tells the model to do to see the rest (default:
+            ask for a narrower part), e.g. the tool and handle that read it back.
 
     Returns:
         The cut copy, or `None`.
@@ -85,7 +89,7 @@ def cut_tool_result(
 
     def notice(size: int) -> str:
         totals.append(earlier if isinstance(earlier, int) and earlier > size else size)
-        return _NOTICE.format(total=totals[-1], where=where)
+        return _NOTICE.format(total=totals[-1], where=where, then=read_back or _ASK_AGAIN)
 
     counter = resolve_counter(token_counter)
     short = truncate_text(
@@ -104,6 +108,7 @@ def arrived_tool_result(
     minify_json: bool = True,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
     noted: bool = False,
+    read_back: str | None = None,
 ) -> ToolMessage | None:
     """The result as it enters the history (JSON minified, then cut), or `None` if as is.
 
@@ -116,12 +121,15 @@ def arrived_tool_result(
         minify_json: Drop the whitespace outside strings of a JSON result first.
         token_counter: Counter for the limit (default: offline tiktoken).
         noted: The cut notice names note `tool-output/<tool_call_id>`.
+        read_back: What the cut notice tells the model to do to see the rest.
 
     Returns:
         The replacement (same id), or `None` when nothing changes.
     """
     compact = (minify_tool_result(result) if minify_json else None) or result
-    short = cut_tool_result(compact, max_result_tokens, token_counter=token_counter, noted=noted)
+    short = cut_tool_result(
+        compact, max_result_tokens, token_counter=token_counter, noted=noted, read_back=read_back
+    )
     if short is not None:
         return short
     return None if compact is result else compact

@@ -8,8 +8,12 @@ when built, so a bad option raises where the user wrote it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
+
+from langchain_core.messages import BaseMessage
+from langgraph.store.base import PutOp
 
 from langgraph_context.compaction.prompts import PromptStyle, summary_instructions
 from langgraph_context.errors import InvalidArgumentError
@@ -17,6 +21,7 @@ from langgraph_context.tokens.window import USAGE_KEY
 
 __all__ = [
     "Archive",
+    "ArchiveSink",
     "CompactionKeys",
     "CompactionMode",
     "Keep",
@@ -41,6 +46,10 @@ DEFAULT_STATE_KEY = "compaction"
 DEFAULT_REQUEST_KEY = "compaction_requested"
 DEFAULT_OUTPUT_KEY = "llm_input_messages"
 DEFAULT_ARCHIVE_PREFIX = "compaction/evicted-"
+
+ArchiveSink = Callable[[Sequence[BaseMessage]], tuple[dict[str, Any], list[PutOp]]]
+"""Called with the evicted messages in the compaction step (the run's config and store
+are reachable); returns a state update and the store writes the step makes."""
 
 
 def check_positive(name: str, value: object) -> None:
@@ -167,10 +176,13 @@ class Archive:
         namespace: A namespace of the graph's store (compile with `store=...`): one
             item per compaction keyed `evicted-<n>`, valued
             `{"text": ..., "messages": <count>}`.
+        sink: A callable given the evicted messages, returning a state update and
+            store writes (`recall.RecallMiddleware.archive_sink` keeps each message
+            under a handle its tools read back).
 
     Raises:
         ValueError: If `note_key` is blank, `namespace` is not a non-empty tuple of
-            non-empty strings, or neither is set.
+            non-empty strings, `sink` is not callable, or none is set.
 
     Example:
         >>> Archive(note_key="note").namespace is None
@@ -179,10 +191,14 @@ class Archive:
 
     note_key: str | None = None
     namespace: tuple[str, ...] | None = None
+    sink: ArchiveSink | None = None
 
     def __post_init__(self) -> None:
-        if self.note_key is None and self.namespace is None:
-            msg = "Archive needs note_key or namespace (or both), got neither"
+        if self.note_key is None and self.namespace is None and self.sink is None:
+            msg = "Archive needs note_key, namespace or sink, got none"
+            raise InvalidArgumentError(msg)
+        if self.sink is not None and not callable(self.sink):
+            msg = f"sink must be callable, got {self.sink!r}"
             raise InvalidArgumentError(msg)
         if self.note_key is not None:
             _check_key("note_key", self.note_key)

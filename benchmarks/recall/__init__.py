@@ -1,0 +1,1 @@
+"""Recall benchmarks: facts recoverable after a cut or an eviction, and the needle test."""

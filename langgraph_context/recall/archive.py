@@ -1,0 +1,312 @@
+"""Where restorable text is kept: handles, the thread's index in state, store or state.
+
+Every cut tool result and every evicted message is kept under a handle fixed when
+it is kept (`out-<hash>` of the call id and the text, `msg-<hash>` of the message),
+so the notice the model read never changes. The thread's index (`recall`: handle ->
+`RecallEntry`) is checkpointed state, so a handle is only ever found in the thread
+that made it. The text itself sits in the graph's `BaseStore` under
+`(*namespace, <user>, <thread>)` when one is compiled in and the run names its user
+(`configurable["user_id"]` or the run context's `user_id`, as the constraint store
+reads it), else in the index entry itself (checkpointed state). Either way nothing
+is shared across threads or users.
+
+The thread's archive is bounded (`RecallLimits`): past `max_items` or `max_bytes`
+the oldest entries are dropped first, counted in `recall_dropped` and logged;
+entries older than `ttl_seconds` are dropped too (and written with the store's TTL
+where it supports one). Deleting the thread with the checkpointer deletes the
+index and any text kept in state; `delete_recall` clears the thread's store items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import BaseMessage
+from langgraph.store.base import BaseStore, PutOp
+from typing_extensions import TypedDict
+
+from langgraph_context.errors import InvalidArgumentError
+
+__all__ = [
+    "DEFAULT_RECALL_NAMESPACE",
+    "RecallEntry",
+    "RecallLimits",
+    "RecallStateMixin",
+    "adelete_recall",
+    "count_dropped",
+    "delete_recall",
+    "merge_recall",
+    "message_handle",
+    "output_handle",
+    "recall_namespace",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RECALL_NAMESPACE: tuple[str, ...] = ("langgraph_context", "recall")
+RECALL_KEY = "recall"
+DROPPED_KEY = "recall_dropped"
+DEFAULT_MAX_ITEMS = 200
+DEFAULT_MAX_BYTES = 4_000_000
+_USER_KEY = "user_id"
+_NO_THREAD = "_"
+_PAGE = 100
+
+EntryKind = Literal["output", "message"]
+
+
+class RecallEntry(TypedDict, total=False):
+    """One kept text: what it is, who wrote it, its size, when; its text if in state."""
+
+    kind: EntryKind
+    source: str
+    chars: int
+    at: float
+    text: str
+
+
+def merge_recall(
+    left: Mapping[str, RecallEntry | None] | None,
+    right: Mapping[str, RecallEntry | None] | None,
+) -> dict[str, RecallEntry]:
+    """Merge two archive indexes by handle; a `None` entry on the right deletes one.
+
+    Args:
+        left: The current index (or `None`).
+        right: The update (or `None`).
+
+    Returns:
+        A new index, older handles first.
+
+    Example:
+        >>> merge_recall({"a": {"chars": 1}}, {"b": {"chars": 2}, "a": None})
+        {'b': {'chars': 2}}
+    """
+    merged: dict[str, RecallEntry] = {k: v for k, v in (left or {}).items() if v is not None}
+    for handle, entry in (right or {}).items():
+        if entry is None:
+            merged.pop(handle, None)
+        elif handle not in merged:  # a handle's text never changes: the first write stays
+            merged[handle] = entry
+    return merged
+
+
+def count_dropped(left: int | None, right: int | None) -> int:
+    """Add up dropped-entry counts (`None` counts as 0)."""
+    return (left or 0) + (right or 0)
+
+
+class RecallStateMixin(TypedDict, total=False):
+    """Adds `recall` (the thread's archive index) and `recall_dropped` (entries dropped)."""
+
+    recall: Annotated[dict[str, RecallEntry], merge_recall]
+    recall_dropped: Annotated[int, count_dropped]
+
+
+def _digest(*parts: str) -> str:
+    data = "\0".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def output_handle(tool_call_id: str, text: str) -> str:
+    """The handle of a tool result: `out-` and a hash of its call id and full text.
+
+    Example:
+        >>> output_handle("call_1", "log") == output_handle("call_1", "log")
+        True
+    """
+    return f"out-{_digest(tool_call_id, text)}"
+
+
+def message_handle(message: BaseMessage, text: str) -> str:
+    """The handle of an evicted message: `msg-` and a hash of its id (or type) and text."""
+    return f"msg-{_digest(message.id or message.type, text)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecallLimits:
+    """How much one thread's archive keeps.
+
+    Attributes:
+        max_items: Most entries per thread (oldest dropped first).
+        max_bytes: Most bytes of kept text per thread (oldest dropped first).
+        ttl_seconds: Drop entries older than this (`None`: kept until dropped by size).
+
+    Raises:
+        ValueError: If a cap is not a positive int or `ttl_seconds` is not positive.
+
+    Example:
+        >>> RecallLimits(max_items=10).max_items
+        10
+    """
+
+    max_items: int = DEFAULT_MAX_ITEMS
+    max_bytes: int = DEFAULT_MAX_BYTES
+    ttl_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_items", "max_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                msg = f"{name} must be a positive int, got {value!r}"
+                raise InvalidArgumentError(msg)
+        ttl = self.ttl_seconds
+        if ttl is not None and (
+            isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0
+        ):
+            msg = f"ttl_seconds must be a positive number of seconds or None, got {ttl!r}"
+            raise InvalidArgumentError(msg)
+
+    def over(self, index: Mapping[str, RecallEntry], now: float) -> list[str]:
+        """The handles to drop from `index`: expired ones, then the oldest over a cap."""
+        entries = list(index.items())
+        drop = []
+        if self.ttl_seconds is not None:
+            drop = [h for h, e in entries if now - float(e.get("at", now)) > self.ttl_seconds]
+        kept = [(h, e) for h, e in entries if h not in set(drop)]
+        size = sum(int(e.get("chars", 0)) for _, e in kept)
+        while kept and (len(kept) > self.max_items or size > self.max_bytes):
+            handle, entry = kept.pop(0)
+            size -= int(entry.get("chars", 0))
+            drop.append(handle)
+        return drop
+
+
+def _label(value: str) -> str:
+    # Store namespace labels may not contain '.': percent-escape it (and '%'), one-to-one.
+    return value.replace("%", "%25").replace(".", "%2E")
+
+
+def _run_user(config: Mapping[str, Any] | None, context: Any) -> str | None:
+    value = ((config or {}).get("configurable") or {}).get(_USER_KEY)
+    if value in (None, "") and context is not None:
+        get = context.get if isinstance(context, Mapping) else None
+        value = get(_USER_KEY) if get else getattr(context, _USER_KEY, None)
+    return None if value in (None, "") else str(value)
+
+
+def recall_namespace(
+    config: Mapping[str, Any] | None,
+    context: Any = None,
+    *,
+    namespace: tuple[str, ...] = DEFAULT_RECALL_NAMESPACE,
+) -> tuple[str, ...] | None:
+    """The store namespace of the run's archive, or `None` when the run names no user.
+
+    Args:
+        config: The run's config (`configurable["user_id"]`, `["thread_id"]`).
+        context: The run's runtime context, read for `user_id` when the config has none.
+        namespace: The prefix.
+
+    Returns:
+        `(*namespace, user, thread)` with dots escaped, or `None` (keep it in state).
+
+    Example:
+        >>> recall_namespace({"configurable": {"user_id": "ann", "thread_id": "t.1"}})
+        ('langgraph_context', 'recall', 'ann', 't%2E1')
+    """
+    user = _run_user(config, context)
+    if user is None:
+        return None
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return (*namespace, _label(user), _label(str(thread) if thread else _NO_THREAD))
+
+
+def kept_entries(
+    texts: list[tuple[str, EntryKind, str, str]],
+    namespace: tuple[str, ...] | None,
+    *,
+    ttl_seconds: float | None = None,
+    store: BaseStore | None = None,
+) -> tuple[dict[str, RecallEntry], list[PutOp]]:
+    """Index entries for `(handle, kind, source, text)`s, and the store writes of their text.
+
+    With a `namespace` the text goes to the store (one `PutOp` per entry, with the
+    store's TTL in minutes when `store` supports it); without, into the entry.
+    """
+    now = time.time()
+    index: dict[str, RecallEntry] = {}
+    ops: list[PutOp] = []
+    ttl = None
+    if ttl_seconds is not None and store is not None and store.supports_ttl:
+        ttl = ttl_seconds / 60.0
+    for handle, kind, source, text in texts:
+        entry = RecallEntry(kind=kind, source=source, chars=len(text), at=now)
+        if namespace is None:
+            entry["text"] = text
+        else:
+            value = {"kind": kind, "source": source, "text": text}
+            ops.append(PutOp(namespace, handle, value, index=False, ttl=ttl))
+        index[handle] = entry
+    return index, ops
+
+
+def dropped(
+    index: Mapping[str, RecallEntry],
+    limits: RecallLimits,
+    namespace: tuple[str, ...] | None,
+) -> tuple[dict[str, Any], list[PutOp]]:
+    """The state update and store deletes that bring `index` within `limits`."""
+    handles = limits.over(index, time.time())
+    if not handles:
+        return {}, []
+    logger.info("recall: dropped %d oldest entries (%s)", len(handles), ", ".join(handles))
+    update: dict[str, Any] = {RECALL_KEY: dict.fromkeys(handles), DROPPED_KEY: len(handles)}
+    ops = []
+    if namespace is not None:
+        ops = [PutOp(namespace, h, None) for h in handles if "text" not in index[h]]
+    return update, ops
+
+
+def delete_recall(
+    store: BaseStore,
+    *,
+    user_id: str,
+    thread_id: str,
+    namespace: tuple[str, ...] = DEFAULT_RECALL_NAMESPACE,
+) -> int:
+    """Delete a thread's archived texts from the store (call it beside `delete_thread`).
+
+    Args:
+        store: The graph's store.
+        user_id: The thread's user.
+        thread_id: The thread.
+        namespace: The prefix the middleware was given.
+
+    Returns:
+        How many items were deleted.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> delete_recall(InMemoryStore(), user_id="ann", thread_id="t1")
+        0
+    """
+    where = recall_namespace({"configurable": {"user_id": user_id, "thread_id": thread_id}})
+    where = (*namespace, *(where or ())[len(DEFAULT_RECALL_NAMESPACE) :])
+    count = 0
+    while items := store.search(where, limit=_PAGE):
+        store.batch([PutOp(where, item.key, None) for item in items])
+        count += len(items)
+    return count
+
+
+async def adelete_recall(
+    store: BaseStore,
+    *,
+    user_id: str,
+    thread_id: str,
+    namespace: tuple[str, ...] = DEFAULT_RECALL_NAMESPACE,
+) -> int:
+    """Async twin of `delete_recall`."""
+    where = recall_namespace({"configurable": {"user_id": user_id, "thread_id": thread_id}})
+    where = (*namespace, *(where or ())[len(DEFAULT_RECALL_NAMESPACE) :])
+    count = 0
+    while items := await store.asearch(where, limit=_PAGE):
+        await store.abatch([PutOp(where, item.key, None) for item in items])
+        count += len(items)
+    return count

@@ -1,0 +1,327 @@
+"""`RecallMiddleware`: cut tool results are offloaded, evicted history archived, both read back.
+
+For `create_agent` (and `create_context_agent`, which adds it by default):
+
+* `wrap_tool_call`: a tool result over `max_result_tokens` keeps its two ends and a
+  notice naming its handle and `read_tool_output` (`compaction.arrived_tool_result`);
+  its full text is kept (`recall.archive`). The notice is written once, as the
+  result arrives, so the bytes the model has seen never change.
+* `archive_sink`: given to `CompactionMiddleware(archive=Archive(sink=...))`, it keeps
+  each message a compaction evicts under its own handle.
+* `wrap_model_call`: drops the oldest entries past the thread's caps; with
+  `max_recall_tokens`, ranks the archive against the latest user message and adds the
+  best passages, fenced, to the system message (inside the call's budget, which the
+  context middleware inside it assembles).
+* `tools`: `read_tool_output` and `search_history`, always bound, so the tool list
+  never changes between calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import (
+    ExtendedModelResponse,
+    ModelCallResult,
+    OmitFromInput,
+    ToolCallRequest,
+)
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.config import get_config, get_store
+from langgraph.runtime import get_runtime
+from langgraph.store.base import BaseStore, PutOp
+from langgraph.types import Command
+
+from langgraph_context.compaction import arrived_tool_result
+from langgraph_context.compaction.entry import CUT_MARKER
+from langgraph_context.compaction.options import check_positive
+from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.messages import content_text
+from langgraph_context.packet import ContextPacket
+from langgraph_context.recall.archive import (
+    DEFAULT_RECALL_NAMESPACE,
+    RECALL_KEY,
+    EntryKind,
+    RecallEntry,
+    RecallLimits,
+    count_dropped,
+    dropped,
+    kept_entries,
+    merge_recall,
+    message_handle,
+    output_handle,
+    recall_namespace,
+)
+from langgraph_context.recall.read import search_passages
+from langgraph_context.recall.tools import (
+    create_read_tool_output_tool,
+    create_search_history_tool,
+)
+from langgraph_context.safety import fenced_block
+from langgraph_context.tokens import TokenCounter, resolve_counter
+
+__all__ = ["RecallAgentState", "RecallMiddleware"]
+
+_Result = ToolMessage | Command[Any]
+_PAGE_ROOM = 120  # tokens a page's header and fence take beyond its lines
+_RECALL_HEAD = "[Recalled] Passages kept from earlier in this conversation (read more by handle):"
+
+
+class RecallAgentState(AgentState[Any]):
+    """Agent state plus the thread's archive index and its dropped count."""
+
+    recall: NotRequired[Annotated[dict[str, RecallEntry], OmitFromInput, merge_recall]]
+    recall_dropped: NotRequired[Annotated[int, OmitFromInput, count_dropped]]
+
+
+def _run_namespace(prefix: tuple[str, ...]) -> tuple[BaseStore | None, tuple[str, ...] | None]:
+    """The run's store and archive namespace (`None`: keep texts in state)."""
+    try:
+        store = get_store()
+        context = get_runtime().context
+    except (RuntimeError, KeyError):  # outside a graph run (KeyError: a plain runnable's)
+        return None, None
+    if store is None:
+        return None, None
+    namespace = recall_namespace(get_config(), context, namespace=prefix)
+    return (store, namespace) if namespace is not None else (None, None)
+
+
+def _render(message: BaseMessage) -> str:
+    text = content_text(message.content)
+    calls = "".join(
+        f"\n[calls {c['name']}] {c['args']}" for c in getattr(message, "tool_calls", [])
+    )
+    return f"{text}{calls}".strip()
+
+
+def _index(request: ModelRequest[Any]) -> dict[str, RecallEntry]:
+    index = request.state.get(RECALL_KEY) if isinstance(request.state, dict) else None
+    return index if isinstance(index, dict) else {}
+
+
+def _latest_request(messages: Sequence[BaseMessage]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return content_text(message.content)
+    return ""
+
+
+class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
+    """Keep what the model saw restorable: offload cut tool output, archive evicted history.
+
+    Args:
+        max_result_tokens: Most tokens one tool result keeps (notice included); a
+            longer one is cut to its two ends and its full text kept. `None`: no cut
+            (evicted history is still archived). Also caps each page the tools return.
+        limits: The thread's caps and TTL (default `RecallLimits()`).
+        max_recall_tokens: Put up to this many tokens of the archive's passages most
+            relevant to the latest user message into each model call (`None`: off).
+        namespace: Store prefix; texts go under `(*namespace, user, thread)`.
+        minify_json: Minify JSON results before measuring them.
+        token_counter: Counter (default: offline tiktoken).
+        name: Middleware name, unique per agent.
+
+    Raises:
+        ValueError: If a token count is not a positive int.
+
+    Example:
+        >>> sorted(t.name for t in RecallMiddleware().tools)
+        ['read_tool_output', 'search_history']
+    """
+
+    state_schema = RecallAgentState
+
+    def __init__(
+        self,
+        max_result_tokens: int | None = 1_000,
+        *,
+        limits: RecallLimits | None = None,
+        max_recall_tokens: int | None = None,
+        namespace: tuple[str, ...] = DEFAULT_RECALL_NAMESPACE,
+        minify_json: bool = True,
+        token_counter: TokenCounter | BaseLanguageModel | None = None,
+        name: str = "recall",
+    ) -> None:
+        super().__init__()
+        if max_result_tokens is not None:
+            check_positive("max_result_tokens", max_result_tokens)
+        if max_recall_tokens is not None:
+            check_positive("max_recall_tokens", max_recall_tokens)
+        if limits is not None and not isinstance(limits, RecallLimits):
+            msg = f"limits must be a RecallLimits, got {limits!r}"
+            raise InvalidArgumentError(msg)
+        self.max_result_tokens = max_result_tokens
+        self.limits = limits or RecallLimits()
+        self.max_recall_tokens = max_recall_tokens
+        self.namespace = namespace
+        self.minify_json = minify_json
+        self._counter = resolve_counter(token_counter)
+        self._name = name
+        page = max(50, (max_result_tokens or 1_000) - _PAGE_ROOM)
+        self.tools = [
+            create_read_tool_output_tool(
+                max_result_tokens=page, namespace=namespace, token_counter=self._counter
+            ),
+            create_search_history_tool(
+                max_result_tokens=page, namespace=namespace, token_counter=self._counter
+            ),
+        ]
+        self._own = {t.name for t in self.tools}
+
+    @property
+    def name(self) -> str:
+        """The middleware's name."""
+        return self._name
+
+    def archive_sink(self, evicted: Sequence[BaseMessage]) -> tuple[dict[str, Any], list[PutOp]]:
+        """Keep each evicted message under its handle (for `Archive(sink=...)`)."""
+        texts: list[tuple[str, EntryKind, str, str]] = []
+        for message in evicted:
+            text = _render(message)
+            if text:
+                source = getattr(message, "name", None) or message.type
+                texts.append((message_handle(message, text), "message", str(source), text))
+        if not texts:
+            return {}, []
+        store, namespace = _run_namespace(self.namespace)
+        ttl = self.limits.ttl_seconds
+        index, ops = kept_entries(texts, namespace, ttl_seconds=ttl, store=store)
+        return {RECALL_KEY: index}, ops
+
+    def offload(self, result: _Result) -> tuple[_Result, list[PutOp], BaseStore | None]:
+        """Cut `result` if it is over the limit, keeping its full text under a handle.
+
+        Args:
+            result: What the tool returned.
+
+        Returns:
+            `(what enters the history, store writes, the run's store)`: a cut result
+            becomes a `Command` adding the cut copy and the handle's index entry; the
+            caller writes the store ops (sync or async).
+        """
+        if not isinstance(result, ToolMessage) or self.max_result_tokens is None:
+            return result, [], None
+        if result.name in self._own or not isinstance(result.content, str):
+            return result, [], None  # a page is never offloaded again
+        text = result.content
+        handle = output_handle(result.tool_call_id, text)
+        lines = text.count("\n") + 1
+        read_back = (
+            f"full text ({lines} lines) kept as {handle}: "
+            f'read_tool_output(handle="{handle}", offset or pattern)'
+        )
+        short = arrived_tool_result(
+            result,
+            self.max_result_tokens,
+            minify_json=self.minify_json,
+            token_counter=self._counter,
+            read_back=read_back,
+        )
+        if short is None or CUT_MARKER not in short.additional_kwargs:
+            return (result if short is None else short), [], None
+        store, namespace = _run_namespace(self.namespace)
+        source = result.name or "tool"
+        ttl = self.limits.ttl_seconds
+        index, ops = kept_entries(
+            [(handle, "output", source, text)], namespace, ttl_seconds=ttl, store=store
+        )
+        return Command(update={"messages": [short], RECALL_KEY: index}), ops, store
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
+    ) -> _Result:
+        """Run the tool; cut a long result and keep its full text under a handle."""
+        result, ops, store = self.offload(handler(request))
+        if ops and store is not None:
+            store.batch(ops)
+        return result
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
+    ) -> _Result:
+        """Async twin of `wrap_tool_call`."""
+        result, ops, store = self.offload(await handler(request))
+        if ops and store is not None:
+            await store.abatch(ops)
+        return result
+
+    def _bounded(self, request: ModelRequest[Any]) -> tuple[dict[str, Any], list[PutOp], Any]:
+        """The caps' update, the store deletes and the store of this call."""
+        index = _index(request)
+        store, namespace = _run_namespace(self.namespace)
+        update, ops = dropped(index, self.limits, namespace)
+        return update, ops, store
+
+    def _recalled(self, request: ModelRequest[Any], stored: dict[str, Any]) -> ModelRequest[Any]:
+        """The request with the archive's best passages for the latest request, fenced."""
+        index = _index(request)
+        query = _latest_request(request.messages)
+        if self.max_recall_tokens is None or not index or not query.strip():
+            return request
+        texts = []
+        for handle, entry in index.items():
+            text = entry.get("text") or (stored.get(handle) or {}).get("text")
+            if isinstance(text, str):
+                texts.append((handle, text))
+        hits = search_passages(
+            query, texts, max_result_tokens=self.max_recall_tokens, token_counter=self._counter
+        )
+        if not hits:
+            return request
+        packets = [
+            ContextPacket(b, type="kept", source=f"{h} lines {a}-{z}") for h, a, z, b in hits
+        ]
+        block = "\n".join([_RECALL_HEAD, fenced_block(packets)])
+        system = request.system_message
+        prompt = content_text(system.content) if system is not None else ""
+        joined = f"{prompt}\n\n{block}" if prompt else block
+        return request.override(system_message=SystemMessage(joined))
+
+    @staticmethod
+    def _answer(answer: ModelCallResult[Any], update: dict[str, Any]) -> ModelCallResult[Any]:
+        if not update:
+            return answer
+        response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
+        if not isinstance(response, ModelResponse):
+            response = ModelResponse(result=[response])
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+    def _wants_store(self, request: ModelRequest[Any]) -> bool:
+        index = _index(request)
+        return self.max_recall_tokens is not None and any("text" not in e for e in index.values())
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        """Drop entries past the caps; with `max_recall_tokens`, recall passages into the call."""
+        update, ops, store = self._bounded(request)
+        if ops and store is not None:
+            store.batch(ops)
+        stored: dict[str, Any] = {}
+        if store is not None and self._wants_store(request):
+            _, namespace = _run_namespace(self.namespace)
+            found = store.search(namespace or (), limit=self.limits.max_items)
+            stored = {item.key: item.value for item in found}
+        return self._answer(handler(self._recalled(request, stored)), update)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        """Async twin of `wrap_model_call`."""
+        update, ops, store = self._bounded(request)
+        if ops and store is not None:
+            await store.abatch(ops)
+        stored: dict[str, Any] = {}
+        if store is not None and self._wants_store(request):
+            _, namespace = _run_namespace(self.namespace)
+            found = await store.asearch(namespace or (), limit=self.limits.max_items)
+            stored = {item.key: item.value for item in found}
+        return self._answer(await handler(self._recalled(request, stored)), update)
