@@ -155,7 +155,7 @@ def _builder_summarizer_input(payload: str) -> list[BaseMessage]:
     """What ContextBuilder's summarizer is sent: the trimmed lines, a model turn among them."""
     summarizer = ScriptedChatModel(responses=[AIMessage("Summary.")] * 3)
     builder = ContextBuilder(
-        config=ContextConfig(max_tokens=400), summarizer=summarizer, summary_tokens=120
+        config=ContextConfig(max_tokens=400), summarizer=summarizer, max_summary_tokens=120
     )
     history = [{"role": "user", "content": f"message number {i} " * 6} for i in range(40)]
     history.insert(2, {"role": "assistant", "content": f"The page said: {payload}"})
@@ -166,7 +166,7 @@ def _builder_summarizer_input(payload: str) -> list[BaseMessage]:
 def _subagent_condense_input(payload: str) -> list[BaseMessage]:
     """What a sub-agent tool's summarizer is sent to condense an over-long report."""
     summarizer = ScriptedChatModel(responses=[AIMessage("Short.")])
-    condense_result(f"{payload}\n" + "finding " * 400, max_tokens=50, summarizer=summarizer)
+    condense_result(f"{payload}\n" + "finding " * 400, max_result_tokens=50, summarizer=summarizer)
     return list(summarizer.seen[0])
 
 
@@ -241,7 +241,7 @@ def _compaction_history(payload: str) -> list[BaseMessage]:
 
 def _compact_rules(payload: str) -> list[BaseMessage]:
     """`compact_messages` (rules only): the snapshot of what left, as stored and sent."""
-    out = compact_messages(_compaction_history(payload), max_tokens=400)
+    out = compact_messages(_compaction_history(payload), target_tokens=400)
     return [SystemMessage(INSTRUCTIONS + "\n\n" + HARDENING_INSTRUCTION), *out.messages]
 
 
