@@ -37,7 +37,6 @@ TOP_LEVEL = {
     "hot_issue_reducer",
     "pinned_packets",
     "render_pinned",
-    "HARDENING_INSTRUCTION",
     "Detector",
     "InjectionFinding",
     "OutputVerdict",
