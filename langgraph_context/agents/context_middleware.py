@@ -312,7 +312,10 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         while head < len(view) and isinstance(view[head], SystemMessage):
             head += 1
         assembled = _joined(*(content_text(m.content) for m in view[:head]))
-        text = _joined(_system_text(request.system_message), assembled)
+        prompt = _system_text(request.system_message)
+        if HARDENING_INSTRUCTION in prompt:  # an outer middleware (recall) already hardened it
+            assembled = assembled.replace(f"\n{HARDENING_INSTRUCTION}", "", 1)
+        text = _joined(prompt, assembled)
         return request.override(
             system_message=SystemMessage(text) if text else None,
             messages=without_stamps(view[head:]),  # type: ignore[arg-type]

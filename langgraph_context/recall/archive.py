@@ -33,7 +33,6 @@ from typing_extensions import TypedDict
 from langgraph_context.errors import InvalidArgumentError
 
 __all__ = [
-    "DEFAULT_RECALL_NAMESPACE",
     "RecallEntry",
     "RecallLimits",
     "RecallStateMixin",

@@ -30,9 +30,6 @@ from langgraph_context.tokens import TokenCounter, resolve_counter
 from langgraph_context.toolkit import ToolSpec, error_result
 
 __all__ = [
-    "DEFAULT_PAGE_TOKENS",
-    "READ_TOOL_OUTPUT",
-    "SEARCH_HISTORY",
     "create_read_tool_output_tool",
     "create_search_history_tool",
 ]
