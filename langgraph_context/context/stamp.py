@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context._memo import PrefixMemo
 from langgraph_context.context.gather import message_time
 from langgraph_context.messages import tool_result_ids
 
@@ -35,6 +36,16 @@ __all__ = [
 ]
 
 MESSAGE_TIME_KEY = "timestamp"
+
+_UNSTAMPED: PrefixMemo[list[BaseMessage]] = PrefixMemo(64)
+"""The copies `without_stamps` made for recent histories (by identity; see `PrefixMemo`).
+
+Every model call sends the history again: its leading messages get the copies they
+got last time, so only the appended ones are copied, and the request's messages are
+the same objects call after call (which the history checks remember). At most 64
+histories; an entry holds the copies (which share their content with the stamped
+messages) and is dropped with the history's first message.
+"""
 
 
 def _is_turn(message: BaseMessage) -> bool:
@@ -134,15 +145,17 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     Returns:
         The same messages, each stamped one replaced by a copy without the key.
     """
-    return [
-        m.model_copy(
-            update={
-                "additional_kwargs": {
-                    k: v for k, v in m.additional_kwargs.items() if k != MESSAGE_TIME_KEY
-                }
-            }
-        )
-        if MESSAGE_TIME_KEY in m.additional_kwargs
-        else m
-        for m in messages
-    ]
+    items = list(messages)
+    known, copies = _UNSTAMPED.matched(items)
+    out = [*(copies or [])[:known], *map(_unstamped, items[known:])]
+    _UNSTAMPED.remember(items, out)
+    return out
+
+
+def _unstamped(message: BaseMessage) -> BaseMessage:
+    """The message without the time stamp key (itself when it has none)."""
+    kwargs = message.additional_kwargs
+    if MESSAGE_TIME_KEY not in kwargs:
+        return message
+    kept = {k: v for k, v in kwargs.items() if k != MESSAGE_TIME_KEY}
+    return message.model_copy(update={"additional_kwargs": kept})
