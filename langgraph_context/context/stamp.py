@@ -37,13 +37,13 @@ __all__ = [
 
 MESSAGE_TIME_KEY = "timestamp"
 
-_UNSTAMPED: PrefixMemo[list[BaseMessage]] = PrefixMemo(64)
+_UNSTAMPED: PrefixMemo[list[BaseMessage | None]] = PrefixMemo(64)
 """The copies `without_stamps` made for recent histories (by identity; see `PrefixMemo`).
 
 Every model call sends the history again: its leading messages get the copies they
 got last time, so only the appended ones are copied, and the request's messages are
 the same objects call after call (which the history checks remember). At most 64
-histories; an entry holds the copies (which share their content with the stamped
+histories; an entry holds the copies alone (they share their content with the stamped
 messages) and is dropped with the history's first message.
 """
 
@@ -147,9 +147,12 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """
     items = list(messages)
     known, copies = _UNSTAMPED.matched(items)
-    out = [*(copies or [])[:known], *map(_unstamped, items[known:])]
-    _UNSTAMPED.remember(items, out)
-    return out
+    made = [*(copies or [])[:known], *map(_unstamped, items[known:])]
+    # Only the copies are kept (`None` where the message went as itself): holding a
+    # history's own messages would keep its first one, and so the entry, alive.
+    made = [None if c is m else c for c, m in zip(made, items, strict=True)]
+    _UNSTAMPED.remember(items, made)
+    return [m if c is None else c for c, m in zip(made, items, strict=True)]
 
 
 def _unstamped(message: BaseMessage) -> BaseMessage:
