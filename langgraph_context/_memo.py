@@ -14,6 +14,11 @@ with it. The process-wide memos and their bounds:
 * `scoring`: BM25 terms of texts, 2 MB; stems of English words, 8,192 words;
 * `compaction._facts`: ids and facts of message texts, 0.5 MB each;
 * `context._sizing.PacketSizer` (one per builder): rendered packet costs, 2 MB.
+
+`PrefixMemo` is the one memo keyed by objects rather than content: it remembers
+histories a check passed, by weak references to their messages (it keeps none alive),
+so the next request over the same messages plus what was appended checks only the
+tail. `messages` holds one, of at most 64 histories.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
 from langgraph_context.errors import InvalidArgumentError
 
-__all__ = ["ENTRY_BYTES", "SizedMemo", "memo_by_text", "value_bytes"]
+__all__ = ["ENTRY_BYTES", "PrefixMemo", "SizedMemo", "memo_by_text", "value_bytes"]
 
 ENTRY_BYTES = 300
 """What one entry keyed by `(hash, length)` costs besides its value: key, slot, size."""
@@ -150,3 +156,97 @@ def memo_by_text(max_bytes: int) -> Callable[[Callable[[str], V]], Callable[[str
         return memoized
 
     return decorate
+
+
+class PrefixMemo(Generic[V]):
+    """Sequences of objects a check passed, remembered by identity, weakly.
+
+    A sequence is found by its first object; `matched` returns how many leading
+    objects of a new sequence are the very objects of the remembered one (and the
+    data remembered with it), so a caller re-checks only the rest. The objects are
+    held by weak references: a remembered sequence keeps nothing alive, and one whose
+    first object is freed is dropped. The objects must not be changed in place after
+    the check (LangGraph's message reducer replaces a message, it never edits one).
+
+    Args:
+        max_entries: How many sequences are kept (least recently used out first).
+
+    Raises:
+        ValueError: If `max_entries` is below 1.
+
+    Example:
+        >>> class Item:
+        ...     pass
+        >>> a, b, c = Item(), Item(), Item()
+        >>> memo: PrefixMemo[str] = PrefixMemo(4)
+        >>> memo.remember([a, b], "checked")
+        >>> memo.matched([a, b, c]), memo.matched([a, c])[0], memo.matched([c])[0]
+        ((2, 'checked'), 1, 0)
+    """
+
+    __slots__ = ("_data", "_lock", "max_entries")
+
+    def __init__(self, max_entries: int) -> None:
+        if max_entries < 1:
+            msg = f"max_entries must be >= 1, got {max_entries}"
+            raise InvalidArgumentError(msg)
+        self.max_entries = max_entries
+        self._data: OrderedDict[int, tuple[list[weakref.ref[Any]], V]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """The number of sequences remembered."""
+        return len(self._data)
+
+    def matched(self, items: Sequence[Any]) -> tuple[int, V | None]:
+        """`(n, data)`: `items[:n]` are the objects of the sequence remembered with `data`.
+
+        `(0, None)` when no remembered sequence starts with `items[0]`.
+        """
+        if not items:
+            return 0, None
+        entry = self._data.get(id(items[0]))
+        if entry is None:
+            return 0, None
+        refs, data = entry
+        n = 0
+        for ref, item in zip(refs, items, strict=False):  # the shorter decides
+            if ref() is not item:
+                break
+            n += 1
+        return n, (data if n else None)
+
+    def remember(self, items: Sequence[Any], data: V) -> None:
+        """Remember `items` (which passed the check) with `data`; replaces an older one.
+
+        Objects that cannot be weakly referenced are not remembered.
+        """
+        if not items:
+            return
+        key = id(items[0])
+        try:
+            refs = [weakref.ref(item) for item in items]
+            # Dropped with its first object: a finished thread leaves no entry behind.
+            guard = weakref.ref(items[0], functools.partial(self._forget, key))
+        except TypeError:
+            return
+        with self._lock:
+            self._data.pop(key, None)
+            self._data[key] = ([guard, *refs[1:]], data)
+            while len(self._data) > self.max_entries:
+                self._data.popitem(last=False)
+
+    def _forget(self, key: int, ref: weakref.ref[Any]) -> None:
+        """Drop the entry whose first object `ref` was freed (unless since replaced).
+
+        No lock: this runs when the object is freed, which may be inside `remember`
+        on this very thread. A race at worst drops a fresh entry (a miss, not an error).
+        """
+        entry = self._data.get(key)
+        if entry is not None and entry[0][0] is ref:
+            self._data.pop(key, None)
+
+    def clear(self) -> None:
+        """Forget every sequence."""
+        with self._lock:
+            self._data.clear()

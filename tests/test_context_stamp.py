@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import time
+import weakref
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +25,7 @@ from langgraph_context.context import (
     stamp_messages,
 )
 from langgraph_context.context.gather import message_time
+from langgraph_context.context.stamp import without_stamps
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -166,3 +169,19 @@ def test_a_stamped_day_is_found_by_a_dated_question() -> None:
     view = create_context_node(builder, layout="focus", keep_last=1).invoke({"messages": history})
     context = view["llm_input_messages"][0].content
     assert "(8 May 2023)\nuser: I planted tomatoes" in context
+
+
+def test_without_stamps_reuses_its_copies_and_keeps_no_history_alive() -> None:
+    """A history sent again gets last call's copies; once freed, nothing of it is kept."""
+    stamped = stamp_messages([HumanMessage("hi", id="1"), AIMessage("yo", id="2")], now=0.0)
+    history = [HumanMessage("plain", id="0"), *stamped]
+    first = without_stamps(history)
+    again = without_stamps([*history, AIMessage("more", id="4")])
+    assert all(a is b for a, b in zip(first, again[:3], strict=True))
+    assert again[0] is history[0]  # unstamped: sent as itself
+    assert again[1] is not history[1]
+    assert all("timestamp" not in m.additional_kwargs for m in again)
+    refs = [weakref.ref(m) for m in [*history, *first]]
+    del history, stamped, first, again
+    gc.collect()
+    assert all(r() is None for r in refs)

@@ -20,7 +20,7 @@ from langchain_core.messages import (
 from langgraph.graph import START, MessagesState, StateGraph
 
 from langgraph_context import scoring
-from langgraph_context._memo import SizedMemo
+from langgraph_context._memo import PrefixMemo, SizedMemo
 from langgraph_context.context import ContextBuilder, ContextConfig, _sizing
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.packet import ContextPacket
@@ -61,6 +61,47 @@ def test_memo_rejects_a_bound_below_one() -> None:
     """A memo needs room for something."""
     with pytest.raises(InvalidArgumentError, match="max_size must be >= 1, got 0"):
         SizedMemo(0)
+
+
+class _Item:
+    """A weakly referable object."""
+
+
+def test_prefix_memo_matches_the_same_objects_only() -> None:
+    """The shared leading objects count; an equal but other object, or a new head, does not."""
+    a, b, c = _Item(), _Item(), _Item()
+    memo: PrefixMemo[str] = PrefixMemo(4)
+    memo.remember([a, b], "ab")
+    assert memo.matched([a, b, c]) == (2, "ab")
+    assert memo.matched([a, c, b]) == (1, "ab")
+    assert memo.matched([b, a]) == (0, None)
+    assert memo.matched([]) == (0, None)
+    memo.remember([1, 2], "ints")  # not weakly referable: not remembered
+    assert memo.matched([1, 2]) == (0, None)
+
+
+def test_prefix_memo_keeps_nothing_alive_and_is_bounded() -> None:
+    """A sequence goes with its first object; at most max_entries sequences are kept."""
+    memo: PrefixMemo[int] = PrefixMemo(2)
+    heads = [_Item() for _ in range(3)]
+    tail = _Item()
+    for k, head in enumerate(heads):
+        memo.remember([head, tail], k)
+    assert len(memo) == 2
+    assert memo.matched([heads[0], tail]) == (0, None)  # evicted, least recently used
+    ref = weakref.ref(heads[2])
+    del heads[2], head
+    gc.collect()
+    assert ref() is None
+    assert len(memo) == 1
+    memo.clear()
+    assert len(memo) == 0
+
+
+def test_prefix_memo_rejects_a_bound_below_one() -> None:
+    """A prefix memo needs room for one sequence."""
+    with pytest.raises(InvalidArgumentError, match="max_entries must be >= 1, got 0"):
+        PrefixMemo(0)
 
 
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 5)), max_size=200))

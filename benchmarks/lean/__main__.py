@@ -8,12 +8,14 @@ Run: `.venv/bin/python -m benchmarks.lean [--quick]`
    takes that path), interleaved; CPU time, medians. Also the encodes per cut and the
    entries per cut left in the shared token-count memo (target: 1, the count of the
    kept text, which the next model call reads; no candidate, no full text).
-2. Per model call in `create_agent`: bare, and with our output-limit middleware plus
-   a middleware counting the history with the shared counter before each call (what
-   our context pieces do), scripted model, one tool call per model call returning a
-   distinct ~2,000-token log; ms per model call, interleaved, medians. The warm
-   recount of a 200-message history after one append is printed beside a cold count
-   (the memo must keep it cheap).
+2. Per model call, scripted model, one tool call per model call returning a distinct
+   ~2,000-token log, ten calls per user turn, CPU ms, interleaved medians: bare
+   `create_agent`; ours, the real `create_context_agent(max_tokens=16000)` with its
+   defaults (the bar: at most 1.5x bare); LangChain's summarization + context editing;
+   our output limit + a history count alone (the pieces). Full runs add a 1,000-call
+   thread, bare and ours: ours stays flat in the history's length, bare grows. The
+   warm recount of a 200-message history after one append is printed beside a cold
+   count (the memo must keep it cheap). Served throughput is `benchmarks.lean.served`.
 3. Memory per finished thread: the same agent over `--threads` threads of 200 calls,
    each deleted from its `InMemorySaver` after it ends; live Python memory
    (tracemalloc) after each 5, target at most 5 MB after 10 and flat after.
@@ -144,15 +146,25 @@ class _Spy:
         return self.inner.encode(text, **kwargs)  # type: ignore[no-any-return]
 
 
-def _agent(ours: bool, texts: dict[str, list[str]]) -> tuple[Any, Any]:
+def _agent(kind: str, texts: dict[str, list[str]]) -> tuple[Any, Any]:
+    """`(model, graph)`: `bare`, `pieces` (our output limit + a history count), `ours`
+    (`create_context_agent(max_tokens=16000)`, defaults on) or `langchain` (LangChain's
+    summarization at 16,000 tokens keeping 8,000, and its context editing at 8,000)."""
     from langchain.agents import create_agent
-    from langchain.agents.middleware import AgentMiddleware
+    from langchain.agents.middleware import (
+        AgentMiddleware,
+        ClearToolUsesEdit,
+        ContextEditingMiddleware,
+        SummarizationMiddleware,
+    )
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from langgraph_context.agents.output_limit import create_tool_output_limit_middleware
+    from langgraph_context import create_context_agent
+    from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
     from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
     from langgraph_context.tokens import default_counter
 
@@ -180,24 +192,39 @@ def _agent(ours: bool, texts: dict[str, list[str]]) -> tuple[Any, Any]:
         return texts["now"][n]
 
     model, saver = Model(responses=[]), InMemorySaver()
-    middleware = [create_tool_output_limit_middleware(LIMIT), CountHistory()] if ours else []
+    if kind == "ours":
+        agent = create_context_agent(model, [read_log], max_tokens=16_000, checkpointer=saver)
+        return model, agent
+    middleware: list[Any] = []
+    if kind == "pieces":
+        middleware = [ToolOutputLimitMiddleware(LIMIT), CountHistory()]
+    elif kind == "langchain":
+        summarizer = FakeMessagesListChatModel(responses=[AIMessage("Summary: billing.")])
+        middleware = [
+            SummarizationMiddleware(summarizer, trigger=("tokens", 16_000), keep=("tokens", 8_000)),
+            ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=8_000, keep=3)]),
+        ]
     return model, create_agent(model, [read_log], checkpointer=saver, middleware=middleware)
 
 
-def per_call(calls: int, rounds: int) -> dict[str, float]:
-    """Median ms per model call, bare and ours, interleaved over `rounds`."""
-    results: dict[str, list[float]] = {"bare": [], "ours": []}
+def per_call(calls: int, rounds: int, kinds: tuple[str, ...]) -> dict[str, float]:
+    """Median CPU ms per model call of each kind (see `_agent`), interleaved over `rounds`.
+
+    CPU time of the process (the tool runs on a worker thread); each kind over a thread
+    of `calls` model calls, one tool call each, ten per user turn.
+    """
+    results: dict[str, list[float]] = {k: [] for k in kinds}
     for r in range(rounds):
-        for name in ("bare", "ours") if r % 2 == 0 else ("ours", "bare"):
-            texts = {"now": [log_text(r * 1000 + k) for k in range(calls)]}
-            _, graph = _agent(name == "ours", texts)
+        for kind in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
+            texts = {"now": [log_text(r * 10_000 + k) for k in range(calls)]}
+            _, graph = _agent(kind, texts)
             config = {"configurable": {"thread_id": "t"}, "recursion_limit": 10 * calls}
-            started = time.perf_counter()
+            started = time.process_time()
             for turn in range(calls // 10):
                 graph.invoke({"messages": [("user", f"Turn {turn}: {QUERY}?")]}, config)
-            results[name].append((time.perf_counter() - started) / calls * 1000)
+            results[kind].append((time.process_time() - started) / calls * 1000)
     out = {k: statistics.median(v) for k, v in results.items()}
-    return {**out, "x_bare": out["ours"] / out["bare"]}
+    return {**out, **{f"{k}_x_bare": out[k] / out["bare"] for k in kinds if k != "bare"}}
 
 
 def recount() -> dict[str, float]:
@@ -224,7 +251,7 @@ def recount() -> dict[str, float]:
 def memory(threads: int) -> list[float]:
     """Live Python MB after each 5 finished, deleted 200-call threads."""
     texts: dict[str, list[str]] = {"now": []}
-    model, graph = _agent(True, texts)
+    model, graph = _agent("pieces", texts)
     saver = graph.checkpointer
     gc.collect()
     tracemalloc.start()
@@ -324,13 +351,28 @@ def main() -> None:
         f" ({cut['binary_search'] / cut['encode']:.2f}x) | encodes per cut"
         f" {cut['encodes_per_cut']} | memo entries left per cut {cut['memo_entries_left']:.2f}"
     )
-    print("2. per model call in create_agent (scripted model), ms, interleaved medians")
-    calls = per_call(50 if quick else 100, 2 if quick else 4)
+    print("2. per model call (scripted model), CPU ms, interleaved medians; bar: ours <= 1.5x bare")
+    kinds = ("bare", "ours", "langchain", "pieces")
+    calls = per_call(50 if quick else 100, 3 if quick else 5, kinds)
+    print(
+        f"  100-call thread: bare create_agent {calls['bare']:.2f}"
+        f" | ours (create_context_agent, defaults) {calls['ours']:.2f}"
+        f" ({calls['ours_x_bare']:.2f}x)"
+        f" | LangChain summarization + context editing {calls['langchain']:.2f}"
+        f" ({calls['langchain_x_bare']:.2f}x)"
+        f" | our output limit + a history count alone {calls['pieces']:.2f}"
+        f" ({calls['pieces_x_bare']:.2f}x)"
+    )
+    long = {} if quick else per_call(1_000, 2, ("bare", "ours"))
+    if long:
+        print(
+            f"  1,000-call thread (flat: ours should not grow, bare does): bare {long['bare']:.2f}"
+            f" | ours {long['ours']:.2f} ({long['ours_x_bare']:.2f}x)"
+        )
     again = recount()
     print(
-        f"  bare {calls['bare']:.2f} | with our output limit + history count {calls['ours']:.2f}"
-        f" ({calls['x_bare']:.2f}x) | 200-message history: cold count {again['cold_ms']:.1f} ms,"
-        f" warm recount of a reloaded copy {again['warm_ms']:.2f} ms ({again['warm_share']:.1%})"
+        f"  200-message history: cold count {again['cold_ms']:.1f} ms, warm recount of a"
+        f" reloaded copy {again['warm_ms']:.2f} ms ({again['warm_share']:.1%})"
     )
     print("3. live Python memory after finished, deleted 200-call threads")
     live = memory(10 if quick else args.threads)
@@ -338,8 +380,8 @@ def main() -> None:
     builds = cold_builds([1_000, 10_000])
     path = write_result(
         "lean",
-        {"cut": cut, "per_call": calls, "recount": again, "live_mb_per_5_threads": live,
-         "cold_builds": builds, "quick": quick},
+        {"cut": cut, "per_call": calls, "per_call_1000": long, "recount": again,
+         "live_mb_per_5_threads": live, "cold_builds": builds, "quick": quick},
     )  # fmt: skip
     print(f"wrote {path}")
 

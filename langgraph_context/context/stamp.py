@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context._memo import PrefixMemo
 from langgraph_context.context.gather import message_time
 from langgraph_context.messages import tool_result_ids
 
@@ -34,6 +35,16 @@ __all__ = [
 ]
 
 MESSAGE_TIME_KEY = "timestamp"
+
+_UNSTAMPED: PrefixMemo[list[BaseMessage | None]] = PrefixMemo(64)
+"""The copies `without_stamps` made for recent histories (by identity; see `PrefixMemo`).
+
+Every model call sends the history again: its leading messages get the copies they
+got last time, so only the appended ones are copied, and the request's messages are
+the same objects call after call (which the history checks remember). At most 64
+histories; an entry holds the copies alone (they share their content with the stamped
+messages) and is dropped with the history's first message.
+"""
 
 
 def _is_turn(message: BaseMessage) -> bool:
@@ -133,15 +144,20 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     Returns:
         The same messages, each stamped one replaced by a copy without the key.
     """
-    return [
-        m.model_copy(
-            update={
-                "additional_kwargs": {
-                    k: v for k, v in m.additional_kwargs.items() if k != MESSAGE_TIME_KEY
-                }
-            }
-        )
-        if MESSAGE_TIME_KEY in m.additional_kwargs
-        else m
-        for m in messages
-    ]
+    items = list(messages)
+    known, copies = _UNSTAMPED.matched(items)
+    made = [*(copies or [])[:known], *map(_unstamped, items[known:])]
+    # Only the copies are kept (`None` where the message went as itself): holding a
+    # history's own messages would keep its first one, and so the entry, alive.
+    made = [None if c is m else c for c, m in zip(made, items, strict=True)]
+    _UNSTAMPED.remember(items, made)
+    return [m if c is None else c for c, m in zip(made, items, strict=True)]
+
+
+def _unstamped(message: BaseMessage) -> BaseMessage:
+    """The message without the time stamp key (itself when it has none)."""
+    kwargs = message.additional_kwargs
+    if MESSAGE_TIME_KEY not in kwargs:
+        return message
+    kept = {k: v for k, v in kwargs.items() if k != MESSAGE_TIME_KEY}
+    return message.model_copy(update={"additional_kwargs": kept})

@@ -14,9 +14,19 @@ from langchain_core.messages import (
     convert_to_messages,
 )
 
+from langgraph_context._memo import PrefixMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 MessageLike = BaseMessage | dict[str, Any]
+
+CLEAN_HISTORIES: PrefixMemo[Any] = PrefixMemo(64)
+"""Histories `repair_history` left unchanged (by identity, weakly; see `PrefixMemo`).
+
+Their messages passed `as_messages`'s checks and the pairing walk: a request that
+sends them again, with messages appended, checks and walks only the tail. The data is
+`_history.Walked` (where the tool blocks start). At most 64 histories, each a list of
+weak references (about 80 bytes a message); nothing is kept alive.
+"""
 
 _ROLE_KEYS = ("role", "type")
 _TOOL_ROLES = ("tool",)
@@ -47,8 +57,10 @@ def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
         )
         raise InvalidTypeError(msg)
     items = list(messages)
-    out: list[BaseMessage] = []
-    for i, item in enumerate(items):
+    # The leading messages of a history already checked (the same objects) pass as is.
+    known, _ = CLEAN_HISTORIES.matched(items)
+    out: list[BaseMessage] = items[:known]
+    for i, item in enumerate(items[known:], start=known):
         message = item if isinstance(item, BaseMessage) else _convert(item, f"messages[{i}]")
         _check_message(message, f"messages[{i}]")
         out.append(message)

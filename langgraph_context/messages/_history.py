@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeGuard
@@ -18,6 +20,7 @@ from langchain_core.messages import (
 
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.messages._coerce import (
+    CLEAN_HISTORIES,
     _message_arg,
     _short,
     as_messages,
@@ -133,24 +136,49 @@ def _block_result_id(block: dict[str, Any]) -> str | None:
     return tid if isinstance(tid, str) else None
 
 
+class Walked(NamedTuple):
+    """What a clean history's walk leaves for the next one over the same messages."""
+
+    starts: list[int]  # where each block (a message that is not a result) starts
+    first_turn: int  # the first message that is not a system message (else the length)
+
+
+class _Resume(NamedTuple):
+    """Where a walk starts: `items[:at]` is a known clean prefix."""
+
+    at: int = 0
+    seen_conversation: bool = False
+    starts: list[int] = []  # noqa: RUF012 - a NamedTuple default, never mutated
+
+
+_START = _Resume()
+
+
 def _walk(
-    items: list[BaseMessage], *, allow_pending: bool, repair: bool
-) -> tuple[list[HistoryViolation], list[BaseMessage]]:
-    """Walk the history once; return its violations and (with `repair`) a valid copy.
+    items: list[BaseMessage], *, allow_pending: bool, repair: bool, resume: _Resume = _START
+) -> tuple[list[HistoryViolation], list[BaseMessage], list[int]]:
+    """Walk the history once: its violations, a valid copy (`repair`), its block starts.
 
     In repair mode unpaired results are dropped (only the unpaired blocks of a human
     message), calls without an id get one, and every call still unanswered when its
     block closes gets an error result there. A human message left without any result
     block then counts as an ordinary message, so the walk judges what it emits.
+
+    With `resume`, `items` are what follows a clean prefix of `resume.at` messages that
+    ends before a block start (so no call of the prefix is open): positions in the
+    violations, the texts and the ids given to calls are those in the whole history.
     """
+    base = resume.at
     violations: list[HistoryViolation] = []
     out: list[BaseMessage] = []
+    starts: list[int] = []
     # call id -> its calls still unanswered (some servers repeat an id within one
     # message, and each such call accepts one result)
     pending: dict[str, list[_Call]] = {}
     answered: set[str] = set()
     block_ai: int | None = None
-    seen_conversation = False
+    seen_conversation = resume.seen_conversation
+    end = base + len(items)
 
     def report(kind: ViolationKind, index: int, tid: str | None, detail: str) -> None:
         violations.append(HistoryViolation(kind, index, tid, detail))
@@ -160,12 +188,12 @@ def _walk(
             for call in calls:
                 if final and allow_pending and call.error is None:
                     continue
-                where = "by the end" if at == len(items) else f"before message {at}"
+                where = "by the end" if at == end else f"before message {at}"
                 detail = f"tool call {tid!r} has no result {where}"
                 report("missing_tool_result", at if block_ai is None else block_ai, tid, detail)
                 out.append(_answer(tid, call))
 
-    for i, original in enumerate(items):
+    for i, original in enumerate(items, start=base):
         message = original
         results = _results(original)
         unpaired: list[str | None] = []
@@ -198,6 +226,7 @@ def _walk(
             continue
         close_block(i, final=False)
         pending, answered, block_ai = {}, set(), None
+        starts.append(i)
         if not isinstance(message, SystemMessage):
             seen_conversation = True
         calls = _calls(message)
@@ -211,8 +240,8 @@ def _walk(
             if call.id is not None:
                 block_ai = i
                 pending.setdefault(call.id, []).append(call)
-    close_block(len(items), final=True)
-    return violations, out
+    close_block(end, final=True)
+    return violations, out, starts
 
 
 def _screened_walk(
@@ -221,22 +250,43 @@ def _screened_walk(
     """`_walk` over the messages a provider can take at all; the rest are violations.
 
     Indices in the violations are positions in `items`; the screened-out messages
-    are reported first.
+    are reported first. A history that needed nothing is remembered
+    (`CLEAN_HISTORIES`): the next walk over it plus appended messages starts at the
+    last block of the part it shares (the same message objects), whose walk state
+    is empty there, so the result is the one a walk from the start gives.
     """
+    resume = _resume(items)
     kept: list[BaseMessage] = []
     where: list[int] = []
     found: list[HistoryViolation] = []
-    for i, message in enumerate(items):
+    for i, message in enumerate(items[resume.at :], start=resume.at):
         usable, kind, detail = screen(message)
         if kind is not None:
             found.append(HistoryViolation(kind, i, None, detail))
         if usable is not None:
             kept.append(usable)
             where.append(i)
-    violations, out = _walk(kept, allow_pending=allow_pending, repair=repair)
+    violations, out, starts = _walk(kept, allow_pending=allow_pending, repair=repair, resume=resume)
     where.append(len(items))
-    found += [dataclasses.replace(v, index=where[v.index]) for v in violations]
-    return found, out
+    found += [dataclasses.replace(v, index=where[v.index - resume.at]) for v in violations]
+    tail = items[resume.at :]
+    if not found and len(out) == len(tail) and all(map(operator.is_, out, tail)):
+        turns = (k for k, m in enumerate(items) if not isinstance(m, SystemMessage))
+        CLEAN_HISTORIES.remember(items, Walked([*resume.starts, *starts], next(turns, len(items))))
+    return found, [*items[: resume.at], *out]
+
+
+def _resume(items: list[BaseMessage]) -> _Resume:
+    """Where a walk over `items` may start: the last block start of a known clean prefix."""
+    shared, walked = CLEAN_HISTORIES.matched(items)
+    if not isinstance(walked, Walked):
+        return _Resume()
+    # A block starting at `shared` or later may differ (a result joining an open block).
+    k = bisect.bisect_left(walked.starts, shared) - 1
+    if k < 0:
+        return _Resume()
+    at = walked.starts[k]
+    return _Resume(at, walked.first_turn < at, walked.starts[:k])
 
 
 def validate_history(
