@@ -92,9 +92,7 @@ def test_maintainer_counts_a_session_and_reports_it(tmp_path: Path) -> None:
     assert session_report(state) == (
         "session: 4 model calls, 1,000 input tokens sent, 1 compactions\n"
         "commands run: 2; notes created: 1, updated: 1\n"
-        "hot issues found: 1, resolved: 1\n"
-        "prompt cache: 0% of 1,000 input tokens read from cache "
-        "(0 read, 0 written, 4 calls, 0 misses)"
+        "hot issues found: 1, resolved: 1"
     )
 
 

@@ -210,3 +210,20 @@ def test_mark_cache_points_never_follows_a_thinking_block() -> None:
     out = mark_cache_points([SystemMessage("s"), HumanMessage("q"), thinking])
     assert out[2] is thinking
     assert out[1].content[-1] == {"cachePoint": {"type": "default"}}
+
+
+def test_a_reply_without_cache_figures_is_not_recorded() -> None:
+    """Usage without `input_token_details` says nothing of the cache: no record, no miss."""
+    plain = AIMessage(
+        "ok", usage_metadata={"input_tokens": 5000, "output_tokens": 1, "total_tokens": 5001}
+    )
+    agent = create_agent(
+        ScriptedChatModel(responses=[plain]),
+        middleware=[PromptCacheMiddleware()],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "plain"}}
+    agent.invoke({"messages": [HumanMessage("a")]}, config)
+    state = agent.invoke({"messages": [HumanMessage("b")]}, config)
+    assert not state.get("cache_usage")
+    assert "prompt cache" not in session_report(state)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -76,3 +77,41 @@ def test_prompt_cache_key_opt_out(server: WireServer) -> None:
     state = agent.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "t"}})
     assert "prompt_cache_key" not in server.requests[0]
     assert state["cache_usage"]["calls"] == 1
+
+
+def test_summary_call_is_the_agents_prefix_and_hits_the_cache(server: WireServer) -> None:
+    """The summarizer is sent the agent's last request plus an instruction: cached share > 0.5."""
+    from langgraph_context.agents import CompactionMiddleware
+
+    long = "The customer asked about queue order and tenant limits again. " * 100
+    server.script(
+        reply("Noted."),
+        reply("Noted again."),
+        reply("The earlier turns were about queues."),  # the summary
+        reply("Done."),
+    )
+    agent = create_context_agent(
+        server.chat_model(),
+        [read_file],
+        system_prompt="You answer questions about the service.",
+        checkpointer=InMemorySaver(),
+        max_tokens=60_000,
+        compaction=CompactionMiddleware(3000, target_tokens=1500, model=server.chat_model()),
+    )
+    config: Any = {"configurable": {"thread_id": "summary-thread"}}
+    for turn in range(3):
+        state = agent.invoke({"messages": [("user", f"Turn {turn}: {long}")]}, config)
+    summary = [
+        i
+        for i, body in enumerate(server.requests)
+        if "[Compaction request" in str(body["messages"][-1].get("content"))
+    ]
+    assert len(summary) == 1, [b["messages"][-1] for b in server.requests]
+    (i,) = summary
+    body, before = server.requests[i], server.requests[i - 1]
+    assert body["messages"][: len(before["messages"])] == before["messages"]
+    assert body.get("tools") == before.get("tools")
+    assert "Do not call any tool" in body["messages"][-1]["content"]
+    prompt = len(json.dumps(body["messages"])) // 4
+    assert server.cached[i] / prompt >= 0.5
+    assert state["compaction"]["count"] == 1

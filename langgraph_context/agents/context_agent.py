@@ -190,6 +190,8 @@ def create_context_agent(
     step = _compaction(compaction, budget, context_window)
     if step is not None:
         ours.append(step)
+        if step.summarizes and step.prefix_cache is None:
+            step.prefix_cache = metering  # the summarizer is sent the agent's own prefix
     read_tool = f"{note_prefix}_query_note" if note_prefix else "query_note"
     ours.append(
         _context(context, budget, bool(own), (cache_breakpoints, context_window), read_tool)

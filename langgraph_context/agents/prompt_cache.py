@@ -51,6 +51,8 @@ __all__ = [
     "cache_cost",
     "cache_hit_rate",
     "merge_cache_usage",
+    "reported_cache_call",
+    "thread_id",
 ]
 
 logger = logging.getLogger(__name__)
@@ -62,6 +64,7 @@ MIN_CACHED_PREFIX = 1024
 """Below this many tokens neither OpenAI nor Anthropic caches a prefix: no miss is judged."""
 _SLACK = 128  # OpenAI caches in 128-token steps; Anthropic's last mark sits before the tail
 _MAX_THREADS = 1024  # request fingerprints kept in memory, least recently used out first
+_MAX_KEPT_REQUESTS = 64  # last requests kept for a summarizer's prefix, by thread
 _MARK_KEYS = frozenset({"cache_control", "cachePoint"})  # cache marks move; they are not content
 _TOTALS = ("calls", "input", "cache_read", "cache_write", "output", "misses")
 
@@ -91,7 +94,7 @@ class CacheUsage(TypedDict, total=False):
     """A thread's cache record (summed by `merge_cache_usage`).
 
     Attributes:
-        calls: Model calls whose answer carried usage.
+        calls: Model calls whose answer reported cache figures.
         input: Input tokens over those calls.
         cache_read: Of them, read from the cache.
         cache_write: Of them, written to the cache.
@@ -188,7 +191,7 @@ def cache_cost(usage: Mapping[str, Any] | None, prices: Prices) -> float:
 
 
 def reported_cache_call(message: Any) -> CacheCall | None:
-    """The cache figures of an answer's `usage_metadata`, or `None` without usage.
+    """The cache figures of an answer's `usage_metadata`, or `None` without them.
 
     Service-tier variants (`priority_cache_read`, ...) count with the plain keys.
     """
@@ -196,6 +199,8 @@ def reported_cache_call(message: Any) -> CacheCall | None:
     if not usage:
         return None
     details = usage.get("input_token_details") or {}
+    if not any(k.endswith(("cache_read", "cache_creation")) for k in details):
+        return None  # the provider reported no cache figures: nothing to record or judge
     read = write = 0
     for key, value in details.items():
         if isinstance(value, int) and key.endswith("cache_read"):
@@ -325,6 +330,8 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         self._key = prompt_cache_key
         self._tools = _ToolPrints()
         self._last: OrderedDict[str, tuple[_Shape, int]] = OrderedDict()
+        self._requests: OrderedDict[str, ModelRequest[Any]] = OrderedDict()
+        self.keep_requests = False
         self._lock = threading.Lock()
         self.tools = []
 
@@ -333,8 +340,17 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         """The middleware's name in the agent graph."""
         return "prompt_cache"
 
+    def last_request(self, thread: str) -> ModelRequest[Any] | None:
+        """The request last sent on `thread`, when `keep_requests` is on (else `None`).
+
+        `CompactionMiddleware(prefix_cache=...)` sends its summarizer this request with
+        the instruction appended, so the provider's cache serves it.
+        """
+        with self._lock:
+            return self._requests.get(thread)
+
     def _prepared(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], str, _Shape]:
-        thread = _thread_id()
+        thread = thread_id()
         settings = request.model_settings
         wanted = self._key is not False and thread and "prompt_cache_key" not in settings
         if wanted and uses_prompt_cache_key(resolved_model(request.model)):
@@ -346,6 +362,12 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
             system=_message_print(system) if system is not None else (0, 0),
             messages=tuple(_message_print(m) for m in request.messages),
         )
+        if self.keep_requests:
+            with self._lock:
+                self._requests.pop(thread, None)
+                self._requests[thread] = request
+                if len(self._requests) > _MAX_KEPT_REQUESTS:
+                    self._requests.popitem(last=False)
         return request, thread, shape
 
     def _recorded(
@@ -423,7 +445,7 @@ def _judge(call: CacheCall, previous: tuple[_Shape, int], shape: _Shape, thread:
     )
 
 
-def _thread_id() -> str:
+def thread_id() -> str:
     """The running thread's id (`""` outside a run or without a checkpointer)."""
     try:
         configurable = get_config().get("configurable") or {}

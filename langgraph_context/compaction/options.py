@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_RETRY_BACKOFF",
     "DEFAULT_STATE_KEY",
+    "SUMMARY_REQUEST_KEY",
     "TRIGGER_KINDS",
     "Archive",
     "CompactionKeys",
@@ -35,6 +36,10 @@ __all__ = [
     "Trigger",
     "TriggerKind",
 ]
+
+SUMMARY_REQUEST_KEY = "summary_request"
+"""Node input key (never a state key): the agent's last request as `(messages, tools)`,
+which the summarizer is sent with its instruction appended (`summarize_history(prefix=)`)."""
 
 CompactionMode = Literal["replace", "view"]
 COMPACTION_MODES: tuple[CompactionMode, ...] = get_args(CompactionMode)
