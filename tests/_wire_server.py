@@ -6,6 +6,10 @@ request body, and can answer with the provider errors real integrations meet: a 
 `context_length_exceeded`, a 429 with `retry-after`, a 500, a reply slower than the
 client's timeout, an empty reply and tool-call arguments that are not valid JSON.
 
+Its usage reports `prompt_tokens_details.cached_tokens` as OpenAI's prompt cache
+does: the prefix a request shares with the previous one (none when the tools
+changed), in 128-token steps, nothing below 1,024 tokens (a token is four characters here).
+
     with WireServer() as server:
         server.script(reply("hello"))
         model = server.chat_model()
@@ -133,17 +137,41 @@ def _message(r: Reply) -> dict[str, Any]:
     return message
 
 
-def _usage(body: dict[str, Any], r: Reply) -> dict[str, int]:
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """The part of a request a prompt cache keys on, as one text: the tools (a change
+    there misses everything), then the messages as `prompt_tokens` counts them."""
+    return json.dumps(body.get("tools", [])) + "\n" + json.dumps(body.get("messages", []))
+
+
+def cached_tokens(previous: str | None, current: str) -> int:
+    """Tokens of `current` a prefix cache holding `previous` serves, as OpenAI rounds them."""
+    if previous is None or previous.split("\n", 1)[0] != current.split("\n", 1)[0]:
+        return 0
+    same = -len(current.split("\n", 1)[0]) - 1  # the tools are not counted as prompt
+    for a, b in zip(previous, current, strict=False):
+        if a != b:
+            break
+        same += 1
+    tokens = same // 4
+    return 0 if tokens < CACHE_MIN_TOKENS else tokens - tokens % CACHE_STEP_TOKENS
+
+
+def _usage(body: dict[str, Any], r: Reply, cached: int = 0) -> dict[str, Any]:
     prompt = len(json.dumps(body.get("messages", []))) // 4
     completion = len(r.content or "") // 4 + sum(len(c.arguments) for c in r.calls) // 4
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": min(cached, prompt)},
     }
 
 
-def completion(body: dict[str, Any], r: Reply, n: int) -> dict[str, Any]:
+def completion(body: dict[str, Any], r: Reply, n: int, cached: int = 0) -> dict[str, Any]:
     """The non-streamed `chat.completion` object of a reply."""
     return {
         "id": f"chatcmpl-{n}",
@@ -158,7 +186,7 @@ def completion(body: dict[str, Any], r: Reply, n: int) -> dict[str, Any]:
                 "finish_reason": "tool_calls" if r.calls else "stop",
             }
         ],
-        "usage": _usage(body, r),
+        "usage": _usage(body, r, cached),
         "system_fingerprint": "fp_wire",
     }
 
@@ -167,7 +195,7 @@ def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def chunks(body: dict[str, Any], r: Reply, n: int) -> Iterator[dict[str, Any]]:
+def chunks(body: dict[str, Any], r: Reply, n: int, cached: int = 0) -> Iterator[dict[str, Any]]:
     """The `chat.completion.chunk` objects of a streamed reply, as OpenAI sends them.
 
     The role comes first, then content in small pieces, then each tool call: a first
@@ -198,7 +226,7 @@ def chunks(body: dict[str, Any], r: Reply, n: int) -> Iterator[dict[str, Any]]:
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, "tool_calls" if r.calls else "stop")
     if (body.get("stream_options") or {}).get("include_usage"):
-        yield {**base, "choices": [], "usage": _usage(body, r)}
+        yield {**base, "choices": [], "usage": _usage(body, r, cached)}
 
 
 class WireServer:
@@ -208,12 +236,15 @@ class WireServer:
         requests: Every request body received, parsed, in order (errors included).
         headers: The headers of each request, in the same order.
         times: When each request arrived (`time.monotonic()`), in the same order.
+        cached: The `cached_tokens` reported for each answered request, in order.
     """
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.times: list[float] = []
+        self.cached: list[int] = []
+        self._last_prompt: str | None = None
         self._replies: list[Reply] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -252,6 +283,15 @@ class WireServer:
             if not self._replies:
                 return Reply(status=500, error={"message": "no scripted reply left"}), n
             return self._replies.pop(0), n
+
+    def cache(self, body: dict[str, Any]) -> int:
+        """Serve `body` from the prefix cache of the previous answered request."""
+        text = prompt_text(body)
+        with self._lock:
+            found = cached_tokens(self._last_prompt, text)
+            self._last_prompt = text
+            self.cached.append(found)
+        return found
 
     def chat_model(self, **kwargs: Any) -> ChatOpenAI:
         """A real `ChatOpenAI` client pointed at this server (no retries unless asked)."""
@@ -300,9 +340,9 @@ def _handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             if r.status != 200:
                 self._send(r.status, {"error": r.error}, r.headers)
             elif body.get("stream"):
-                self._stream(body, r, n)
+                self._stream(body, r, n, server.cache(body))
             else:
-                self._send(200, completion(body, r, n), {})
+                self._send(200, completion(body, r, n, server.cache(body)), {})
 
         def _send(self, status: int, payload: Any, extra: dict[str, str]) -> None:
             data = json.dumps(payload).encode()
@@ -314,12 +354,12 @@ def _handler(server: WireServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, body: dict[str, Any], r: Reply, n: int) -> None:
+        def _stream(self, body: dict[str, Any], r: Reply, n: int, cached: int) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("connection", "close")
             self.end_headers()
-            for item in chunks(body, r, n):
+            for item in chunks(body, r, n, cached):
                 self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

@@ -34,6 +34,7 @@ def test_agents_public_names_resolve() -> None:
         "NoteSyncMiddleware",
         "OutputGuardMiddleware",
         "PinnedMiddleware",
+        "PromptCacheMiddleware",
         "SessionMiddleware",
         "StateToolsMiddleware",
         "TerminalStateMiddleware",

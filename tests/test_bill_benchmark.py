@@ -155,3 +155,16 @@ def test_the_offline_tiktoken_cache_serves_the_real_vocabulary(monkeypatch: Any)
     )
     assert loaded == ours._mergeable_ranks
     assert len(loaded) > 100_000
+
+
+def test_our_summary_calls_are_metered_through_the_agents_cache() -> None:
+    """With a summarizer, ours sends it the agent's prefix: most of each summary is cached."""
+    session = generated_session(40, seed=7, window=4_000)
+    config = {c.name: c for c in configurations()}["ours + summarizer"]
+    log, summarizer, state = run_session(
+        session, config.build, skip=config.native_tools, metered_summaries=True
+    )
+    assert summarizer.calls == len(log.summary_tokens) >= 1
+    assert summarizer.tokens_in == sum(log.summary_tokens)
+    assert sum(log.summary_cached) / sum(log.summary_tokens) >= 0.5
+    assert state["compaction"]["count"] >= 1

@@ -88,6 +88,7 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
             config.build,
             skip=config.native_tools,
             unbound_summarizes=config.unbound_summarizes,
+            metered_summaries=config.metered_summaries,
         )
     except Exception as exc:  # a configuration crashing is a result; the run goes on
         row["error"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -95,9 +96,13 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
     calls = len(log.tokens)
     sent, cached = sum(log.tokens), sum(log.cached)
 
+    summary_cached = sum(log.summary_cached)  # only where the summary calls are metered
+
     def summaries(table: dict[str, float]) -> float:
         return (
-            summarizer.tokens_in * table["input"] + summarizer.tokens_out * table["output"]
+            (summarizer.tokens_in - summary_cached) * table["input"]
+            + summary_cached * table["cached_input"]
+            + summarizer.tokens_out * table["output"]
         ) / 1e6
 
     bills = {}
@@ -127,6 +132,12 @@ def measure(session: Session, config: Config, tables: dict[str, Any]) -> dict[st
                 "calls": summarizer.calls,
                 "tokens_in": summarizer.tokens_in,
                 "tokens_out": summarizer.tokens_out,
+                # the summary calls' cached share, where they go through the agent's cache
+                "cached_share": (
+                    round(summary_cached / sum(log.summary_tokens), 4)
+                    if log.summary_tokens
+                    else None
+                ),
             },
             "compactions": compactions,
             "compactions_per_100_calls": round(100 * compactions / calls, 1) if calls else None,

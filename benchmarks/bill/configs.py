@@ -65,6 +65,7 @@ class Config:
     native_tools: frozenset[str] = frozenset()
     summarizes: bool = False
     unbound_summarizes: bool = False  # summarizes with the agent's own (unbound) model
+    metered_summaries: bool = False  # summary calls go through the agent's prefix cache
 
 
 def _bare(*, model: Any, tools: list[Any], system_prompt: str, **_: Any) -> Any:
@@ -141,6 +142,37 @@ def _ours_agent(
     )
 
 
+def _ours_summarizer(
+    *,
+    model: Any,
+    tools: list[Any],
+    system_prompt: str,
+    window: int,
+    summarizer: Any,
+    native: frozenset[str] = frozenset(),
+    **_: Any,
+) -> Any:
+    # The agent's defaults with a summarizer: it is sent the agent's own last request
+    # with the instruction appended (same system message, tools and history).
+    wanted = _state_tools(native)
+    own: list[Any] = []
+    if wanted["plan_tools"]:
+        own += StateToolsMiddleware(note_tools=False).tools
+    if wanted["memory_tools"]:
+        own += PinnedMiddleware().tools
+    budget = AgentBudget.for_agent(window, system_prompt=system_prompt, tools=[*tools, *own])
+    compaction = CompactionMiddleware(budget.history, target_tokens=budget.target, model=summarizer)
+    return create_context_agent(
+        model,
+        tools=tools,
+        system_prompt=system_prompt,
+        **wanted,
+        **{OURS_BUDGET_KEYWORD: window},
+        cache_breakpoints=True,
+        compaction=compaction,
+    )
+
+
 def _ours_middleware(
     *,
     model: Any,
@@ -195,5 +227,12 @@ def configurations() -> list[Config]:
     configs += [
         Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS),
         Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS),
+        Config(
+            "ours + summarizer",
+            _ours_summarizer,
+            OURS_NATIVE_TOOLS,
+            summarizes=True,
+            metered_summaries=True,
+        ),
     ]
     return configs

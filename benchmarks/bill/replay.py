@@ -66,6 +66,8 @@ class CallLog:
     keep_text: frozenset[int] = frozenset()
     last_text: str = ""
     meter: Meter = field(default_factory=Meter)
+    summary_tokens: list[int] = field(default_factory=list)  # metered summary calls only
+    summary_cached: list[int] = field(default_factory=list)
     _history: list[str] = field(default_factory=list)
     _cleared: int = 0
 
@@ -157,15 +159,29 @@ class ScriptedModel(_Provider):
 
 
 class StandInSummarizer(_Provider):
-    """Answer with the first `SUMMARY_TOKENS` tokens of the text to summarize."""
+    """Answer with the first `SUMMARY_TOKENS` tokens of the text to summarize.
 
+    With `log` set, each request is metered in the agent's call sequence (it is sent to
+    the same provider, whose cache holds the agent's previous request): `tokens_in` is
+    then the metered request, and `log.summary_cached` what the cache served of it.
+    `bind_tools` binds in place (the counters stay on one object).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    log: CallLog | None = None
+    bound: list[dict[str, Any]] = []  # noqa: RUF012 - pydantic copies the default
 
     @property
     def _llm_type(self) -> str:
         return "stand-in-summarizer"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> StandInSummarizer:  # type: ignore[override]
+        """Meter these tools with the next requests (the agent's, for its cached prefix)."""
+        self.bound = [convert_to_openai_tool(t) for t in tools]
+        return self
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
@@ -176,7 +192,13 @@ class StandInSummarizer(_Provider):
         tokens = _ENCODING.encode(text, disallowed_special=())
         summary = _ENCODING.decode(tokens[:SUMMARY_TOKENS])
         self.calls += 1
-        self.tokens_in += len(_ENCODING.encode("\n".join(parts), disallowed_special=()))
+        if self.log is not None:
+            total, cached = self.log.meter.measure(request_chunks(messages, self.bound)[0])
+            self.tokens_in += total
+            self.log.summary_tokens.append(total)
+            self.log.summary_cached.append(cached)
+        else:
+            self.tokens_in += len(_ENCODING.encode("\n".join(parts), disallowed_special=()))
         self.tokens_out += min(len(tokens), SUMMARY_TOKENS)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(summary))])
 
@@ -219,6 +241,7 @@ def run_session(
     *,
     skip: frozenset[str] = frozenset(),
     unbound_summarizes: bool = False,
+    metered_summaries: bool = False,
 ) -> tuple[CallLog, StandInSummarizer, dict[str, Any]]:
     """Replay `session` through the compiled graph `build(...)` returns; meter every call.
 
@@ -229,6 +252,8 @@ def run_session(
             `skip` the session calls, which the configuration provides itself).
         skip: Recorded tool names the configuration provides itself.
         unbound_summarizes: Calls on the unbound model are summary requests.
+        metered_summaries: The summarizer's requests are metered in the agent's call
+            sequence (its prefix cache applies to them).
 
     Returns:
         The call log, the summarizer (its call and token counts) and the final state.
@@ -236,7 +261,7 @@ def run_session(
     log = CallLog(
         window=session.window, script=session.script, keep_text=frozenset({session.probe})
     )
-    summarizer = StandInSummarizer()
+    summarizer = StandInSummarizer(log=log if metered_summaries else None)
     model = ScriptedModel(
         log=log,
         summarizer=summarizer if unbound_summarizes else None,

@@ -14,6 +14,7 @@ from langgraph_context.agents.maintainer import (
 )
 from langgraph_context.agents.models import ContextSettings, ModelFactory
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
+from langgraph_context.agents.prompt_cache import PromptCacheMiddleware
 from langgraph_context.agents.session import (
     SessionMiddleware,
     SessionStateMixin,
@@ -41,6 +42,7 @@ __all__ = [
     "NoteSyncMiddleware",
     "OutputGuardMiddleware",
     "PinnedMiddleware",
+    "PromptCacheMiddleware",
     "SessionMiddleware",
     "SessionStateMixin",
     "StateToolsMiddleware",

@@ -11,6 +11,13 @@ the messages compacted rule-based (the state's history is replaced by them when 
 were the whole history); a second refusal raises `ContextWindowError`. The reported
 usage the triggers read (`token_usage`) is recorded by `ContextMiddleware`, which
 builds the request as sent: list it after this middleware.
+
+With a summarizer `model` and `prefix_cache` (a `PromptCacheMiddleware` listed
+innermost; `create_context_agent` links its own), the summarizer is sent the agent's
+last request as sent, then the thread's messages since, with the same tools bound and
+the instruction as the last user message: the provider's prompt cache serves that
+prefix. A summarizer answer calling a tool is no summary (compaction falls back to
+the rules).
 """
 
 from __future__ import annotations
@@ -35,12 +42,14 @@ from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._hooks import drop_before_model, quiet_config
 from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
 from langgraph_context.agents.models import resolved_model
+from langgraph_context.agents.prompt_cache import PromptCacheMiddleware, thread_id
 from langgraph_context.compaction import (
     CompactionRecord,
     create_compaction_node,
     is_untrusted_compaction,
 )
 from langgraph_context.compaction.options import (
+    SUMMARY_REQUEST_KEY,
     Archive,
     CompactionMode,
     Keep,
@@ -48,6 +57,7 @@ from langgraph_context.compaction.options import (
     Trigger,
 )
 from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
+from langgraph_context.context.stamp import without_stamps
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
 
@@ -103,6 +113,9 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         keep_tool_rounds: Latest tool rounds whose outputs are never cleared.
         token_counter: Counter (default: offline tiktoken).
         archive: Replace mode: where evicted messages are archived.
+        prefix_cache: With `model`: the agent's `PromptCacheMiddleware`, whose last
+            request per thread is the summarizer's prefix (`None`: the summarizer is
+            sent a transcript of its own).
         name: Middleware name, unique per agent.
 
     Raises:
@@ -130,9 +143,13 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         keep_tool_rounds: int = DEFAULT_KEEP_TOOL_ROUNDS,
         token_counter: TokenCounter | BaseLanguageModel | None = None,
         archive: Archive | None = None,
+        prefix_cache: PromptCacheMiddleware | None = None,
         name: str = "compaction",
     ) -> None:
         super().__init__()
+        self.summarizes = model is not None
+        self._prefix_cache: PromptCacheMiddleware | None = None
+        self.prefix_cache = prefix_cache
         self._node = create_compaction_node(
             trigger_tokens=trigger_tokens,
             target_tokens=target_tokens,
@@ -160,6 +177,17 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         return self._name
 
     @property
+    def prefix_cache(self) -> PromptCacheMiddleware | None:
+        """The `PromptCacheMiddleware` whose last request the summarizer extends."""
+        return self._prefix_cache
+
+    @prefix_cache.setter
+    def prefix_cache(self, source: PromptCacheMiddleware | None) -> None:
+        self._prefix_cache = source
+        if source is not None and self.summarizes:
+            source.keep_requests = True
+
+    @property
     def mode(self) -> CompactionMode:
         """`replace` or `view`."""
         return self._node.mode
@@ -168,20 +196,33 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         """Replace mode: compact the history in state when a trigger fires."""
         if self._node.mode != "replace":
             return None
-        return self._node.invoke(state, get_config()) or None
+        return self._node.invoke(self._with_prefix(state), get_config()) or None
 
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async twin of `before_model`."""
         if self._node.mode != "replace":
             return None
-        return await self._node.ainvoke(state, get_config()) or None
+        return await self._node.ainvoke(self._with_prefix(state), get_config()) or None
+
+    def _with_prefix(self, state: Any) -> Any:
+        """`state` with the agent's last request and the messages since, for the summarizer."""
+        last = self.prefix_cache.last_request(thread_id()) if self.prefix_cache else None
+        if last is None or not self.summarizes:
+            return state
+        sent = {m.id for m in last.messages if m.id}
+        history = list(state.get("messages", []))
+        after = max((i for i, m in enumerate(history) if m.id in sent), default=len(history) - 1)
+        head = [last.system_message] if last.system_message is not None else []
+        messages = [*head, *last.messages, *without_stamps(history[after + 1 :])]
+        return {**state, SUMMARY_REQUEST_KEY: (messages, list(last.tools))}
 
     def _steps(self, request: ModelRequest[Any]) -> Generator[_Step, Any, ModelCallResult[Any]]:
         """View (in view mode), call, retry once on an overflow (sync and async)."""
         learned: dict[str, Any] = {}
         original = request
         if self._node.mode == "view":
-            out = yield ("compaction", {**request.state, "messages": list(request.messages)})
+            seen = {**request.state, "messages": list(request.messages)}
+            out = yield ("compaction", self._with_prefix(seen))
             if isinstance(out, Failed):
                 raise out.error
             learned = dict(out) if isinstance(out, Mapping) else {}

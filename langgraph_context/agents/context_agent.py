@@ -21,6 +21,9 @@ answer after it is stamped. Ours, outermost first:
 5. `ContextMiddleware`: stamps arrivals, repairs the history, assembles the model
    input within `max_tokens`, marks the prompt cache, records the reported usage of
    the request as sent (`context`, `cache_breakpoints`).
+6. `PromptCacheMiddleware`: sets an OpenAI model's `prompt_cache_key` to the thread's
+   id and records what the provider's cache read and wrote per call, with the reason
+   when it served less than the request repeated (`prompt_cache_key`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from langgraph_context.agents.compaction_middleware import CompactionMiddleware
 from langgraph_context.agents.context_middleware import ContextMiddleware
 from langgraph_context.agents.models import ModelFactory, agent_model
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
+from langgraph_context.agents.prompt_cache import PromptCacheMiddleware
 from langgraph_context.agents.tool_middleware import (
     ConstraintStoreMiddleware,
     PinnedMiddleware,
@@ -89,6 +93,7 @@ def create_context_agent(
     recall: bool | RecallMiddleware | None = True,
     context_window: int | None = None,
     cache_breakpoints: CacheBreakpoints = None,
+    prompt_cache_key: bool | str = True,
 ) -> Any:
     """Build an agent whose every model call is assembled within one token budget.
 
@@ -146,13 +151,16 @@ def create_context_agent(
         context_window: The model's window in tokens (`None`: its profile's).
         cache_breakpoints: Prompt-cache marks: `None` for Anthropic models only,
             `True` or a mark for every model, `False` for none.
+        prompt_cache_key: For OpenAI models, send the thread's id as
+            `prompt_cache_key` (a string: prefixed with it; `False`: send none).
+            The cache figures are recorded either way (`cache_usage` in state).
 
     Returns:
         What `create_agent` returns: a compiled graph.
 
     Raises:
         TypeError: If `model` is neither a chat model, a name nor a factory, or
-            `compaction`/`context`/`recall` has the wrong type.
+            `compaction`/`context`/`recall`/`prompt_cache_key` has the wrong type.
         ValueError: If two tools share a name, `checks` names a tool the agent does
             not have, `max_tokens`, `context_window` or `tool_output_limit` is not a
             positive int, `max_tokens` sizes nothing (both parts are your own), `name`
@@ -167,6 +175,7 @@ def create_context_agent(
     """
     chat = agent_model(model)
     cache_control_for(cache_breakpoints, None)  # refuse a bad setting now
+    metering = PromptCacheMiddleware(prompt_cache_key=prompt_cache_key)
     if name is not None and (not isinstance(name, str) or not name.strip()):
         msg = f"name must be a non-empty string, got {name!r}"
         raise InvalidArgumentError(msg)
@@ -196,10 +205,13 @@ def create_context_agent(
     step = _compaction(compaction, budget, context_window, keeper)
     if step is not None:
         ours.append(step)
+        if step.summarizes and step.prefix_cache is None:
+            step.prefix_cache = metering  # the summarizer is sent the agent's own prefix
     read_tool = f"{note_prefix}_query_note" if note_prefix else "query_note"
     ours.append(
         _context(context, budget, bool(own), (cache_breakpoints, context_window), read_tool)
     )
+    ours.append(metering)  # innermost: it sees the request as sent
     return create_agent(
         chat,
         list(tools),

@@ -40,8 +40,10 @@ from langgraph_context.context import (
     cache_control_for,
     create_context_node,
     mark_cache_breakpoints,
+    mark_cache_points,
     stamp_message,
     stamp_messages,
+    uses_cache_points,
 )
 from langgraph_context.context.node import Layout
 from langgraph_context.context.stamp import stamped_history, without_stamps
@@ -180,7 +182,8 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         stamp_times: Stamp messages that arrived without a time, and the reply, in
             state.
         cache_breakpoints: Prompt-cache marks (`context.mark_cache_breakpoints`):
-            `None` for Anthropic models only, `True` or a mark for every model,
+            `None` for Anthropic models only (and Bedrock Converse `cachePoint`
+            blocks for `ChatBedrockConverse`), `True` or a mark for every model,
             `False` for none.
         context_window: The model's window in tokens, recorded with the reported
             usage (`token_usage`, which compaction triggers read); `None`: the
@@ -323,12 +326,15 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
 
     def _marked(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request with prompt-cache marks, when its model needs them."""
-        mark = cache_control_for(self._cache_breakpoints, resolved_model(request.model))
-        if mark is None:
+        model = resolved_model(request.model)
+        mark = cache_control_for(self._cache_breakpoints, model)
+        points = self._cache_breakpoints is None and mark is None and uses_cache_points(model)
+        if mark is None and not points:
             return request
         system = request.system_message
         head: list[BaseMessage] = [system] if system is not None else []
-        marked = mark_cache_breakpoints([*head, *request.messages], mark)
+        sent = [*head, *request.messages]
+        marked = mark_cache_points(sent) if points else mark_cache_breakpoints(sent, mark)
         if system is None:
             return request.override(messages=marked)  # type: ignore[arg-type]
         return request.override(

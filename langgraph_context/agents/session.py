@@ -25,6 +25,14 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
+from langgraph_context.agents.prompt_cache import (
+    CACHE_USAGE_KEY,
+    CacheUsage,
+    Prices,
+    cache_cost,
+    cache_hit_rate,
+    merge_cache_usage,
+)
 from langgraph_context.messages import as_messages
 from langgraph_context.state import get_state_value
 
@@ -218,8 +226,22 @@ def session_stats(state: Any) -> dict[str, int]:
     return stats
 
 
-def session_report(state: Any) -> str:
+def session_report(state: Any, *, prices: Prices | None = None) -> str:
     """Return the thread's statistics as a short report.
+
+    With a cache record in state (`PromptCacheMiddleware`, which `create_context_agent`
+    adds), a line gives the provider's measured cache hit rate, and at `prices` what
+    the calls cost.
+
+    Args:
+        state: Agent state (see `session_stats`), optionally with `cache_usage`.
+        prices: A price table (USD per million tokens) to cost the recorded calls.
+
+    Returns:
+        The report.
+
+    Raises:
+        ValueError: If a price in `prices` is missing or negative.
 
     Example:
         >>> counts = {"model_calls": 3, "tokens_sent": 1200, "commands": 4}
@@ -235,4 +257,22 @@ def session_report(state: Any) -> str:
         f"commands run: {s['commands']}; notes created: {s['notes_created']}, "
         f"updated: {s['notes_updated']}\n"
         f"hot issues found: {s['issues_found']}, resolved: {s['issues_resolved']}"
+        + _cache_line(get_state_value(state, CACHE_USAGE_KEY, None), prices)
     )
+
+
+def _cache_line(record: Any, prices: Prices | None) -> str:
+    """The report's prompt-cache line (`""` without a record)."""
+    own = cast("CacheUsage", record) if isinstance(record, dict) else None
+    usage = merge_cache_usage(own, None)
+    rate = cache_hit_rate(usage)
+    if not usage["calls"] or rate is None:
+        return ""
+    line = (
+        f"\nprompt cache: {rate:.0%} of {usage['input']:,} input tokens read from cache "
+        f"({usage['cache_read']:,} read, {usage['cache_write']:,} written, "
+        f"{usage['calls']} calls, {usage['misses']} misses)"
+    )
+    if prices is not None:
+        line += f"; cost ${cache_cost(usage, prices):.4f}"
+    return line

@@ -16,7 +16,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_context._steps import Failed, Wait
 from langgraph_context.errors import InvalidTypeError
@@ -51,6 +51,42 @@ def build_request(
         f"Write the updated summary now, in at most about {max_summary_tokens} tokens."
     )
     return [SystemMessage(instructions), HumanMessage(body)]
+
+
+NO_TOOLS = (
+    "Do not call any tool: answer with the summary as plain text, nothing else. "
+    "The latest messages above stay in the conversation verbatim."
+)
+
+
+def build_prefix_request(
+    prefix: Sequence[BaseMessage],
+    previous: str | None,
+    *,
+    instructions: str,
+    max_summary_tokens: int,
+) -> list[BaseMessage]:
+    """Return the agent's own request (`prefix`) with the summary instruction appended.
+
+    A provider's prompt cache serves the prefix the agent just sent; only the
+    instruction (the last user message) is new input.
+    """
+    earlier = (
+        f"\n\nEarlier summary (extend it):\n<summary>\n{previous}\n</summary>" if previous else ""
+    )
+    body = (
+        f"[Compaction request, not from the user]\n{instructions}{earlier}\n\n"
+        f"Summarize the conversation above, in at most about {max_summary_tokens} tokens. "
+        f"{NO_TOOLS}"
+    )
+    return [*prefix, HumanMessage(body)]
+
+
+def called_tools(answer: Any) -> list[str]:
+    """Names of the tools a summarizer's answer called (a summary never calls any)."""
+    if isinstance(answer, AIMessage):
+        return [c["name"] for c in answer.tool_calls]
+    return []
 
 
 def answer_text(answer: Any) -> str:
@@ -138,8 +174,12 @@ def summary_calls(
     retries: int,
     backoff: float = 0.0,
     max_wait: float = 0.0,
+    prefix: Sequence[BaseMessage] | None = None,
 ) -> Steps[Outcome]:
     """Fold `chunks` into the summary one call each, retrying failed or empty answers.
+
+    With `prefix` (the agent's own request), one call is made on it instead, the
+    instruction appended; an answer calling a tool ends the calls with an error.
 
     A failed call is retried after the provider's hint or `backoff * 2**n` seconds (n
     counts the chunk's failures so far), never after more than `max_wait`: a hint above
@@ -147,15 +187,27 @@ def summary_calls(
     """
     text = previous
     calls = 0
-    for chunk in chunks:
+    for chunk in [""] if prefix is not None else chunks:
         last_error = ""
         for attempt in range(retries + 1):
             calls += 1
-            request = build_request(
-                chunk, text, instructions=instructions, max_summary_tokens=max_summary_tokens
+            request = (
+                build_prefix_request(
+                    prefix, text, instructions=instructions, max_summary_tokens=max_summary_tokens
+                )
+                if prefix is not None
+                else build_request(
+                    chunk, text, instructions=instructions, max_summary_tokens=max_summary_tokens
+                )
             )
             try:
-                answer = answer_text((yield request))
+                reply = yield request
+                if called_tools(reply):
+                    error = (
+                        f"the summarizer called tools {called_tools(reply)} instead of answering"
+                    )
+                    return Outcome(None, error, calls)
+                answer = answer_text(reply)
             except Exception as exc:  # any model failure is retried, then reported
                 last_error = f"{type(exc).__name__}: {exc}"
                 if not retryable(exc):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from langgraph_context.compaction._floor import lost_facts
 from langgraph_context.compaction._transcript import render_message
 from langgraph_context.compaction.options import (
     DEFAULT_ARCHIVE_PREFIX,
+    SUMMARY_REQUEST_KEY,
     Archive,
     ArchiveSink,
     CompactionKeys,
@@ -44,6 +46,7 @@ from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
     as_messages,
     group_tool_rounds,
+    last_provider_compaction,
     repair_history,
     tool_result_ids,
 )
@@ -109,10 +112,18 @@ class Step:
         ):
             self.pending = [messages[-1]]
             messages = messages[:-1]
+        # A provider's compaction block ends what the provider reads of the history
+        # before it: that part stays as it is, never summarized over or cut.
+        cut = last_provider_compaction(messages) + 1
+        while cut and cut < len(messages) and isinstance(messages[cut], ToolMessage):
+            cut += 1  # the results of the boundary turn's calls stay with it
+        self.before, messages = messages[:cut], messages[cut:]
         self.messages = messages
         record = get_state_value(state, options.keys.state_key, {})
         self.record: dict[str, Any] = dict(record) if isinstance(record, dict) else {}
         self.requested = bool(get_state_value(state, options.keys.request_key, False))
+        # The agent's last request as sent (`(messages, tools)`), for the summarizer's prefix.
+        self.prefix = get_state_value(state, SUMMARY_REQUEST_KEY, None)
         self.tokens = int(options.token_counter(messages)) if messages else 0
         self.fired_by = self._fired()
         self.fired = self.fired_by is not None
@@ -306,8 +317,17 @@ class Step:
         o = self.o
         saved = self.record.get("summary")
         keep = o.keep
+        model, prefix = o.model, None
+        if self.prefix is not None:
+            prefix, tools = self.prefix
+            if tools and hasattr(model, "bind_tools"):
+                # The agent's tools, part of the cached prefix; a summarizer that takes no
+                # tools (its `bind_tools` is not implemented) is sent the prefix alone.
+                with contextlib.suppress(NotImplementedError):
+                    model = model.bind_tools(tools)
         return {
-            "model": o.model,
+            "model": model,
+            "prefix": prefix,
             "target_tokens": self.budget,
             "running_summary": HistorySummary.from_dict(saved) if saved else None,
             "keep_tokens": keep[1] if keep and keep[0] == "tokens" else None,
@@ -378,7 +398,8 @@ class Step:
         archive: _Archive | None = None
         if not self.fired:
             if o.mode == "view":
-                return {o.keys.output_key: [*self.rule.messages, *self.pending]}, None
+                view = [*self.before, *self.rule.messages, *self.pending]
+                return {o.keys.output_key: view}, None
             if self.refenced and all(m.id for m in self.refenced):
                 return {o.messages_key: list(self.refenced)}, None  # replaced by id
             return {}, None
@@ -406,7 +427,7 @@ class Step:
         update: dict[str, Any] = {o.keys.state_key: record}
         if self.requested:
             update[o.keys.request_key] = False
-        final = [*messages, *self.pending]
+        final = [*self.before, *messages, *self.pending]
         if o.mode == "view":
             update[o.keys.output_key] = final
             return update, None

@@ -30,6 +30,10 @@ __all__ = [
     "TriggerKind",
 ]
 
+SUMMARY_REQUEST_KEY = "summary_request"
+"""Node input key (never a state key): the agent's last request as `(messages, tools)`,
+which the summarizer is sent with its instruction appended (`summarize_history(prefix=)`)."""
+
 CompactionMode = Literal["replace", "view"]
 COMPACTION_MODES: tuple[CompactionMode, ...] = get_args(CompactionMode)
 TriggerKind = Literal["fraction", "tokens", "messages", "tool_output", "tool_rounds"]

@@ -152,14 +152,11 @@ class SummarizedHistory:
 def summary_message(summary: HistorySummary) -> HumanMessage:
     """Build the marked message that carries a running summary in a history.
 
-    Args:
-        summary: The running summary.
-
     Returns:
         A user-role message (valid right after the system prompt for every provider)
-        whose marker lets later rounds find and extend the summary. The model's prose
-        is fenced as untrusted data (a summarizer may repeat an instruction it read in
-        tool output); the facts are fenced as in a snapshot.
+        whose marker lets later rounds find and extend `summary`. The model's prose is
+        fenced as untrusted data (a summarizer may repeat an instruction it read in tool
+        output); the facts are fenced as in a snapshot.
     """
     facts = f"\n\n{summary.facts}" if summary.facts else ""
     return HumanMessage(
@@ -366,6 +363,7 @@ def _summary_steps(
     keep_messages: int | None,
     options: SummaryOptions | None,
     token_counter: TokenCounter | BaseLanguageModel | None,
+    prefix: Sequence[BaseMessage] | None = None,
 ) -> Steps[SummarizedHistory]:
     """The whole summarization as steps yielding the model requests (see `_calls.drive`)."""
     _check(max_tokens, keep_tokens=keep_tokens, keep_messages=keep_messages)
@@ -391,6 +389,7 @@ def _summary_steps(
         retries=options.retries,
         backoff=options.retry_backoff,
         max_wait=options.max_retry_wait,
+        prefix=prefix,
     )
     return _finish(
         plan, outcome, max_tokens=max_tokens, counter=counter, keep_facts=options.keep_facts
@@ -407,6 +406,7 @@ def summarize_history(
     keep_messages: int | None = None,
     summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
+    prefix: Sequence[BaseMessage] | None = None,
 ) -> SummarizedHistory:
     """Summarize the older part of a history when it exceeds `target_tokens`.
 
@@ -429,6 +429,10 @@ def summarize_history(
         summary_options: Instructions (`style` or `prompt`), summary length, input
             budget per call and retries (default: `SummaryOptions()`).
         token_counter: Counter for budgets (default: offline tiktoken).
+        prefix: The agent's own request as sent: the summarizer gets it with the
+            instructions as the last user message, in one call, so the provider's
+            cache serves it (bind `model` to the agent's tools; a tool call in the
+            answer is an error, no summary).
 
     Returns:
         A `SummarizedHistory`; on failure its `error` is set and its messages are the
@@ -451,7 +455,7 @@ def summarize_history(
     """
     steps = _summary_steps(
         messages, target_tokens, running_summary, keep_tokens, keep_messages, summary_options,
-        token_counter,
+        token_counter, prefix,
     )  # fmt: skip
     return drive(steps, model.invoke)
 
@@ -466,6 +470,7 @@ async def asummarize_history(
     keep_messages: int | None = None,
     summary_options: SummaryOptions | None = None,
     token_counter: TokenCounter | BaseLanguageModel | None = None,
+    prefix: Sequence[BaseMessage] | None = None,
 ) -> SummarizedHistory:
     """Async twin of `summarize_history` (the model is called with `ainvoke`).
 
@@ -478,6 +483,7 @@ async def asummarize_history(
         keep_messages: Keep at most this many recent messages verbatim.
         summary_options: Instructions, summary length, input budget and retries.
         token_counter: Counter for budgets.
+        prefix: The agent's own request, as `summarize_history`'s.
 
     Returns:
         A `SummarizedHistory`, as `summarize_history`.
@@ -487,6 +493,6 @@ async def asummarize_history(
     """
     steps = _summary_steps(
         messages, target_tokens, running_summary, keep_tokens, keep_messages, summary_options,
-        token_counter,
+        token_counter, prefix,
     )  # fmt: skip
     return await adrive(steps, model.ainvoke)

@@ -5,7 +5,10 @@ from langgraph_context.context.breakpoints import (
     cache_control_for,
     has_cache_mark,
     mark_cache_breakpoints,
+    mark_cache_points,
     uses_cache_breakpoints,
+    uses_cache_points,
+    uses_prompt_cache_key,
 )
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.compress import (
@@ -101,6 +104,7 @@ __all__ = [
     "has_cache_mark",
     "insert_summary",
     "mark_cache_breakpoints",
+    "mark_cache_points",
     "message_packets",
     "messages_to_packets",
     "note_packets",
@@ -118,4 +122,6 @@ __all__ = [
     "summarize_lines",
     "tokenize",
     "uses_cache_breakpoints",
+    "uses_cache_points",
+    "uses_prompt_cache_key",
 ]

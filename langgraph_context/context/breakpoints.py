@@ -15,7 +15,7 @@ to the latest history message; the next call, whose history extends it, reads it
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
@@ -32,7 +32,10 @@ __all__ = [
     "cache_marks",
     "has_cache_mark",
     "mark_cache_breakpoints",
+    "mark_cache_points",
     "uses_cache_breakpoints",
+    "uses_cache_points",
+    "uses_prompt_cache_key",
 ]
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
@@ -48,6 +51,9 @@ tool list and a top-level mark (`AnthropicPromptCachingMiddleware`) may take the
 
 MAX_REQUEST_MARKS = 4
 """Anthropic refuses a request with more marked blocks than this."""
+
+CACHE_POINT: dict[str, dict[str, str]] = {"cachePoint": {"type": "default"}}
+"""Bedrock Converse's cache checkpoint: a content block of its own after the cached part."""
 
 # Anthropic refuses a cache mark on thinking blocks.
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
@@ -123,11 +129,21 @@ def mark_cache_breakpoints(
     # against the two this leaves room for (a caller's mark on the tools and a
     # top-level one).
     room = MAX_MESSAGE_MARKS - sum(cache_marks(m) for m in out)
+    return _marked_at_ends(out, room, has_cache_mark, lambda m: _mark(m, mark))
+
+
+def _marked_at_ends(
+    out: list[BaseMessage],
+    room: int,
+    marked_already: Callable[[BaseMessage], bool],
+    mark: Callable[[BaseMessage], BaseMessage | None],
+) -> list[BaseMessage]:
+    """`out` with `mark` on the leading system message and the stable history's end."""
     first = 0
     if out and isinstance(out[0], SystemMessage):
         first = 1
-        if room > 0 and not has_cache_mark(out[0]):
-            marked = _mark(out[0], mark)
+        if room > 0 and not marked_already(out[0]):
+            marked = mark(out[0])
             if marked is not None:
                 out[0] = marked
                 room -= 1
@@ -139,13 +155,57 @@ def mark_cache_breakpoints(
             isinstance(message, AIMessage) and message.tool_calls and not message.text
         ):
             continue
-        if has_cache_mark(message):
+        if marked_already(message):
             break  # the history's end is marked already
-        marked = _mark(message, mark)
+        marked = mark(message)
         if marked is not None:
             out[i] = marked
             break
     return out
+
+
+def mark_cache_points(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Add Bedrock Converse `cachePoint` blocks where `mark_cache_breakpoints` marks.
+
+    Converse caches the prefix before a `{"cachePoint": {"type": "default"}}` content
+    block (in the system content or a message's); this appends one after the leading
+    system message's content and after the stable history's last message, unless
+    either already holds one. Reasoning blocks are never followed by a point.
+
+    Args:
+        messages: The request, as the model will receive it.
+
+    Returns:
+        The request with the points (marked messages are copies).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage, SystemMessage
+        >>> sent = mark_cache_points([SystemMessage("Be brief."), HumanMessage("hi")])
+        >>> sent[0].content
+        [{'type': 'text', 'text': 'Be brief.'}, {'cachePoint': {'type': 'default'}}]
+    """
+    return _marked_at_ends(list(messages), MAX_MESSAGE_MARKS, has_cache_point, _with_point)
+
+
+def has_cache_point(message: BaseMessage) -> bool:
+    """Whether `message`'s content holds a Bedrock `cachePoint` block."""
+    content = message.content
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and "cachePoint" in b for b in content
+    )
+
+
+def _with_point(message: BaseMessage) -> BaseMessage | None:
+    """A copy of `message` with a `cachePoint` block after its content (`None`: empty)."""
+    content = message.content
+    if isinstance(content, str):
+        blocks: list[Any] = [{"type": "text", "text": content}] if content else []
+    else:
+        blocks = list(content)
+    last = blocks[-1] if blocks else None
+    if last is None or (isinstance(last, dict) and last.get("type") in _UNMARKABLE):
+        return None
+    return message.model_copy(update={"content": [*blocks, dict(CACHE_POINT)]})
 
 
 def cache_marks(message: BaseMessage) -> int:
@@ -227,6 +287,39 @@ def uses_cache_breakpoints(model: Runnable[Any, Any] | Any) -> bool:
         `True` for Anthropic chat models.
     """
     return _providers(model) == {"anthropic"}
+
+
+def uses_prompt_cache_key(model: Runnable[Any, Any] | Any) -> bool:
+    """Whether `model` is served by OpenAI, whose requests take a `prompt_cache_key`.
+
+    Args:
+        model: A chat model, possibly bound to tools or wrapped in retries/fallbacks.
+
+    Returns:
+        `True` for OpenAI chat models (every model behind a fallback must be).
+    """
+    return _providers(model) == {"openai"}
+
+
+def uses_cache_points(model: Runnable[Any, Any] | Any) -> bool:
+    """Whether `model` is Bedrock's Converse API, which caches up to `cachePoint` blocks.
+
+    Args:
+        model: A chat model, possibly bound to tools or wrapped in retries/fallbacks.
+
+    Returns:
+        `True` for `ChatBedrockConverse` models (every model behind a fallback must be).
+    """
+    return _providers(model) == {"amazon_bedrock"} and _all_converse(model)
+
+
+def _all_converse(model: Any) -> bool:
+    """Whether every chat model behind `model` is a `ChatBedrockConverse`."""
+    if isinstance(model, RunnableWithFallbacks):
+        return all(_all_converse(m) for m in (model.runnable, *model.fallbacks))
+    if isinstance(model, RunnableBindingBase):
+        return _all_converse(model.bound)
+    return type(model).__name__ == "ChatBedrockConverse"
 
 
 def cache_control_for(setting: CacheBreakpoints, model: Any) -> Mapping[str, str] | None:

@@ -35,6 +35,16 @@ compaction may cut between; `provider_ready_history` is the last step before a
 model call (repaired, nothing empty, user turns merged so roles alternate).
 """
 
+from langgraph_context.messages._blocks import (
+    PROVIDER_COMPACTION_BLOCK as PROVIDER_COMPACTION_BLOCK,
+)
+from langgraph_context.messages._blocks import (
+    REASONING_BLOCKS as REASONING_BLOCKS,
+)
+from langgraph_context.messages._blocks import (
+    is_provider_compaction,
+    last_provider_compaction,
+)
 from langgraph_context.messages._coerce import (
     MessageLike,
     as_messages,
@@ -72,7 +82,9 @@ __all__ = [
     "at_most_cache_marks",
     "content_text",
     "group_tool_rounds",
+    "is_provider_compaction",
     "is_tool_result",
+    "last_provider_compaction",
     "merge_user_messages",
     "message_blocks",
     "provider_ready_history",
