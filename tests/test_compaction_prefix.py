@@ -23,7 +23,7 @@ def test_prefix_request_is_the_prefix_then_the_instruction() -> None:
     """With `prefix`, the one summarizer call is the prefix verbatim plus one user turn."""
     prefix = [SystemMessage("Be brief."), *HISTORY]
     model = ScriptedChatModel(responses=[AIMessage("q1 was answered")])
-    done = summarize_history(HISTORY, model=model, max_tokens=60, prefix=prefix)
+    done = summarize_history(HISTORY, model=model, target_tokens=60, prefix=prefix)
     assert done.error is None
     assert done.running_summary is not None
     assert done.running_summary.text == "q1 was answered"
@@ -36,7 +36,7 @@ def test_prefix_request_is_the_prefix_then_the_instruction() -> None:
 def test_a_tool_call_in_the_summary_is_no_summary() -> None:
     """A summarizer answering with a tool call leaves the history whole, with an error."""
     model = ScriptedChatModel(responses=[ai_calls(tool_call("read_file", {"path": "x"}, "c1"))])
-    done = summarize_history(HISTORY, model=model, max_tokens=60, prefix=list(HISTORY))
+    done = summarize_history(HISTORY, model=model, target_tokens=60, prefix=list(HISTORY))
     assert done.error == "the summarizer called tools ['read_file'] instead of answering"
     assert done.messages == HISTORY
     assert len(model.seen) == 1  # not retried: the same prefix would call it again

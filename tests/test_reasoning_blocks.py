@@ -107,7 +107,7 @@ def test_history_operations_keep_reasoning_whole(
     assert_whole(history, repair_history(history).messages, provider)
     assert_whole(history, provider_ready_history(history), provider)
     assert_whole(history, truncate_messages(history, keep=keep), provider)
-    assert_whole(history, compact_messages(history, max_tokens=budget).messages, provider)
+    assert_whole(history, compact_messages(history, target_tokens=budget).messages, provider)
     ready = [SystemMessage("rules"), *provider_ready_history(history)]
     assert_whole(history, mark_cache_breakpoints(ready), provider)
     assert_whole(history, mark_cache_points(ready), None)
@@ -133,7 +133,7 @@ def test_the_summary_keeps_reasoning_whole(data: st.DataObject, provider: str) -
     """The summarized history keeps the turns it keeps whole (and their blocks)."""
     history = data.draw(reasoning_histories(provider))
     model = ScriptedChatModel(responses=[AIMessage("summary")])
-    done = summarize_history(history, model=model, max_tokens=120, prefix=history)
+    done = summarize_history(history, model=model, target_tokens=120, prefix=history)
     assert_whole(history, done.messages, provider)
     assert_whole(history, model.seen[-1] if model.seen else [], provider)
 

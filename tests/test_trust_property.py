@@ -381,6 +381,7 @@ NOT_A_MODEL_INPUT: dict[str, str] = {
         ],
         "writes state or checks tools; the request goes on unchanged",
     ),
+    "PromptCacheMiddleware": "sets provider cache options and reads usage; adds no text",
     **dict.fromkeys(
         [
             "create_constraint_extractor_node",

@@ -176,15 +176,10 @@ def create_context_agent(
     chat = agent_model(model)
     cache_control_for(cache_breakpoints, None)  # refuse a bad setting now
     metering = PromptCacheMiddleware(prompt_cache_key=prompt_cache_key)
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        msg = f"name must be a non-empty string, got {name!r}"
-        raise InvalidArgumentError(msg)
+    _check_args(name, max_tokens, compaction, context)
     own = _tool_list(tools, plan_tools, note_tools, constraint_tools, note_prefix, checks)
     recall_tools = _recall_tools(recall, own)
     own = [*own, *recall_tools]
-    if max_tokens is not None and compaction is not True and context is not True:
-        msg = "max_tokens sizes compaction=True and context=True; here neither is True"
-        raise InvalidArgumentError(msg)
     budget = _budget(model, max_tokens, context_window, system_prompt, own)
     ours: list[AgentMiddleware[Any, Any]] = [TerminalStateMiddleware()]
     if plan_tools or note_tools:
@@ -228,6 +223,16 @@ def create_context_agent(
         name=name,
         cache=cache,
     )
+
+
+def _check_args(name: str | None, max_tokens: int | None, compaction: Any, context: Any) -> None:
+    """Refuse a blank `name`, and a `max_tokens` that sizes neither of our two parts."""
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        msg = f"name must be a non-empty string, got {name!r}"
+        raise InvalidArgumentError(msg)
+    if max_tokens is not None and compaction is not True and context is not True:
+        msg = "max_tokens sizes compaction=True and context=True; here neither is True"
+        raise InvalidArgumentError(msg)
 
 
 def _tool_list(

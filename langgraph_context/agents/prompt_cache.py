@@ -43,7 +43,6 @@ from langgraph_context.context import uses_prompt_cache_key
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
-    "CACHE_USAGE_KEY",
     "CacheCall",
     "CacheUsage",
     "Prices",

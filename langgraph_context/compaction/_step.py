@@ -16,17 +16,17 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langgraph.config import get_store
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.store.base import BaseStore, PutOp
 
+from langgraph_context.compaction._archive import Archived as _Archive
+from langgraph_context.compaction._archive import store_archive as _store_archive
+from langgraph_context.compaction._archive import sunk as _sunk
 from langgraph_context.compaction._floor import lost_facts
 from langgraph_context.compaction._transcript import render_message
 from langgraph_context.compaction.options import (
     DEFAULT_ARCHIVE_PREFIX,
     SUMMARY_REQUEST_KEY,
     Archive,
-    ArchiveSink,
     CompactionKeys,
     CompactionMode,
     Keep,
@@ -453,48 +453,6 @@ class _Scaled:
 
     def __call__(self, messages: Any) -> int:
         return corrected_tokens(int(self.counter(messages)), self.ratio)
-
-
-_Archive = tuple[BaseStore, list[PutOp]]
-
-
-def _sunk(
-    sink: ArchiveSink, evicted: list[BaseMessage], update: dict[str, Any], archive: _Archive | None
-) -> _Archive | None:
-    """Add the sink's state update to `update`; its store writes join `archive`'s."""
-    more, ops = sink(evicted)
-    update.update(more)
-    if not ops:
-        return archive
-    if archive is not None:
-        return archive[0], [*archive[1], *ops]
-    return _current_store("Archive(sink=...) wrote to the store"), ops
-
-
-def _current_store(what: str) -> BaseStore:
-    try:
-        store = get_store()
-    except RuntimeError:
-        store = None
-    if store is None:
-        msg = f"{what} but the graph has no store: compile it with store=..."
-        raise InvalidArgumentError(msg)
-    return store
-
-
-def _store_archive(namespace: tuple[str, ...], count: int, text: str, n: int) -> _Archive:
-    """Return (store, [the write of one archive item]); the caller writes it."""
-    try:
-        store = get_store()
-    except RuntimeError:
-        store = None
-    if store is None:
-        msg = (
-            "Archive(namespace=...) needs a store: compile the graph with store=... "
-            "(e.g. InMemoryStore()) or use Archive(note_key=...) to archive to a note"
-        )
-        raise InvalidArgumentError(msg)
-    return store, [PutOp(namespace, f"evicted-{count}", {"text": text, "messages": n})]
 
 
 def _fallback(strategy: Strategy) -> Strategy:
