@@ -158,7 +158,7 @@ def _ours_summarizer(
     own: list[Any] = []
     if wanted["plan_tools"]:
         own += StateToolsMiddleware(note_tools=False).tools
-    if wanted["memory_tools"]:
+    if wanted["constraint_tools"]:
         own += PinnedMiddleware().tools
     budget = AgentBudget.for_agent(window, system_prompt=system_prompt, tools=[*tools, *own])
     compaction = CompactionMiddleware(budget.history, target_tokens=budget.target, model=summarizer)
