@@ -41,7 +41,7 @@ _NOTICE = (
 _ASK_AGAIN = "ask for a narrower part to see more"
 
 
-def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
+def trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
     """The tool results after the last other message: the round that just ran."""
     results: list[ToolMessage] = []
     for message in reversed(messages):
@@ -194,7 +194,7 @@ def create_tool_output_limit_node(
         messages = as_messages(get_state_value(state, messages_key, []))
         cut: list[ToolMessage] = []
         notes: dict[str, str] = {}
-        for result in _trailing_results(messages):
+        for result in trailing_results(messages):
             if result.id is None:
                 continue
             # a result cut before (by the agent's own limit) no longer holds its full

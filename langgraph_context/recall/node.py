@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.types import Command
 
+from langgraph_context.compaction.entry import trailing_results
 from langgraph_context.messages import as_messages
 from langgraph_context.recall.archive import (
     DEFAULT_RECALL_NAMESPACE,
@@ -30,16 +31,6 @@ __all__ = ["create_offload_node"]
 _Step = tuple[dict[str, Any], list[PutOp], BaseStore | None]
 
 
-def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
-    """The tool results after the last other message: the round that just ran."""
-    results: list[ToolMessage] = []
-    for message in reversed(messages):
-        if not isinstance(message, ToolMessage):
-            break
-        results.append(message)
-    return results[::-1]
-
-
 def _step(keeper: RecallMiddleware, state: Any, messages_key: str) -> _Step:
     """The state update, the store writes and the store of one run of the node."""
     messages = as_messages(get_state_value(state, messages_key, []))
@@ -47,7 +38,7 @@ def _step(keeper: RecallMiddleware, state: Any, messages_key: str) -> _Step:
     index: dict[str, Any] = {}
     ops: list[PutOp] = []
     store = None
-    for result in _trailing_results(messages):
+    for result in trailing_results(messages):
         if result.id is None:
             continue
         out, more, where = keeper.offload(result)
