@@ -13,11 +13,11 @@ from the same notes and no user reads another's; a run without
 import os
 
 from langgraph_context.agents import (
-    ContextSettings,
     OutputGuardMiddleware,
     create_codebase_maintainer_graph,
 )
 from langgraph_context.cli.models import resolve_chat_model
+from langgraph_context.providers import ContextSettings
 
 WORKSPACE_ENV_VAR = "LGC_WORKSPACE"
 

@@ -19,12 +19,12 @@ user and thread, read back with `read_tool_output` and `search_history`).
 import os
 
 from langgraph_context.agents import (
-    ContextSettings,
     NoteSyncMiddleware,
     OutputGuardMiddleware,
     create_context_agent,
 )
 from langgraph_context.cli.models import resolve_chat_model
+from langgraph_context.providers import ContextSettings
 
 DEFAULT_WINDOW = 32_000
 MIN_WINDOW = 8_192

@@ -34,7 +34,6 @@ def test_agents_public_names_resolve() -> None:
         "NoteSyncMiddleware",
         "OutputGuardMiddleware",
         "PinnedMiddleware",
-        "PromptCacheMiddleware",
         "SessionMiddleware",
         "StateToolsMiddleware",
         "TerminalStateMiddleware",

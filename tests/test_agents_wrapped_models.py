@@ -69,7 +69,7 @@ def test_wrapped_graphs_and_lambda_agents_stay_sub_agent_graphs(kind: str) -> No
     """A compiled graph under with_retry, or a RunnableLambda agent, runs as a graph."""
     from langchain_core.runnables import RunnableLambda
 
-    from langgraph_context.agents.models import is_chat_model
+    from langgraph_context.providers.models import is_chat_model
 
     child: Runnable[Any, Any]
     if kind == "lambda":
@@ -89,7 +89,7 @@ def test_tools_bound_through_bind_and_with_config_keep_their_settings() -> None:
     from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.tools import tool
 
-    from langgraph_context.agents.models import bind_model_tools
+    from langgraph_context.providers.models import bind_model_tools
 
     class Model(GenericFakeChatModel):
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:

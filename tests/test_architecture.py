@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import importlib
 import json
 import re
 import subprocess
@@ -34,6 +35,7 @@ LAYERS: list[set[str]] = [
     {"safety"},
     {"pinned", "notebook", "tools", "compaction"},
     {"context", "recall"},
+    {"providers"},
     {"agents"},
     {"cli"},
 ]
@@ -488,6 +490,11 @@ def test_one_agent_runtime() -> None:
     assert loops == []
 
 
+def _subpackages() -> list[str]:
+    """The package's subpackages, by directory name."""
+    return sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+
+
 MODEL_INPUT_WORDS = ("llm_input_messages", "PreModelViewState", "pre_model_hook", "LLM_INPUT")
 
 
@@ -496,19 +503,24 @@ def test_no_middleware_writes_the_model_input_into_state() -> None:
     from langchain.agents.middleware import AgentMiddleware
     from typing_extensions import get_type_hints
 
-    from langgraph_context import agents
-
     mentions = [
         f"{name}: {word}"
         for name, path, _ in _sources()
-        if _unit(name) in {"agents", "cli"}
+        if _unit(name) in {"agents", "providers", "recall", "cli"}
         for word in MODEL_INPUT_WORDS
         if word in path.read_text(encoding="utf-8")
     ]
     assert mentions == []
-    for name in agents.__all__:
-        value = getattr(agents, name)
-        if isinstance(value, type) and issubclass(value, AgentMiddleware):
+    middleware = {
+        value
+        for unit in _subpackages()
+        for value in vars(importlib.import_module(f"langgraph_context.{unit}")).values()
+        if isinstance(value, type) and issubclass(value, AgentMiddleware)
+    }
+    assert len(middleware) >= 10
+    for value in middleware:
+        name = value.__name__
+        if value.__module__.startswith("langgraph_context"):
             keys = set(get_type_hints(value.state_schema))
             assert "llm_input_messages" not in keys, name
             overrides = value.wrap_model_call is not AgentMiddleware.wrap_model_call

@@ -18,13 +18,13 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_context.agents import (
     CompactionMiddleware,
     ContextMiddleware,
-    ContextSettings,
     PinnedMiddleware,
     StateToolsMiddleware,
     create_codebase_maintainer_graph,
     create_context_agent,
 )
 from langgraph_context.cli.models import register_model_factory
+from langgraph_context.providers import ContextSettings
 from langgraph_context.tokens import count_tokens
 from langgraph_context.tools import create_ls_tool, create_write_note_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call

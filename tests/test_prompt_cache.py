@@ -17,17 +17,17 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import create_context_agent, session_report
-from langgraph_context.agents.prompt_cache import (
+from langgraph_context.context import (
+    mark_cache_points,
+    uses_cache_points,
+    uses_prompt_cache_key,
+)
+from langgraph_context.providers.prompt_cache import (
     MAX_RECENT_CALLS,
     PromptCacheMiddleware,
     cache_cost,
     cache_hit_rate,
     merge_cache_usage,
-)
-from langgraph_context.context import (
-    mark_cache_points,
-    uses_cache_points,
-    uses_prompt_cache_key,
 )
 from langgraph_context.testing import ScriptedChatModel
 
@@ -152,7 +152,7 @@ def test_a_miss_names_the_part_that_changed(
     )
     config: Any = {"configurable": {"thread_id": "t-miss"}}
     agent.invoke({"messages": [HumanMessage(LONG)]}, config)
-    with caplog.at_level(logging.WARNING, "langgraph_context.agents.prompt_cache"):
+    with caplog.at_level(logging.WARNING, "langgraph_context.providers.prompt_cache"):
         state = agent.invoke({"messages": [HumanMessage("more")]}, config)
     assert state["cache_usage"]["misses"] == 1
     assert state["cache_usage"]["recent"][-1]["changed"] == part

@@ -12,9 +12,7 @@ from langgraph_context.agents.maintainer import (
     MaintainerOptions,
     create_codebase_maintainer_graph,
 )
-from langgraph_context.agents.models import ContextSettings, ModelFactory
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
-from langgraph_context.agents.prompt_cache import PromptCacheMiddleware
 from langgraph_context.agents.session import (
     SessionMiddleware,
     SessionStateMixin,
@@ -34,15 +32,12 @@ __all__ = [
     "AgentBudget",
     "CompactionMiddleware",
     "ContextMiddleware",
-    "ContextSettings",
     "MaintainerMiddleware",
     "MaintainerMode",
     "MaintainerOptions",
-    "ModelFactory",
     "NoteSyncMiddleware",
     "OutputGuardMiddleware",
     "PinnedMiddleware",
-    "PromptCacheMiddleware",
     "SessionMiddleware",
     "SessionStateMixin",
     "StateToolsMiddleware",

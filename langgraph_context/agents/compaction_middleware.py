@@ -41,8 +41,6 @@ from langgraph.types import Command
 from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._hooks import drop_before_model, quiet_config
 from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
-from langgraph_context.agents.models import resolved_model
-from langgraph_context.agents.prompt_cache import PromptCacheMiddleware, thread_id
 from langgraph_context.compaction import (
     CompactionRecord,
     create_compaction_node,
@@ -58,6 +56,8 @@ from langgraph_context.compaction.options import (
 )
 from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
 from langgraph_context.context.stamp import without_stamps
+from langgraph_context.providers.models import resolved_model
+from langgraph_context.providers.prompt_cache import PromptCacheMiddleware, thread_id
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
 

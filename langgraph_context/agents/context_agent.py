@@ -44,9 +44,7 @@ from langgraph.types import Checkpointer
 from langgraph_context.agents._budget import AgentBudget, check_positive_int, fixed_tokens
 from langgraph_context.agents.compaction_middleware import CompactionMiddleware
 from langgraph_context.agents.context_middleware import ContextMiddleware
-from langgraph_context.agents.models import ModelFactory, agent_model
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
-from langgraph_context.agents.prompt_cache import PromptCacheMiddleware
 from langgraph_context.agents.tool_middleware import (
     ConstraintStoreMiddleware,
     PinnedMiddleware,
@@ -58,6 +56,8 @@ from langgraph_context.compaction.options import Archive
 from langgraph_context.context import CacheBreakpoints, ContextBuilder, cache_control_for
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.pinned.watch import CheckSelector
+from langgraph_context.providers.models import ModelFactory, agent_model
+from langgraph_context.providers.prompt_cache import PromptCacheMiddleware
 from langgraph_context.recall import RecallMiddleware
 from langgraph_context.tokens import count_tool_tokens, model_window, resolve_counter
 from langgraph_context.toolkit import check_distinct_tools

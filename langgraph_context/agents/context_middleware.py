@@ -27,7 +27,6 @@ from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
 from langgraph_context.agents._hooks import quiet_config
 from langgraph_context.agents._overflow import Window
-from langgraph_context.agents.models import resolved_model
 from langgraph_context.compaction import (
     fenced_compaction_message,
     is_trusted_system,
@@ -57,6 +56,7 @@ from langgraph_context.messages import (
 )
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned import render_pinned
+from langgraph_context.providers.models import resolved_model
 from langgraph_context.safety import fenced_block
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import get_state_value, render_plan

@@ -62,7 +62,6 @@ from langgraph_context.agents.briefing import (
 from langgraph_context.agents.compaction_middleware import CompactionMiddleware
 from langgraph_context.agents.context_agent import create_context_agent
 from langgraph_context.agents.context_middleware import ContextMiddleware
-from langgraph_context.agents.models import ModelFactory
 from langgraph_context.agents.session import SessionMiddleware
 from langgraph_context.agents.subagent import DEFAULT_MAX_RESULT_TOKENS, create_subagent_tool
 from langgraph_context.agents.tool_middleware import ConstraintStoreMiddleware
@@ -80,6 +79,7 @@ from langgraph_context.notebook.model import NotebookStore
 from langgraph_context.notebook.tool import create_notebook_tools
 from langgraph_context.packet import ContextPacket
 from langgraph_context.pinned.watch import CheckSelector
+from langgraph_context.providers.models import ModelFactory
 from langgraph_context.safety import fenced_block
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter

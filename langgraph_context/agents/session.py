@@ -25,7 +25,8 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from langgraph_context.agents.prompt_cache import (
+from langgraph_context.messages import as_messages
+from langgraph_context.providers.prompt_cache import (
     CACHE_USAGE_KEY,
     CacheUsage,
     Prices,
@@ -33,7 +34,6 @@ from langgraph_context.agents.prompt_cache import (
     cache_hit_rate,
     merge_cache_usage,
 )
-from langgraph_context.messages import as_messages
 from langgraph_context.state import get_state_value
 
 __all__ = [

@@ -42,10 +42,10 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 
 from langgraph_context.agents.context_agent import create_context_agent
-from langgraph_context.agents.models import ModelFactory, is_chat_model
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
+from langgraph_context.providers.models import ModelFactory, is_chat_model
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, fenced_block
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, resolve_counter, truncate_text

@@ -29,8 +29,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_context.agents.models import ModelFactory
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
+from langgraph_context.providers.models import ModelFactory
 
 __all__ = [
     "API_KEY_ENV_VARS",
