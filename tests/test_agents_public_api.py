@@ -13,12 +13,12 @@ from langgraph_context.agents import (
     context_agent,
     context_middleware,
     maintainer,
-    models,
     session,
     subagent,
 )
 from langgraph_context.cli import models as cli_models
 from langgraph_context.notebook import sync
+from langgraph_context.providers import models
 
 
 def test_agents_public_names_resolve() -> None:
