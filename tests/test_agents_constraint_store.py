@@ -14,7 +14,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_context.agents import create_codebase_maintainer_graph, create_context_agent
 from langgraph_context.agents.tool_middleware import ConstraintStoreMiddleware
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.pinned import constraint_store_namespace, load_stored_constraints
+from langgraph_context.pinned import load_stored_constraints
+from langgraph_context.pinned.store import constraint_store_namespace
 from langgraph_context.testing import ScriptedChatModel
 from tests.conftest import ai_calls, call
 

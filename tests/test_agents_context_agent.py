@@ -15,12 +15,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_context.agents import (
-    CompactionMiddleware,
-    ContextMiddleware,
-    create_context_agent,
-    render_state_block,
-)
+from langgraph_context.agents import CompactionMiddleware, ContextMiddleware, create_context_agent
+from langgraph_context.agents.context_middleware import render_state_block
 from langgraph_context.cli.models import register_model_factory, resolve_chat_model
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

@@ -10,12 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
-from langgraph_context.notebook import (
-    create_load_notes_node,
-    create_save_notes_node,
-    load_store_notes,
-)
-from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE
+from langgraph_context.notebook import create_load_notes_node, create_save_notes_node
+from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE, load_store_notes
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 

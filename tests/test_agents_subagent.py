@@ -15,12 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
-from langgraph_context.agents import (
-    condense_result,
-    create_context_agent,
-    create_subagent_tool,
-)
-from langgraph_context.agents.subagent import TRUNCATION_MARKER, acondense_result
+from langgraph_context.agents import create_context_agent, create_subagent_tool
+from langgraph_context.agents.subagent import TRUNCATION_MARKER, acondense_result, condense_result
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import NoteStateMixin
 from langgraph_context.tokens import truncate_text

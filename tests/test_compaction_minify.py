@@ -13,13 +13,9 @@ from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 
 from langgraph_context.agents import ToolOutputLimitMiddleware, create_context_agent
-from langgraph_context.compaction import (
-    create_tool_output_limit_node,
-    minify_json,
-    minify_tool_result,
-)
+from langgraph_context.compaction import create_tool_output_limit_node, minify_tool_result
 from langgraph_context.compaction.entry import CUT_MARKER
-from langgraph_context.compaction.minify import MINIFIED_MARKER
+from langgraph_context.compaction.minify import MINIFIED_MARKER, minify_json
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 from langgraph_context.tokens import count_tokens
 

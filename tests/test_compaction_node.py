@@ -13,13 +13,12 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_context.compaction import (
     Archive,
-    CompactionKeys,
     CompactionStateMixin,
     SummaryOptions,
-    compaction_kind,
     create_compaction_node,
-    split_fenced,
 )
+from langgraph_context.compaction.options import CompactionKeys
+from langgraph_context.compaction.provenance import compaction_kind, split_fenced
 from langgraph_context.messages import validate_history
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.tokens import count_tokens

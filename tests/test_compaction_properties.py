@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context.compaction import compact_messages, mark_later_system
+from langgraph_context.compaction import compact_messages
+from langgraph_context.compaction.provenance import mark_later_system
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 

@@ -18,13 +18,10 @@ from langgraph_context.agents import (
     ContextMiddleware,
     create_context_agent,
 )
-from langgraph_context.compaction import (
-    compact_messages,
-    compaction_kind,
-    is_untrusted_compaction,
-    summarize_history,
-)
-from langgraph_context.context import ContextBuilder, create_context_node, messages_to_packets
+from langgraph_context.compaction import compact_messages, summarize_history
+from langgraph_context.compaction.provenance import compaction_kind, is_untrusted_compaction
+from langgraph_context.context import ContextBuilder, create_context_node
+from langgraph_context.context.gather import messages_to_packets
 from langgraph_context.messages import content_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

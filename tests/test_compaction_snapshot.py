@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context.compaction import StateSnapshot, compaction_kind, extract_snapshot
+from langgraph_context.compaction import StateSnapshot, extract_snapshot
+from langgraph_context.compaction.provenance import compaction_kind
 from langgraph_context.compaction.snapshot import snapshot_message
 from langgraph_context.messages import CANCELLED_TOOL_RESULT
 

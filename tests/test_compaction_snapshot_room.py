@@ -20,12 +20,11 @@ from langgraph.graph.message import add_messages
 from langgraph_context.compaction import (
     StateSnapshot,
     compact_messages,
-    compaction_kind,
     create_compaction_node,
     extract_snapshot,
 )
 from langgraph_context.compaction._step import SNAPSHOT_SHARE
-from langgraph_context.compaction.provenance import COMPACTION_MARKER
+from langgraph_context.compaction.provenance import COMPACTION_MARKER, compaction_kind
 from langgraph_context.compaction.snapshot import snapshot_message
 from langgraph_context.tokens import count_tokens
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context.compaction import compact_messages, compaction_kind, efficiency_score
-from langgraph_context.compaction.strategies import CLEARED_TOOL_ARG, CLEARED_TOOL_RESULT
+from langgraph_context.compaction import compact_messages
+from langgraph_context.compaction.provenance import compaction_kind
+from langgraph_context.compaction.strategies import (
+    CLEARED_TOOL_ARG,
+    CLEARED_TOOL_RESULT,
+    efficiency_score,
+)
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens
 

@@ -13,14 +13,16 @@ from langgraph_context.compaction import (
     HistorySummary,
     SummaryOptions,
     asummarize_history,
-    compaction_kind,
     extract_snapshot,
-    is_trusted_system,
     summarize_history,
+)
+from langgraph_context.compaction.prompts import (
+    HANDOFF_PROMPT,
+    SNAPSHOT_PROMPT,
+    STATUS_LABELS,
     summary_instructions,
 )
-from langgraph_context.compaction.prompts import HANDOFF_PROMPT, SNAPSHOT_PROMPT, STATUS_LABELS
-from langgraph_context.compaction.provenance import fence
+from langgraph_context.compaction.provenance import compaction_kind, fence, is_trusted_system
 from langgraph_context.compaction.summarize import SUMMARY_PREFIX
 from langgraph_context.messages import validate_history
 from langgraph_context.tokens import count_tokens

@@ -16,13 +16,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.bill.meter import Meter, request_chunks, unmarked
 from langgraph_context.agents import ContextMiddleware, create_context_agent
-from langgraph_context.context import (
+from langgraph_context.context import mark_cache_breakpoints
+from langgraph_context.context._window import STATE_NOTICE
+from langgraph_context.context.breakpoints import (
+    EPHEMERAL,
     cache_control_for,
-    mark_cache_breakpoints,
+    has_cache_mark,
     uses_cache_breakpoints,
 )
-from langgraph_context.context._window import STATE_NOTICE
-from langgraph_context.context.breakpoints import EPHEMERAL, has_cache_mark
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from tests.conftest import ScriptedChatModel, ai_calls, call

@@ -11,14 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.retrievers import BaseRetriever
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.context import (
-    ContextPacket,
-    StoreSource,
-    agather_packets,
-    gather_packets,
-    messages_to_packets,
-)
-from langgraph_context.context.gather import DEFAULT_STATE_SOURCES
+from langgraph_context.context import ContextPacket, StoreSource, agather_packets, gather_packets
+from langgraph_context.context.gather import DEFAULT_STATE_SOURCES, messages_to_packets
 from langgraph_context.errors import InvalidTypeError
 
 

@@ -7,14 +7,9 @@ import re
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_context.compaction import compaction_kind
-from langgraph_context.compaction.provenance import COMPACTION_MARKER, fence
-from langgraph_context.context import (
-    ContextBuilder,
-    ContextConfig,
-    create_context_node,
-    messages_to_packets,
-)
+from langgraph_context.compaction.provenance import COMPACTION_MARKER, compaction_kind, fence
+from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
+from langgraph_context.context.gather import messages_to_packets
 from langgraph_context.messages import as_messages, content_text
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, Fence, untrusted_findings
 from langgraph_context.testing import ScriptedChatModel

@@ -16,11 +16,11 @@ from langgraph_context.messages import (
     group_tool_rounds,
     repair_history,
     safe_cut_points,
-    tool_call_ids,
     tool_result_ids,
     truncate_messages,
     validate_history,
 )
+from langgraph_context.messages._history import tool_call_ids
 from langgraph_context.tokens import TiktokenCounter, count_tokens, estimate_tokens
 from tests._oracle import openai_refusal
 from tests.corpus_history import CASES

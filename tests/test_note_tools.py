@@ -17,7 +17,7 @@ from langgraph_context import (
     create_update_note_tool,
     create_write_note_tool,
 )
-from langgraph_context.tools import fresh_note_name
+from langgraph_context.tools.state_notes import fresh_note_name
 from tests.conftest import ai_calls, call
 
 CFG = {"configurable": {"thread_id": "notes"}}

@@ -25,7 +25,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
-from langgraph_context.notebook import LangGraphNotebookStore, resolve_notebook_namespace
+from langgraph_context.notebook import LangGraphNotebookStore
+from langgraph_context.notebook.langgraph_store import resolve_notebook_namespace
 from langgraph_context.notebook.tool import create_notebook_tools
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

@@ -11,19 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langgraph_context.notebook import (
-    FileNotebookStore,
-    Note,
-    NotebookError,
-    UnreadableNoteWarning,
-    bm25_scores,
-    new_note_id,
-    parse_note,
-    render_note,
-    validate_note_id,
-)
-from langgraph_context.notebook.base import NOTE_TYPES
+from langgraph_context.notebook import FileNotebookStore, Note, NotebookError, UnreadableNoteWarning
+from langgraph_context.notebook.base import NOTE_TYPES, new_note_id, validate_note_id
 from langgraph_context.notebook.files import INDEX_FILE_NAME
+from langgraph_context.notebook.format import parse_note, render_note
+from langgraph_context.notebook.search import bm25_scores
 
 TRICKY = [
     "---",

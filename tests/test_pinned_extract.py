@@ -12,12 +12,11 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph_context import PinnedStateMixin
 from langgraph_context.pinned import (
     aextract_constraints,
-    constraint_id,
     create_constraint_extractor_node,
     extract_constraints,
-    parse_constraints,
 )
-from langgraph_context.pinned.extract import DEFAULT_EXTRACTION_PROMPT
+from langgraph_context.pinned.extract import DEFAULT_EXTRACTION_PROMPT, parse_constraints
+from langgraph_context.state import constraint_id
 from tests.conftest import ScriptedChatModel
 
 

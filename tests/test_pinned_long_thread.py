@@ -28,13 +28,9 @@ from langgraph_context import (
     create_record_constraint_tool,
     create_resolve_constraint_tool,
 )
-from langgraph_context.pinned import (
-    constraint_id,
-    create_hot_issue_node,
-    pinned_packets,
-    render_pinned,
-)
+from langgraph_context.pinned import create_hot_issue_node, pinned_packets, render_pinned
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.state import constraint_id
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 TURNS = 50

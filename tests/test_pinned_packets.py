@@ -6,12 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_context import ContextPacket
-from langgraph_context.pinned import (
-    hot_issue_text,
-    pinned_packets,
-    render_constraints,
-    render_pinned,
-)
+from langgraph_context.pinned import pinned_packets, render_constraints, render_pinned
+from langgraph_context.pinned.packets import hot_issue_text
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 
 STATE: dict[str, Any] = {

@@ -15,14 +15,9 @@ from langgraph.prebuilt import ToolNode
 from langgraph_context import PinnedStateMixin, create_record_constraint_tool
 from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.context import ContextBuilder, ContextConfig
-from langgraph_context.pinned import (
-    create_constraint_extractor_node,
-    latest_user_message,
-    pinned_packets,
-    quoted_sentences,
-    user_quote,
-)
+from langgraph_context.pinned import create_constraint_extractor_node, pinned_packets
 from langgraph_context.pinned import provenance as provenance_module
+from langgraph_context.pinned.provenance import latest_user_message, quoted_sentences, user_quote
 from langgraph_context.testing import ScriptedChatModel
 from tests.conftest import ai_calls, call
 

@@ -8,14 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_context.pinned import (
-    Constraint,
-    HotIssue,
-    constraint_id,
-    constraint_reducer,
-    hot_issue_reducer,
-    normalize_constraint,
-)
+from langgraph_context.pinned import Constraint, HotIssue, constraint_reducer, hot_issue_reducer
+from langgraph_context.state import constraint_id, normalize_constraint
 
 
 def rule(text: str, status: str = "active", id_: str | None = None) -> Constraint:

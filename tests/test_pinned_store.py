@@ -15,14 +15,13 @@ from langgraph.store.memory import InMemoryStore
 from langgraph_context.pinned import (
     ConstraintStoreStateMixin,
     PinnedStateMixin,
-    async_constraints,
-    constraint_store_namespace,
     create_constraint_store_node,
     create_record_constraint_tool,
     create_resolve_constraint_tool,
     load_stored_constraints,
     pinned_packets,
 )
+from langgraph_context.pinned.store import async_constraints, constraint_store_namespace
 from langgraph_context.testing import ScriptedChatModel
 from tests.conftest import ai_calls, call
 from tests.test_notebook_langgraph_store import postgres_url  # noqa: F401 (the fixture)

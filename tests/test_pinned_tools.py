@@ -15,8 +15,8 @@ from langgraph_context import (
     create_record_constraint_tool,
     create_resolve_constraint_tool,
 )
-from langgraph_context.pinned import constraint_id
 from langgraph_context.pinned.tools import MAX_CONSTRAINT_CHARS
+from langgraph_context.state import constraint_id
 from tests.conftest import ai_calls, call
 
 CFG = {"configurable": {"thread_id": "rules"}}

@@ -12,14 +12,9 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context import PinnedStateMixin
-from langgraph_context.pinned import (
-    create_hot_issue_node,
-    extract_error_lines,
-    hot_issue_id,
-    is_failed_check,
-    pinned_packets,
-    track_hot_issues,
-)
+from langgraph_context.pinned import create_hot_issue_node, pinned_packets, track_hot_issues
+from langgraph_context.pinned.watch import extract_error_lines, is_failed_check
+from langgraph_context.state import hot_issue_id
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 PYTEST_FAIL = """============ test session starts ============

@@ -17,11 +17,8 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import create_context_agent, session_report
-from langgraph_context.context import (
-    mark_cache_points,
-    uses_cache_points,
-    uses_prompt_cache_key,
-)
+from langgraph_context.context import mark_cache_points
+from langgraph_context.context.breakpoints import uses_cache_points, uses_prompt_cache_key
 from langgraph_context.providers.prompt_cache import (
     MAX_RECENT_CALLS,
     PromptCacheMiddleware,

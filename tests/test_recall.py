@@ -30,10 +30,10 @@ from langgraph_context.recall import (
     create_offload_node,
     delete_recall,
     merge_recall,
-    read_page,
     recall_namespace,
 )
 from langgraph_context.recall.archive import DEFAULT_RECALL_NAMESPACE
+from langgraph_context.recall.read import read_page
 from tests.conftest import ScriptedChatModel, ai_calls, call
 from tests.test_notebook_langgraph_store import postgres_url  # noqa: F401 (the fixture)
 

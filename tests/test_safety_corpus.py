@@ -7,12 +7,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_context.safety import (
-    find_injections,
-    new_boundary,
-    sanitize_untrusted,
-    wrap_untrusted,
-)
+from langgraph_context.safety import find_injections, sanitize_untrusted, wrap_untrusted
+from langgraph_context.safety.boundary import new_boundary
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from tests._corpus import ATTACKS, BENIGN, CORPUS
 

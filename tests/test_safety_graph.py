@@ -11,13 +11,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 
 from langgraph_context import ContextPacket
-from langgraph_context.safety import (
-    SafetyStateMixin,
-    create_output_guard_node,
-    new_boundary,
-    protect_packet,
-)
-from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.safety import SafetyStateMixin, create_output_guard_node, protect_packet
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION, new_boundary
 from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

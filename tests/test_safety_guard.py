@@ -15,11 +15,10 @@ from langgraph_context.safety import (
     GuardAction,
     PromptInjectionError,
     SafetyStateMixin,
-    append_flags,
     check_output,
     create_output_guard_node,
 )
-from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT, append_flags
 from tests._corpus import CORPUS
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

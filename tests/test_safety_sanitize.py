@@ -11,13 +11,12 @@ from hypothesis import strategies as st
 from langgraph_context import ContextPacket
 from langgraph_context.safety import (
     find_injections,
-    new_boundary,
     protect_packet,
     sanitize_untrusted,
     wrap_untrusted,
 )
 from langgraph_context.safety._shadow import shadow
-from langgraph_context.safety.boundary import BOUNDARY_NOTICE, HARDENING_INSTRUCTION
+from langgraph_context.safety.boundary import BOUNDARY_NOTICE, HARDENING_INSTRUCTION, new_boundary
 from tests._corpus import ATTACKS, BENIGN
 
 B = "0123456789abcdef"

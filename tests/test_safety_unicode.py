@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.context.structure import escape_headers
 from langgraph_context.packet import ContextPacket
-from langgraph_context.safety import find_injections, sanitize_untrusted, visible_form
+from langgraph_context.safety import find_injections, sanitize_untrusted
 from langgraph_context.safety._lookalike import tag_spans
 from langgraph_context.safety.boundary import neutralize_tags
+from langgraph_context.safety.sanitize import visible_form
 
 B = "5e0c9a7d31b84f26"
 # Format characters (Cf) and combining or enclosing marks (Mn, Me) a reader does not see.

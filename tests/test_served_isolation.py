@@ -14,13 +14,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_context.agents import NoteSyncMiddleware, create_context_agent
-from langgraph_context.notebook import (
-    LangGraphNotebookStore,
-    create_notebook_tools,
-    load_store_notes,
-    resolve_notebook_namespace,
-)
-from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE
+from langgraph_context.notebook import LangGraphNotebookStore, create_notebook_tools
+from langgraph_context.notebook.langgraph_store import resolve_notebook_namespace
+from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE, load_store_notes
 from langgraph_context.tools import create_update_plan_tool, create_write_plan_tool
 from tests.conftest import ScriptedChatModel, ai_calls, call
 

@@ -15,14 +15,9 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from langgraph_context import count_tokens
 from langgraph_context.messages import truncate_messages, validate_history
-from langgraph_context.tokens import (
-    TiktokenCounter,
-    TokenCounter,
-    approximate_text_tokens,
-    estimate_tokens,
-    resolve_counter,
-)
+from langgraph_context.tokens import TiktokenCounter, TokenCounter, estimate_tokens, resolve_counter
 from langgraph_context.tokens import _encodings as tokens_module
+from langgraph_context.tokens.counter import approximate_text_tokens
 from tests.strategies import valid_histories
 
 

@@ -43,10 +43,10 @@ import langgraph_context
 from langgraph_context.agents import (
     CompactionMiddleware,
     ContextMiddleware,
-    condense_result,
     create_codebase_maintainer_graph,
     create_context_agent,
 )
+from langgraph_context.agents.subagent import condense_result
 from langgraph_context.compaction import compact_messages, summarize_history
 from langgraph_context.compaction.provenance import COMPACTION_MARKER
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node

@@ -21,12 +21,8 @@ from langgraph_context.agents import CompactionMiddleware, ContextMiddleware
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.errors import ContextWindowError, LangGraphContextError
 from langgraph_context.messages import repair_history
-from langgraph_context.tokens import (
-    count_tokens,
-    is_context_overflow,
-    model_window,
-    usage_ratio,
-)
+from langgraph_context.tokens import count_tokens, is_context_overflow, model_window
+from langgraph_context.tokens.window import usage_ratio
 from tests._wire_server import WireServer, context_length_exceeded, pairing_error, reply
 
 

@@ -11,12 +11,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph_context.compaction import (
     SummaryOptions,
     compact_messages,
-    compaction_kind,
     create_compaction_node,
-    split_fenced,
     summarize_history,
 )
 from langgraph_context.compaction._floor import lost_facts
+from langgraph_context.compaction.provenance import compaction_kind, split_fenced
 from langgraph_context.pinned import create_constraint_extractor_node
 from langgraph_context.tokens import count_tokens
 from tests._wire_server import (

@@ -29,10 +29,10 @@ from typing import Any
 from langgraph_context.safety import (
     check_output,
     find_injections,
-    new_boundary,
     sanitize_untrusted,
     wrap_untrusted,
 )
+from langgraph_context.safety.boundary import new_boundary
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 
 REPO = Path(__file__).resolve().parents[2]

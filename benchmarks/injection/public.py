@@ -50,8 +50,9 @@ from benchmarks.injection.__main__ import (
     tau_texts,
     tool_results,
 )
-from langgraph_context.safety import Detector, find_injections, new_boundary, wrap_untrusted
+from langgraph_context.safety import Detector, find_injections, wrap_untrusted
 from langgraph_context.safety._lookalike import tag_spans
+from langgraph_context.safety.boundary import new_boundary
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 
 SEED_FOLDERS = ("seeds-cybersec-2026-01", "seeds-llm-mailbox", "seeds-sysmsg-extraction-2025-04")

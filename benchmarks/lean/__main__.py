@@ -101,7 +101,7 @@ def cut_costs(n: int) -> dict[str, float]:
     """Median CPU ms of one encode, our cut and the old binary search, interleaved."""
     from langchain_core.messages import ToolMessage
 
-    from langgraph_context.compaction import arrived_tool_result
+    from langgraph_context.compaction.entry import arrived_tool_result
     from langgraph_context.tokens import default_counter, truncate_text
 
     counter = default_counter()

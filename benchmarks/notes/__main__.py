@@ -22,8 +22,9 @@ from typing import Any
 
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_context.notebook import FileNotebookStore, LangGraphNotebookStore, Note, render_note
+from langgraph_context.notebook import FileNotebookStore, LangGraphNotebookStore, Note
 from langgraph_context.notebook.base import NOTE_TYPES
+from langgraph_context.notebook.format import render_note
 from langgraph_context.tools.terminal import Terminal
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "notes.json"

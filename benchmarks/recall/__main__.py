@@ -51,7 +51,8 @@ from benchmarks.recall.follower import NoticeFollower
 from langgraph_context.agents import create_context_agent
 from langgraph_context.compaction import compact_messages
 from langgraph_context.compaction.provenance import COMPACTION_MARKER
-from langgraph_context.recall import RecallMiddleware, merge_recall, search_passages
+from langgraph_context.recall import RecallMiddleware, merge_recall
+from langgraph_context.recall.read import search_passages
 from langgraph_context.tokens import count_tokens
 
 NEEDLE = "DECISION: roll back release 4.2.1, migration 0042 corrupts the orders table"

@@ -4,7 +4,7 @@ from langgraph_context.agents._budget import AgentBudget
 from langgraph_context.agents.briefing import build_briefing
 from langgraph_context.agents.compaction_middleware import CompactionMiddleware
 from langgraph_context.agents.context_agent import create_context_agent
-from langgraph_context.agents.context_middleware import ContextMiddleware, render_state_block
+from langgraph_context.agents.context_middleware import ContextMiddleware
 from langgraph_context.agents.guard import OutputGuardMiddleware
 from langgraph_context.agents.maintainer import (
     MaintainerMiddleware,
@@ -20,7 +20,7 @@ from langgraph_context.agents.session import (
     session_report,
     session_stats,
 )
-from langgraph_context.agents.subagent import condense_result, create_subagent_tool
+from langgraph_context.agents.subagent import create_subagent_tool
 from langgraph_context.agents.tool_middleware import (
     NoteSyncMiddleware,
     PinnedMiddleware,
@@ -44,12 +44,10 @@ __all__ = [
     "TerminalStateMiddleware",
     "ToolOutputLimitMiddleware",
     "build_briefing",
-    "condense_result",
     "create_codebase_maintainer_graph",
     "create_context_agent",
     "create_session_stats_node",
     "create_subagent_tool",
-    "render_state_block",
     "session_report",
     "session_stats",
 ]

@@ -33,10 +33,8 @@ from langgraph_context.tokens import (
     count_tool_tokens,
     is_context_overflow,
     model_window,
-    reported_input_tokens,
-    usage_ratio,
 )
-from langgraph_context.tokens.window import USAGE_KEY
+from langgraph_context.tokens.window import USAGE_KEY, reported_input_tokens, usage_ratio
 
 __all__ = [
     "Failed",

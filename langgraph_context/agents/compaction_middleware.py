@@ -41,11 +41,7 @@ from langgraph.types import Command
 from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._hooks import drop_before_model, quiet_config
 from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
-from langgraph_context.compaction import (
-    CompactionRecord,
-    create_compaction_node,
-    is_untrusted_compaction,
-)
+from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.compaction.options import (
     SUMMARY_REQUEST_KEY,
     Archive,
@@ -54,6 +50,7 @@ from langgraph_context.compaction.options import (
     SummaryOptions,
     Trigger,
 )
+from langgraph_context.compaction.provenance import is_untrusted_compaction
 from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
 from langgraph_context.context.stamp import without_stamps
 from langgraph_context.providers.models import resolved_model

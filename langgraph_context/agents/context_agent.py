@@ -53,7 +53,8 @@ from langgraph_context.agents.tool_middleware import (
     state_tools,
 )
 from langgraph_context.compaction.options import Archive
-from langgraph_context.context import CacheBreakpoints, ContextBuilder, cache_control_for
+from langgraph_context.context import CacheBreakpoints, ContextBuilder
+from langgraph_context.context.breakpoints import cache_control_for
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.pinned.watch import CheckSelector
 from langgraph_context.providers.models import ModelFactory, agent_model

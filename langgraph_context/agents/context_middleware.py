@@ -27,7 +27,7 @@ from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
 from langgraph_context.agents._hooks import quiet_config
 from langgraph_context.agents._overflow import Window
-from langgraph_context.compaction import (
+from langgraph_context.compaction.provenance import (
     fenced_compaction_message,
     is_trusted_system,
     is_untrusted_compaction,
@@ -36,14 +36,13 @@ from langgraph_context.context import (
     CacheBreakpoints,
     ContextBuilder,
     ContextConfig,
-    cache_control_for,
     create_context_node,
     mark_cache_breakpoints,
     mark_cache_points,
     stamp_message,
     stamp_messages,
-    uses_cache_points,
 )
+from langgraph_context.context.breakpoints import cache_control_for, uses_cache_points
 from langgraph_context.context.node import Layout
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError

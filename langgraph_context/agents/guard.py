@@ -17,10 +17,9 @@ from langgraph_context.safety import (
     DetectorLike,
     GuardAction,
     InjectionFlag,
-    append_flags,
     create_output_guard_node,
 )
-from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT
+from langgraph_context.safety.guard import DEFAULT_GUARD_REPLACEMENT, append_flags
 
 __all__ = ["GuardAgentState", "OutputGuardMiddleware"]
 

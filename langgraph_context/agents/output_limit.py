@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from langgraph_context.compaction import arrived_tool_result
+from langgraph_context.compaction.entry import arrived_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.tokens import TokenCounter, resolve_counter
 

@@ -51,7 +51,8 @@ from langgraph_context.messages import (
     tool_result_ids,
 )
 from langgraph_context.state import get_state_value
-from langgraph_context.tokens import TokenCounter, corrected_tokens, usage_ratio
+from langgraph_context.tokens import TokenCounter
+from langgraph_context.tokens.window import corrected_tokens, usage_ratio
 
 logger = logging.getLogger("langgraph_context.compaction.node")
 

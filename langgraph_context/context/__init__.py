@@ -2,13 +2,8 @@
 
 from langgraph_context.context.breakpoints import (
     CacheBreakpoints,
-    cache_control_for,
-    has_cache_mark,
     mark_cache_breakpoints,
     mark_cache_points,
-    uses_cache_breakpoints,
-    uses_cache_points,
-    uses_prompt_cache_key,
 )
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.context.compress import (
@@ -16,7 +11,6 @@ from langgraph_context.context.compress import (
     acompress_context,
     asummarize_lines,
     compress_context,
-    insert_summary,
     summarize_lines,
 )
 from langgraph_context.context.config import (
@@ -32,7 +26,6 @@ from langgraph_context.context.gather import (
     agather_packets,
     gather_packets,
     message_packets,
-    messages_to_packets,
     note_packets,
     plan_packets,
 )
@@ -67,7 +60,6 @@ from langgraph_context.context.structure import (
 from langgraph_context.packet import (
     ContextPacket,
 )
-from langgraph_context.scoring import rank_texts, score_texts, tokenize
 
 __all__ = [
     "CacheBreakpoints",
@@ -97,31 +89,21 @@ __all__ = [
     "arelevance_scores",
     "aselect_packets",
     "asummarize_lines",
-    "cache_control_for",
     "compress_context",
     "create_context_node",
     "gather_packets",
-    "has_cache_mark",
-    "insert_summary",
     "mark_cache_breakpoints",
     "mark_cache_points",
     "message_packets",
-    "messages_to_packets",
     "note_packets",
     "pack_packets",
     "plan_packets",
-    "rank_texts",
     "relevance_scores",
     "render_packet",
     "rerank_selection",
-    "score_texts",
     "select_packets",
     "stamp_message",
     "stamp_messages",
     "structure_context",
     "summarize_lines",
-    "tokenize",
-    "uses_cache_breakpoints",
-    "uses_cache_points",
-    "uses_prompt_cache_key",
 ]

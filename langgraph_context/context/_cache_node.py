@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
-from langgraph_context.compaction import fenced_compaction_message
+from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
 from langgraph_context.context._history import node_history, warn_if_short

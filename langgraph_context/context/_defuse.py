@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from langgraph_context.compaction import fenced_compaction_message
+from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.safety.detector import Detector
 from langgraph_context.safety.sanitize import sanitize_untrusted
 

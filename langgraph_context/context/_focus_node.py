@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
-from langgraph_context.compaction import is_untrusted_compaction
+from langgraph_context.compaction.provenance import is_untrusted_compaction
 from langgraph_context.context._history import node_history, pinned_lost, warn_if_short
 from langgraph_context.context._recent import fit_recent, model_view, request_only
 from langgraph_context.context._view import StateView

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_context.compaction import fenced_compaction_message
-from langgraph_context.compaction.provenance import is_trusted_system
+from langgraph_context.compaction.provenance import fenced_compaction_message, is_trusted_system
 from langgraph_context.context._defuse import defused
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.messages import safe_cut_points, tool_result_ids

@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.retrievers import BaseRetriever
 from langgraph.store.base import BaseStore, Item
 
-from langgraph_context.compaction import (
+from langgraph_context.compaction.provenance import (
     compaction_kind,
     fenced_compaction_message,
     is_trusted_system,

@@ -45,13 +45,7 @@ from langgraph_context.messages._blocks import (
     is_provider_compaction,
     last_provider_compaction,
 )
-from langgraph_context.messages._coerce import (
-    MessageLike,
-    as_messages,
-    content_text,
-    message_blocks,
-    text_of,
-)
+from langgraph_context.messages._coerce import MessageLike, as_messages, content_text
 from langgraph_context.messages._cuts import safe_cut_points, truncate_messages
 
 # A constant: importable from here (its module is private), not part of `__all__`.
@@ -61,17 +55,11 @@ from langgraph_context.messages._history import (
     HistoryViolation,
     ViolationKind,
     group_tool_rounds,
-    is_tool_result,
     repair_history,
-    tool_call_ids,
     tool_result_ids,
     validate_history,
 )
-from langgraph_context.messages._ready import (
-    at_most_cache_marks,
-    merge_user_messages,
-    provider_ready_history,
-)
+from langgraph_context.messages._ready import at_most_cache_marks, provider_ready_history
 
 __all__ = [
     "HistoryRepair",
@@ -83,15 +71,10 @@ __all__ = [
     "content_text",
     "group_tool_rounds",
     "is_provider_compaction",
-    "is_tool_result",
     "last_provider_compaction",
-    "merge_user_messages",
-    "message_blocks",
     "provider_ready_history",
     "repair_history",
     "safe_cut_points",
-    "text_of",
-    "tool_call_ids",
     "tool_result_ids",
     "truncate_messages",
     "validate_history",

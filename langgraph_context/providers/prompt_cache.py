@@ -38,7 +38,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langgraph_context.context import uses_prompt_cache_key
+from langgraph_context.context.breakpoints import uses_prompt_cache_key
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.providers.models import resolved_model
 

@@ -11,16 +11,13 @@ from langgraph_context.recall.archive import (
     RecallLimits,
     RecallStateMixin,
     adelete_recall,
-    count_dropped,
     delete_recall,
     merge_recall,
-    message_handle,
-    output_handle,
     recall_namespace,
 )
 from langgraph_context.recall.middleware import RecallAgentState, RecallMiddleware
 from langgraph_context.recall.node import create_offload_node
-from langgraph_context.recall.read import PageError, page_lines, read_page, search_passages
+from langgraph_context.recall.read import PageError
 from langgraph_context.recall.tools import (
     create_read_tool_output_tool,
     create_search_history_tool,
@@ -34,16 +31,10 @@ __all__ = [
     "RecallMiddleware",
     "RecallStateMixin",
     "adelete_recall",
-    "count_dropped",
     "create_offload_node",
     "create_read_tool_output_tool",
     "create_search_history_tool",
     "delete_recall",
     "merge_recall",
-    "message_handle",
-    "output_handle",
-    "page_lines",
-    "read_page",
     "recall_namespace",
-    "search_passages",
 ]

@@ -35,8 +35,7 @@ from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.types import Command
 
-from langgraph_context.compaction import arrived_tool_result
-from langgraph_context.compaction.entry import CUT_MARKER
+from langgraph_context.compaction.entry import CUT_MARKER, arrived_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text

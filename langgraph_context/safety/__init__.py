@@ -26,7 +26,6 @@ from langgraph_context.safety.guard import (
     OutputVerdict,
     PromptInjectionError,
     SafetyStateMixin,
-    append_flags,
     check_output,
     create_output_guard_node,
 )
@@ -35,7 +34,6 @@ from langgraph_context.safety.sanitize import (
     InjectionKind,
     find_injections,
     sanitize_untrusted,
-    visible_form,
 )
 
 __all__ = [
@@ -49,7 +47,6 @@ __all__ = [
     "OutputVerdict",
     "PromptInjectionError",
     "SafetyStateMixin",
-    "append_flags",
     "check_output",
     "create_output_guard_node",
     "fenced_block",
@@ -57,6 +54,5 @@ __all__ = [
     "new_boundary",
     "protect_packet",
     "sanitize_untrusted",
-    "visible_form",
     "wrap_untrusted",
 ]

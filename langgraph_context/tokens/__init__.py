@@ -6,7 +6,6 @@ See `langgraph_context.tokens.counter` for the counting rules.
 from langgraph_context.tokens.counter import (
     TiktokenCounter,
     TokenCounter,
-    approximate_text_tokens,
     count_tokens,
     default_counter,
     estimate_tokens,
@@ -14,29 +13,18 @@ from langgraph_context.tokens.counter import (
 )
 from langgraph_context.tokens.tools import count_tool_tokens
 from langgraph_context.tokens.truncate import truncate_text
-from langgraph_context.tokens.window import (
-    TokenUsage,
-    corrected_tokens,
-    is_context_overflow,
-    model_window,
-    reported_input_tokens,
-    usage_ratio,
-)
+from langgraph_context.tokens.window import TokenUsage, is_context_overflow, model_window
 
 __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "TokenUsage",
-    "approximate_text_tokens",
-    "corrected_tokens",
     "count_tokens",
     "count_tool_tokens",
     "default_counter",
     "estimate_tokens",
     "is_context_overflow",
     "model_window",
-    "reported_input_tokens",
     "resolve_counter",
     "truncate_text",
-    "usage_ratio",
 ]

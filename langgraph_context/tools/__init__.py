@@ -1,17 +1,11 @@
 """Tool factories over graph state: plan tools, state-note tools, and the read-only terminal."""
 
-from langgraph_context.tools.plan import (
-    PlanUpdate,
-    apply_plan_updates,
-    create_update_plan_tool,
-    create_write_plan_tool,
-)
+from langgraph_context.tools.plan import PlanUpdate, create_update_plan_tool, create_write_plan_tool
 from langgraph_context.tools.state_notes import (
     create_ls_tool,
     create_query_note_tool,
     create_update_note_tool,
     create_write_note_tool,
-    fresh_note_name,
 )
 from langgraph_context.tools.terminal.tool import (
     Terminal,
@@ -23,7 +17,6 @@ __all__ = [
     "PlanUpdate",
     "Terminal",
     "TerminalResult",
-    "apply_plan_updates",
     "create_ls_tool",
     "create_query_note_tool",
     "create_terminal_tool",
@@ -31,5 +24,4 @@ __all__ = [
     "create_update_plan_tool",
     "create_write_note_tool",
     "create_write_plan_tool",
-    "fresh_note_name",
 ]
