@@ -10,6 +10,7 @@ from langgraph_context.compaction.node import (
 )
 from langgraph_context.compaction.options import (
     Archive,
+    CompactionKeys,
     CompactionMode,
     Keep,
     SummaryOptions,
@@ -17,6 +18,7 @@ from langgraph_context.compaction.options import (
     TriggerKind,
 )
 from langgraph_context.compaction.prompts import PromptStyle
+from langgraph_context.compaction.provenance import trusted_system_message
 from langgraph_context.compaction.snapshot import StateSnapshot, extract_snapshot
 from langgraph_context.compaction.strategies import (
     CompactionResult,
@@ -36,6 +38,7 @@ from langgraph_context.compaction.tool import (
 
 __all__ = [
     "Archive",
+    "CompactionKeys",
     "CompactionMode",
     "CompactionNode",
     "CompactionRecord",
@@ -60,4 +63,5 @@ __all__ = [
     "extract_snapshot",
     "minify_tool_result",
     "summarize_history",
+    "trusted_system_message",
 ]
