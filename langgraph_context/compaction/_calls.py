@@ -70,10 +70,10 @@ def _hardened(instructions: str) -> str:
     return f"{instructions.rstrip()}\n{HARDENING_INSTRUCTION}".lstrip()
 
 
-def request_tokens(instructions: str, max_summary_tokens: int, counter: Any) -> int:
+def request_tokens(instructions: str, max_summary_tokens: int, token_counter: Any) -> int:
     """Tokens of a summarizer request around its chunk and summary (fence, labels, lines)."""
     empty = build_request("", "-", instructions=instructions, max_summary_tokens=max_summary_tokens)
-    return int(counter(empty))
+    return int(token_counter(empty))
 
 
 NO_TOOLS = (
