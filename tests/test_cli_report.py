@@ -98,6 +98,15 @@ def test_a_price_file_is_read_and_cache_write_defaults_to_input(tmp_path: Path) 
     assert written["cache_write"] == 3.75
 
 
+def test_a_named_table_is_read_from_a_file_of_several() -> None:
+    """`FILE#NAME` picks one of the bill benchmark's price tables; its label is no price."""
+    path = Path(__file__).parents[1] / "benchmarks" / "bill" / "prices.json"
+    table = parse_prices(f"{path}#anthropic-claude-sonnet-4")
+    assert table == {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0}
+    with pytest.raises(InvalidArgumentError, match=r"no price table 'nope' in .*openai-gpt-5"):
+        parse_prices(f"{path}#nope")
+
+
 @pytest.mark.parametrize(
     ("text", "match"),
     [

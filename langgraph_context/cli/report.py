@@ -4,7 +4,8 @@ The chat command saves its threads in SQLite; this command reads one thread's la
 checkpoint (no model is needed) and prints `agents.session_report` for it: model
 calls, compactions, and the provider's measured prompt cache hit rate, costed at a
 price table when `--prices` is given. `parse_prices` reads that option for `chat`
-too: a JSON file (`{"input": 2, "cached_input": 0.5, "output": 8}`) or inline pairs
+too: a JSON file (`{"input": 2, "cached_input": 0.5, "output": 8}`; `FILE#NAME` picks
+a table from a file of several, such as `benchmarks/bill/prices.json`) or inline pairs
 (`input=2,cached_input=0.5,output=8`), USD per million tokens.
 """
 
@@ -62,20 +63,35 @@ def _pairs(text: str) -> dict[str, str]:
 
 
 def _json_file(text: str) -> dict[str, Any]:
-    """The price object in the JSON file at `text`."""
-    path = Path(text).expanduser()
+    """The price object in the JSON file `text` names (`PATH` or `PATH#TABLE`).
+
+    A `#TABLE` suffix picks `tables[TABLE]` (or a top-level `TABLE`), as in the bill
+    benchmark's `prices.json`; a table's `label` is its name, not a price.
+    """
+    name, table = text, None
+    if not Path(text).expanduser().is_file() and "#" in text:
+        name, _, table = text.rpartition("#")
+    path = Path(name).expanduser()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        msg = f"cannot read the price file {text!r} ({exc.strerror or exc}); or pass key=number"
+        msg = f"cannot read the price file {name!r} ({exc.strerror or exc}); or pass key=number"
         raise InvalidArgumentError(msg) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        msg = f"the price file {text!r} is not JSON: {exc}"
+        msg = f"the price file {name!r} is not JSON: {exc}"
         raise InvalidArgumentError(msg) from exc
+    if table is not None and isinstance(data, dict):
+        nested = data.get("tables")
+        tables: dict[str, Any] = nested if isinstance(nested, dict) else data
+        if table not in tables:
+            known = ", ".join(sorted(k for k, v in tables.items() if isinstance(v, dict)))
+            msg = f"no price table {table!r} in {name!r} (tables: {known or 'none'})"
+            raise InvalidArgumentError(msg)
+        data = tables[table]
     if not isinstance(data, dict):
         msg = f"the price file {text!r} must hold a JSON object, got {type(data).__name__}"
         raise InvalidArgumentError(msg)
-    return data
+    return {k: v for k, v in data.items() if k != "label"}
 
 
 def parse_prices(text: str) -> Prices:
@@ -86,7 +102,7 @@ def parse_prices(text: str) -> Prices:
 
     Args:
         text: `input=2,cached_input=0.5,output=8`, or the path of a JSON file holding
-            such an object.
+            such an object; `PATH#TABLE` picks one of the file's `tables`.
 
     Returns:
         The `Prices` table.
