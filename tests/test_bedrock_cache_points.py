@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import tool
 
 from langgraph_context import create_context_agent
-from langgraph_context.context import mark_cache_points, uses_cache_points
+from langgraph_context.context.breakpoints import mark_cache_points, uses_cache_points
 from langgraph_context.messages import provider_ready_history
 from tests.strategies import valid_histories
 

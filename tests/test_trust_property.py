@@ -47,8 +47,9 @@ from langgraph_context.agents import (
     create_codebase_maintainer_graph,
     create_context_agent,
 )
-from langgraph_context.compaction import HistorySummary, compact_messages, summarize_history
+from langgraph_context.compaction import compact_messages, summarize_history
 from langgraph_context.compaction.provenance import COMPACTION_MARKER
+from langgraph_context.compaction.summarize import HistorySummary
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
