@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from langgraph_context.compaction.prompts import (
 from langgraph_context.compaction.provenance import compaction_kind, fence, is_trusted_system
 from langgraph_context.compaction.summarize import SUMMARY_PREFIX
 from langgraph_context.messages import validate_history
+from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.tokens import count_tokens
 
 SUMMARY_OPTION_FIELDS = {
@@ -111,7 +113,10 @@ def test_running_summary_is_extended_not_redone(scripted: Any) -> None:
         summary_options=SummaryOptions(max_summary_tokens=100),
     )
     request = model.seen[1][-1].content
-    assert "<summary>\nfirst summary\n</summary>" in request
+    assert "\n[earlier compaction (summary)] first summary\n" in request
+    assert re.search(
+        r"\n<untrusted-data-(\d+)>\n\[earlier compaction.*\n</untrusted-data-\1>\n", request, re.S
+    )
     assert "[user] question 0 " not in request
     assert "[user] new-question 0 " in request
     assert second.running_summary is not None
@@ -159,7 +164,7 @@ def test_summarizer_input_is_budgeted_in_chunks(scripted: Any) -> None:
         assert count_tokens(request) <= 1500
     assert result.running_summary is not None
     assert result.running_summary.text == f"s{result.model_calls}"
-    assert "<summary>\ns1\n</summary>" in model.seen[1][-1].content
+    assert "\n[earlier compaction (summary)] s1\n" in model.seen[1][-1].content
 
 
 def test_single_huge_message_is_clipped_for_the_summarizer(scripted: Any) -> None:
@@ -315,7 +320,7 @@ def test_keep_tokens_bounds_the_verbatim_tail(scripted: Any) -> None:
 
 @pytest.mark.parametrize("style", ["handoff", "snapshot"])
 def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
-    """The chosen style's instructions are the summarizer's system message."""
+    """The chosen style's instructions, then the hardening line, are the system message."""
     model = scripted(responses=[AIMessage("s")])
     summarize_history(
         chat(8),
@@ -324,13 +329,13 @@ def test_prompt_styles_are_sent(scripted: Any, style: str) -> None:
         summary_options=SummaryOptions(style=style, max_summary_tokens=100),
     )  # type: ignore[arg-type]
     expected = HANDOFF_PROMPT if style == "handoff" else SNAPSHOT_PROMPT
-    assert model.seen[0][0].content == expected
+    assert model.seen[0][0].content == f"{expected.rstrip()}\n{HARDENING_INSTRUCTION}"
     assert all(label in expected for label in STATUS_LABELS)
     assert "Do not invent" in expected
 
 
 def test_custom_prompt_is_sent(scripted: Any) -> None:
-    """A custom prompt replaces the built-in instructions."""
+    """A custom prompt replaces the built-in instructions (the hardening line stays)."""
     model = scripted(responses=[AIMessage("s")])
     summarize_history(
         chat(8),
@@ -338,7 +343,7 @@ def test_custom_prompt_is_sent(scripted: Any) -> None:
         target_tokens=800,
         summary_options=SummaryOptions(prompt="Summarize tersely.", max_summary_tokens=100),
     )
-    assert model.seen[0][0].content == "Summarize tersely."
+    assert model.seen[0][0].content == f"Summarize tersely.\n{HARDENING_INSTRUCTION}"
 
 
 def test_invalid_input_is_repaired_and_reported(scripted: Any) -> None:

@@ -181,7 +181,7 @@ def test_prompt_cache_key_only_for_openai_models() -> None:
 
 
 class ChatBedrockConverse(ScriptedChatModel):
-    """Stands in for langchain-aws's class (not installed): same name, same provider."""
+    """Stands in for langchain-aws's class (same name, same provider) where no client is needed."""
 
     def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
         return {**super()._get_ls_params(stop=stop, **kwargs), "ls_provider": "amazon_bedrock"}

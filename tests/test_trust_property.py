@@ -49,6 +49,7 @@ from langgraph_context.agents import (
 from langgraph_context.agents.subagent import condense_result
 from langgraph_context.compaction import compact_messages, summarize_history
 from langgraph_context.compaction.provenance import COMPACTION_MARKER
+from langgraph_context.compaction.summarize import HistorySummary
 from langgraph_context.context import ContextBuilder, ContextConfig, create_context_node
 from langgraph_context.messages import content_text
 from langgraph_context.packet import ContextPacket
@@ -188,6 +189,34 @@ def _compaction(payload: str) -> list[BaseMessage]:
     return [SystemMessage(INSTRUCTIONS + "\n\n" + HARDENING_INSTRUCTION), *out.messages]
 
 
+def _compaction_summarizer_input(*, prefixed: bool) -> PathBuilder:
+    """What compaction's summarizer is sent: the transcript (or the agent's request) and
+    an earlier summary, all written by tools or the model."""
+
+    def build(payload: str) -> list[BaseMessage]:
+        history = [HumanMessage("Start.", id="c0"), AIMessage(f"Reading: {payload}", id="c1")]
+        for i in range(6):
+            call = {"name": "read_file", "args": {"path": f"{payload} {i}"}, "id": f"k{i}"}
+            history += [
+                AIMessage("", tool_calls=[call]),
+                ToolMessage(f"{payload} " + "line " * 40, tool_call_id=f"k{i}", id=f"r{i}"),
+            ]
+        history.append(HumanMessage("Continue.", id="c9"))
+        prefix = [SystemMessage(f"{INSTRUCTIONS}\n\n{HARDENING_INSTRUCTION}"), *history]
+        summarizer = ScriptedChatModel(responses=[AIMessage("Summary.")] * 3)
+        out = summarize_history(
+            history,
+            model=summarizer,
+            target_tokens=400,
+            running_summary=HistorySummary(f"Earlier: {payload}"),
+            prefix=prefix if prefixed else None,
+        )
+        assert out.error is None
+        return list(summarizer.seen[0])
+
+    return build
+
+
 def _pinned_block(payload: str) -> list[BaseMessage]:
     """`render_pinned` for a hand-written prompt."""
     return [SystemMessage(INSTRUCTIONS + "\n\n" + render_pinned(_pinned(payload)))]
@@ -313,6 +342,8 @@ PATHS: dict[str, PathBuilder] = {
     "builder-summarizer-input": _builder_summarizer_input,
     "subagent-condense-input": _subagent_condense_input,
     "compaction-summary": _compaction,
+    "compaction-summarizer-input": _compaction_summarizer_input(prefixed=False),
+    "compaction-summarizer-prefix-input": _compaction_summarizer_input(prefixed=True),
     "compaction-rules": _compact_rules,
     "compaction-middleware": _compaction_middleware,
     "render-pinned": _pinned_block,
@@ -338,8 +369,8 @@ COVERED: dict[str, tuple[str, ...]] = {
     "create_codebase_maintainer_graph": tuple(SLOW_PATHS),
     "MaintainerMiddleware": tuple(SLOW_PATHS),
     "build_briefing": tuple(SLOW_PATHS),
-    "summarize_history": ("compaction-summary",),
-    "asummarize_history": ("compaction-summary",),
+    "summarize_history": ("compaction-summary", "compaction-summarizer-input"),
+    "asummarize_history": ("compaction-summary", "compaction-summarizer-input"),
     "compact_messages": ("compaction-rules",),
     "CompactionMiddleware": ("compaction-middleware", "context-agent-context"),
     "create_compaction_node": ("compaction-middleware",),

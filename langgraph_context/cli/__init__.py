@@ -1,4 +1,4 @@
-"""The `langgraph-context` command line: demo, chat, xray and bench.
+"""The `langgraph-context` command line: demo, chat, report, xray and bench.
 
 Also home of the settings read from the environment (`cli.models`), which the served
 graphs in `graphs/` use. The commands themselves load only when `main` runs.

@@ -35,7 +35,41 @@ def _run_demo(args: argparse.Namespace) -> int:
 def _run_chat(args: argparse.Namespace) -> int:
     from langgraph_context.cli.chat import run_chat  # noqa: PLC0415 - lazy: fast --help
 
-    return run_chat(options=_options(args), db=args.db, thread=args.thread, window=args.window)
+    return run_chat(
+        options=_options(args),
+        db=args.db,
+        thread=args.thread,
+        window=args.window,
+        prices=args.prices,
+    )
+
+
+def _prices(text: str) -> Any:
+    """`--prices` read by `report.parse_prices`; argparse names the option in its error."""
+    from langgraph_context.cli.report import parse_prices  # noqa: PLC0415 - lazy: fast --help
+    from langgraph_context.errors import LangGraphContextError  # noqa: PLC0415
+
+    try:
+        return parse_prices(text)
+    except LangGraphContextError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _add_prices_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prices",
+        type=_prices,
+        default=None,
+        help="cost the calls at these USD per 1M tokens: a JSON file or "
+        "input=2,cached_input=0.5,output=8[,cache_write=2.5]",
+    )
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from langgraph_context.cli.chat import DEFAULT_DB  # noqa: PLC0415 - lazy: fast --help
+    from langgraph_context.cli.report import run_report  # noqa: PLC0415
+
+    return run_report(db=args.db or DEFAULT_DB, thread=args.thread, prices=args.prices)
 
 
 def _add_model_flags(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--db", type=Path, default=None, help="SQLite file for threads")
     chat.add_argument("--thread", default="default", help="thread id to continue or start")
     chat.add_argument("--window", type=int, default=16_000, help="model context window in tokens")
+    _add_prices_flag(chat)
     chat.set_defaults(handler=_run_chat)
+    report = sub.add_parser(
+        "report", help="a saved chat thread's session report: calls, cache hit rate, cost"
+    )
+    report.add_argument("--db", type=Path, default=None, help="SQLite file the chat saved to")
+    report.add_argument("--thread", default="default", help="thread id (default: default)")
+    _add_prices_flag(report)
+    report.set_defaults(handler=_run_report)
     xray = sub.add_parser("xray", help="tokens, validity, context and compaction of a transcript")
     xray.add_argument(
         "file", type=Path, help="OpenAI JSON, Claude Code JSONL or OpenHands trajectory JSON"

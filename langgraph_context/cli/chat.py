@@ -41,6 +41,7 @@ from langgraph_context.cli.models import (
 )
 from langgraph_context.compaction.options import DEFAULT_REQUEST_KEY
 from langgraph_context.messages import content_text
+from langgraph_context.providers import Prices
 from langgraph_context.tokens import count_tokens
 
 __all__ = [
@@ -175,6 +176,7 @@ def run_chat(
     thread: str = "default",
     window: int = DEFAULT_WINDOW,
     read_line: Callable[[str], str] | None = None,
+    prices: Prices | None = None,
 ) -> int:
     """Run the interactive chat loop; return the exit code.
 
@@ -185,6 +187,7 @@ def run_chat(
         window: The model's context window in tokens: the assembled input is kept to
             `context_budget(window)` and compaction keeps the stored history under it.
         read_line: Reads one user line (default: the built-in `input`); EOF ends the chat.
+        prices: A price table (`--prices`): the report on the way out costs the calls.
 
     Returns:
         0 when the user leaves.
@@ -230,7 +233,8 @@ def run_chat(
             checkpointer=saver,
         )
         _loop(graph, read, out, run_config, meter=meter, window=window, options=options)
-        out.print(session_report(graph.get_state(config).values), markup=False)
+        report = session_report(graph.get_state(config).values, prices=prices)
+        out.print(report, markup=False, highlight=False, soft_wrap=True)  # lines kept whole
     return 0
 
 

@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
 from langgraph_context._steps import adrive, drive
-from langgraph_context.compaction._calls import Outcome, Steps, summary_calls
+from langgraph_context.compaction._calls import Outcome, Steps, request_tokens, summary_calls
 from langgraph_context.compaction._transcript import MIN_CHUNK_TOKENS, transcript_chunks
 from langgraph_context.compaction.options import SummaryOptions, check_positive
 from langgraph_context.compaction.provenance import (
@@ -265,11 +265,10 @@ def _split(
     plan.pinned = [m for m in rest[:start] if m is last_human or isinstance(m, SystemMessage)]
     plan.tail = rest[start:]
     plan.to_summarize = [m for m in rest[:start] if not any(m is p for p in plan.pinned)]
-    instructions = options.instructions()
     plan.chunks = transcript_chunks(
         plan.to_summarize,
         budget=options.max_input_tokens
-        - int(counter(instructions))
+        - request_tokens(options.instructions(), options.max_summary_tokens, counter)
         - 2 * options.max_summary_tokens
         - MIN_CHUNK_TOKENS,
         token_counter=counter,

@@ -20,6 +20,7 @@ from langgraph_context.context._history import node_history, warn_if_short
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import (
+    boundary_floor,
     carries_untrusted,
     lead_turn,
     split_pinned,
@@ -133,6 +134,8 @@ def cache_node(
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
+        floor = boundary_floor(body)  # a provider compaction block stays whole in the window
+        cut = cut if floor is None else min(cut, floor)
         window = _verbatim(builder, body[:cut], body[cut:])
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)

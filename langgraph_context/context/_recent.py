@@ -12,6 +12,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph_context.compaction.provenance import fenced_compaction_message, is_trusted_system
 from langgraph_context.context._defuse import defused
 from langgraph_context.context._shorten import shorten_messages
+from langgraph_context.context._window import boundary_floor
 from langgraph_context.messages import safe_cut_points, tool_result_ids
 from langgraph_context.safety.detector import Detector
 from langgraph_context.tokens import TokenCounter
@@ -27,13 +28,17 @@ def _split_history(
         head += 1
     system = [m for m in messages[:head] if isinstance(m, SystemMessage)]
     body = messages[head:]
-    if keep_last == 0 or not body:
+    if not body:
         return system, body, []
-    want = max(0, len(body) - keep_last)
-    # First cut at or after `want` that keeps every tool call with its results.
-    cut = next((c for c in safe_cut_points(body) if c >= want), len(body))
-    if cut == len(body):
-        cut = max(c for c in safe_cut_points(body) if c < len(body))
+    cut = len(body)
+    if keep_last:
+        want = max(0, len(body) - keep_last)
+        # First cut at or after `want` that keeps every tool call with its results.
+        cut = next((c for c in safe_cut_points(body) if c >= want), len(body))
+        if cut == len(body):
+            cut = max(c for c in safe_cut_points(body) if c < len(body))
+    floor = boundary_floor(body)  # a provider compaction block is passed on whole
+    cut = cut if floor is None else min(cut, floor)
     return system, body[:cut], body[cut:]
 
 
@@ -80,7 +85,12 @@ def fit_recent(
     else:
         query_turn = HumanMessage(query)
     while recent and counter(recent) > allowed:
-        cuts = [c for c in safe_cut_points(recent) if 0 < c < len(recent)]
+        floor = boundary_floor(recent)
+        cuts = [
+            c
+            for c in safe_cut_points(recent)
+            if 0 < c < len(recent) and (floor is None or c <= floor)
+        ]
         if not cuts:
             break
         older, recent = older + recent[: cuts[0]], recent[cuts[0] :]
@@ -108,8 +118,12 @@ def request_only(
     """Only the user's request stays recent; the rest (a tool round) joins the older turns.
 
     For a budget too small for the shortest tool round beside pinned memory: the round
-    competes in the context pool instead, the request still leads the messages.
+    competes in the context pool instead, the request still leads the messages. A
+    provider compaction block and what follows it stay (the provider needs the block).
     """
+    floor = boundary_floor(recent)
+    if floor is not None:  # a provider compaction block stays, with what follows it
+        return older + recent[:floor], recent[floor:]
     request = next((m for m in reversed(recent) if _is_request(m)), None)
     lead = request if request is not None else HumanMessage(query)
     return older + [m for m in recent if m is not request], [lead]

@@ -22,7 +22,12 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction.provenance import is_trusted_system, is_untrusted_compaction
-from langgraph_context.messages import content_text, safe_cut_points, tool_result_ids
+from langgraph_context.messages import (
+    content_text,
+    last_provider_compaction,
+    safe_cut_points,
+    tool_result_ids,
+)
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import keyed_boundary, wrap_untrusted
 from langgraph_context.state import get_state_value, render_plan
@@ -31,6 +36,7 @@ from langgraph_context.tokens import TokenCounter
 __all__ = [
     "CONTINUE_NOTICE",
     "STATE_NOTICE",
+    "boundary_floor",
     "carries_untrusted",
     "is_state_tail",
     "lead_turn",
@@ -98,6 +104,23 @@ def sticky_cut(body: Sequence[BaseMessage], room: int, token_counter: TokenCount
             return cuts[i]
         k = prefix[cuts[i]] // step + 1
     return cuts[-1] if cuts else 0
+
+
+def boundary_floor(messages: Sequence[BaseMessage]) -> int | None:
+    """Where verbatim messages must start at the latest: before a provider compaction.
+
+    The provider reads nothing before its compaction block and needs the block back
+    as it sent it, so messages passed on verbatim after it start at it or earlier (a
+    safe cut): rendered into the context it would be lost.
+
+    Returns:
+        The last safe cut at or before the last provider compaction message, or
+        `None` without one.
+    """
+    found = last_provider_compaction(messages)
+    if found < 0:
+        return None
+    return max(c for c in safe_cut_points(messages) if c <= found)
 
 
 def lead_turn(older: Sequence[BaseMessage], window: list[BaseMessage]) -> list[BaseMessage]:
