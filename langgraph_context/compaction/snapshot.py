@@ -35,6 +35,7 @@ from langgraph_context.compaction._facts import (
     text_facts,
     text_ids,
 )
+from langgraph_context.compaction.entry import CUT_MARKER, without_cut_notice
 from langgraph_context.compaction.provenance import (
     COMPACTION_MARKER,
     compaction_kind,
@@ -334,6 +335,8 @@ def extract_snapshot(
                 base = base.merge(StateSnapshot.from_dict(saved))
         counted += 1
         text = content_text(message.content)
+        if isinstance(message, ToolMessage) and CUT_MARKER in message.additional_kwargs:
+            text = without_cut_notice(text)  # its sizes and handle are not the work's facts
         if isinstance(message, SystemMessage):
             continue
         if isinstance(message, HumanMessage) and compaction_kind(message) is None:
