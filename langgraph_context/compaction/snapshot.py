@@ -285,6 +285,14 @@ def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
     )
 
 
+def _fact_text(message: Any) -> str:
+    """The text facts are read from: a result cut on entry without its notice."""
+    text = content_text(message.content)
+    if isinstance(message, ToolMessage) and CUT_MARKER in message.additional_kwargs:
+        return without_cut_notice(text)  # its sizes and handle are not the work's facts
+    return text
+
+
 def extract_snapshot(
     messages: Sequence[Any],
     *,
@@ -334,9 +342,7 @@ def extract_snapshot(
             if isinstance(saved, Mapping):
                 base = base.merge(StateSnapshot.from_dict(saved))
         counted += 1
-        text = content_text(message.content)
-        if isinstance(message, ToolMessage) and CUT_MARKER in message.additional_kwargs:
-            text = without_cut_notice(text)  # its sizes and handle are not the work's facts
+        text = _fact_text(message)
         if isinstance(message, SystemMessage):
             continue
         if isinstance(message, HumanMessage) and compaction_kind(message) is None:
