@@ -113,7 +113,7 @@ def test_ours_sends_what_bare_sends_plus_a_stable_prefix_while_nothing_needs_man
     surplus = {n - b for n, b in zip(log.tokens, bare.tokens, strict=True)}
     assert len(surplus) == 1  # the same extra tokens on every call: the prefix never changes
     # the hardening line and the two always-bound recall tools (read_tool_output and
-    # search_history, about 110 tokens), not ~480 tokens of unused tool schemas
+    # search_history, 99 tokens), not ~480 tokens of unused tool schemas
     assert 0 < surplus.pop() <= 150
     assert log.cached[1:] == log.tokens[:-1]  # append-only, like the bare agent
     assert state.get("compaction", {}).get("count", 0) == 0
@@ -135,6 +135,25 @@ def test_ours_is_below_bare_and_summarization_on_a_thread_that_overflows() -> No
     assert all(p in log.last_text for p in session.pinned)
     assert bills["ours create_context_agent"] < bills["bare create_agent"]
     assert bills["ours create_context_agent"] < bills["LC summarization"]
+
+
+def test_recall_on_bills_less_than_recall_off_where_results_are_cut() -> None:
+    """Issue 33: a cut result keeps half the limit, which pays for the two tools' schemas."""
+    session = generated_session(40, seed=7, window=4_000)
+    by_name = {c.name: c for c in configurations()}
+    bills, logs, kept = {}, {}, {}
+    for name in ("ours create_context_agent", "ours, recall off"):
+        config = by_name[name]
+        log, _, state = run_session(session, config.build, skip=config.native_tools)
+        bills[name] = sum(price(n, c, SONNET) for n, c in zip(log.tokens, log.cached, strict=True))
+        logs[name], kept[name] = log, len(state.get("recall") or {})
+        assert all(f in log.texts[session.probe] for f in session.facts)
+    assert kept["ours, recall off"] == 0
+    assert kept["ours create_context_agent"] > 0  # cut results and evicted messages are kept
+    # 21% less here (2 compactions, not 4); keeping the whole limit would save about 1%
+    assert bills["ours create_context_agent"] < 0.9 * bills["ours, recall off"]
+    first = logs["ours create_context_agent"].tokens[0] - logs["ours, recall off"].tokens[0]
+    assert 80 <= first <= 110  # the first call differs by the two tools' schemas alone
 
 
 def test_the_offline_tiktoken_cache_serves_the_real_vocabulary(monkeypatch: Any) -> None:

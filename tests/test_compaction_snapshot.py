@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction import StateSnapshot, extract_snapshot
+from langgraph_context.compaction.entry import cut_tool_result, without_cut_notice
 from langgraph_context.compaction.provenance import compaction_kind
 from langgraph_context.compaction.snapshot import snapshot_message
 from langgraph_context.messages import CANCELLED_TOOL_RESULT
@@ -150,3 +151,21 @@ def test_file_contents_printed_by_shell_reads_are_not_errors() -> None:
     snap = extract_snapshot(calls)
     assert not any("parse failed" in e for e in snap.errors)
     assert any("FAILED tests/test_a.py::test_x" in e for e in snap.errors)
+
+
+def test_a_cut_notice_and_its_handle_are_not_facts_of_the_snapshot() -> None:
+    """A result cut on entry is condensed from its kept ends: no notice size or handle."""
+    body = "\n".join(["see lib/app/order.ex", *["filler line"] * 400, "done"])
+    read_back = 'full text kept: read_tool_output(handle="out-0123456789ab", offset or pattern)'
+    result = ToolMessage(body, tool_call_id="c9", name="Bash")
+    cut = cut_tool_result(result, 60, read_back=read_back)
+    assert cut is not None
+    assert "out-0123456789ab" in cut.content
+    snap = extract_snapshot([call("Bash", {"command": "cat log"}, "c9"), cut])
+    rendered = snap.render()
+    assert "lib/app/order.ex" in rendered
+    assert "out-0123456789ab" not in rendered
+    assert "read_tool_output" not in rendered
+    assert without_cut_notice(cut.content).count("\n") == cut.content.count("\n") - 1
+    unmarked = cut.model_copy(update={"additional_kwargs": {}})  # not known as cut: read as is
+    assert "out-0123456789ab" in extract_snapshot([unmarked]).identifiers

@@ -17,6 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command
 
 from benchmarks.recall.follower import NoticeFollower, notice_handle
 from langgraph_context.agents import CompactionMiddleware, create_context_agent
@@ -34,6 +35,7 @@ from langgraph_context.recall import (
 )
 from langgraph_context.recall.archive import DEFAULT_RECALL_NAMESPACE
 from langgraph_context.recall.read import read_page
+from langgraph_context.tokens import default_counter
 from tests.conftest import ScriptedChatModel, ai_calls, call
 from tests.test_notebook_langgraph_store import postgres_url  # noqa: F401 (the fixture)
 
@@ -75,6 +77,30 @@ def test_a_cut_result_names_its_handle_and_the_model_reads_the_middle_back() -> 
     assert out["recall"][handle]["text"] == _log()  # no store: kept in the thread's state
     assert out["recall"][handle]["source"] == "run_tests"
     assert NEEDLE in out["messages"][-1].content
+
+
+def test_a_cut_result_keeps_half_the_limit_and_a_shorter_one_stays_whole() -> None:
+    """Over the limit: cut to keep_tokens (half by default); between the two: kept whole."""
+
+    @tool
+    def medium() -> str:
+        """Return about 700 tokens."""
+        return " ".join(f"w{i}" for i in range(350))
+
+    calls = ai_calls(call("run_tests", {}, "c1"), call("medium", {}, "c2"))
+    model = ScriptedChatModel(responses=[calls, AIMessage("ok")])
+    out = create_context_agent(model, [run_tests, medium], max_tokens=16_000).invoke(
+        {"messages": [("user", "go")]}
+    )
+    cut, whole = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    counter = default_counter()
+    assert 400 < counter(cut.content) <= 500 < counter(whole.content) <= 1_000
+    assert whole.content == medium.invoke({})
+    narrow = RecallMiddleware(1_000, keep_tokens=200)
+    short, _, _ = narrow.offload(ToolMessage(_log(), tool_call_id="c3", name="run_tests"))
+    assert isinstance(short, Command)
+    assert 150 < counter(short.update["messages"][0].content) <= 200
+    assert RecallMiddleware(100, keep_tokens=500).keep_tokens == 100  # never over the limit
 
 
 def test_recall_off_keeps_the_old_cut_and_binds_no_tools() -> None:
@@ -274,6 +300,8 @@ def test_bad_options_are_refused_naming_the_parameter() -> None:
         RecallMiddleware(0)
     with pytest.raises(InvalidArgumentError, match="max_recall_tokens must be a positive"):
         RecallMiddleware(max_recall_tokens=0)
+    with pytest.raises(InvalidArgumentError, match="keep_tokens must be a positive"):
+        RecallMiddleware(keep_tokens=0)
     with pytest.raises(InvalidArgumentError, match="limits must be a RecallLimits"):
         RecallMiddleware(limits={"max_items": 3})  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="sink must be callable"):

@@ -26,6 +26,9 @@ def test_recall_into_the_call_is_measured_per_point() -> None:
 
 def test_the_follower_reads_a_handle_from_a_notice_and_the_runner_knows_the_benchmark() -> None:
     """`notice_handle` finds the handle a notice names; `python -m benchmarks` runs recall."""
-    assert notice_handle("full text (3 lines) kept as out-0123456789ab: read") == "out-0123456789ab"
+    assert (
+        notice_handle('kept: read_tool_output(handle="out-0123456789ab", offset')
+        == "out-0123456789ab"
+    )
     assert notice_handle("ask for a narrower part") is None
     assert BENCHMARKS["recall"] == ["--quick"]

@@ -279,13 +279,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--tau", type=int, default=20, help="longest tau-bench trajectories to replay"
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated parts of configuration names to run (bare always runs)",
+    )
     args = parser.parse_args(argv)
     logging.getLogger("llmslim").setLevel(logging.ERROR)
     prices = load_prices()
     tables = prices["tables"]
     keys = [*tables, BREAKPOINTS]
     sessions = load_sessions(quick=args.quick, tau=args.tau)
-    configs = configurations()
+    wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+    configs = [
+        c
+        for c in configurations()
+        if not wanted or c.name.startswith("bare") or any(w in c.name for w in wanted)
+    ]
     started = time.perf_counter()
     pairs = [(s, c) for s in sessions for c in configs]
     rows = [measure(s, c, tables) for s, c in track(pairs, "sessions x configurations")]

@@ -125,6 +125,7 @@ def _ours_agent(
     system_prompt: str,
     window: int,
     native: frozenset[str] = frozenset(),
+    recall: bool = True,
     **_: Any,
 ) -> Any:
     # The defaults: compaction at the window less the fixed part of every request, down
@@ -139,7 +140,13 @@ def _ours_agent(
         # as for a real Anthropic model (the default marks only those); the meter
         # strips the marks for every other price table
         cache_breakpoints=True,
+        recall=recall,
     )
+
+
+def _ours_agent_no_recall(**kwargs: Any) -> Any:
+    # The same agent with recall off (issue 33: recall on must not raise the bill).
+    return _ours_agent(**kwargs, recall=False)
 
 
 def _ours_summarizer(
@@ -226,6 +233,7 @@ def configurations() -> list[Config]:
         configs.append(Config("deepagents", _deepagents, summarizes=True, unbound_summarizes=True))
     configs += [
         Config("ours create_context_agent", _ours_agent, OURS_NATIVE_TOOLS),
+        Config("ours, recall off", _ours_agent_no_recall, OURS_NATIVE_TOOLS),
         Config("ours middleware", _ours_middleware, OURS_NATIVE_TOOLS),
         Config(
             "ours + summarizer",

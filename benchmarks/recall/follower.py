@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-HANDLE = re.compile(r"kept as ((?:out|msg)-[0-9a-f]{12})")
+HANDLE = re.compile(r'handle="((?:out|msg)-[0-9a-f]{12})"')
 
 
 def notice_handle(text: str) -> str | None:

@@ -143,9 +143,10 @@ def create_context_agent(
         tool_output_limit: `True` cuts a tool result longer than a tenth of the
             budget (at most 1,000 tokens) as its tool returns it; an int sets that
             limit in tokens; `False`/`None` keeps results whole.
-        recall: `True` keeps the full text of each cut result and the messages a
-            compaction evicts (in `store` per user and thread when the run names its
-            user, else in the thread's state) and binds `read_tool_output` and
+        recall: `True` keeps the full text of each cut result (whose ends then
+            keep half the limit) and the messages a compaction evicts (in `store` per
+            user and thread when the run names its user, else in the thread's
+            state) and binds `read_tool_output` and
             `search_history` (`RecallMiddleware`); your own `RecallMiddleware`;
             `False`/`None` for none (a cut result's middle is then lost). Only an
             agent with tools gets it.

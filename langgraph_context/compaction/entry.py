@@ -12,6 +12,7 @@ at most once. With `note_key`, the full text is kept as a note the model can rea
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
@@ -39,6 +40,19 @@ _NOTICE = (
     "keep the conversation small{where}; {then} ...]\n"
 )
 _ASK_AGAIN = "ask for a narrower part to see more"
+# The notice as `_NOTICE` writes it (no newline inside; what follows "; " is the read-back).
+_NOTICE_RE = re.compile(
+    r"\n\[\.\.\. \d+ characters of this \d+-token result were cut as it arrived[^\n]*? \.\.\.\]\n"
+)
+
+
+def without_cut_notice(text: str) -> str:
+    """`text` without the cut notice(s) in it: the two kept ends, joined by a newline.
+
+    What leaves the context is condensed from its own content: the notice's sizes and
+    handle are not facts of the work (and the recall archive keeps the handles).
+    """
+    return _NOTICE_RE.sub("\n", text)
 
 
 def trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:

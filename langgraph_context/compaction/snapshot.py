@@ -35,6 +35,7 @@ from langgraph_context.compaction._facts import (
     text_facts,
     text_ids,
 )
+from langgraph_context.compaction.entry import CUT_MARKER, without_cut_notice
 from langgraph_context.compaction.provenance import (
     COMPACTION_MARKER,
     compaction_kind,
@@ -284,6 +285,14 @@ def snapshot_message(text: str, snapshot: StateSnapshot) -> HumanMessage:
     )
 
 
+def _fact_text(message: Any) -> str:
+    """The text facts are read from: a result cut on entry without its notice."""
+    text = content_text(message.content)
+    if isinstance(message, ToolMessage) and CUT_MARKER in message.additional_kwargs:
+        return without_cut_notice(text)  # its sizes and handle are not the work's facts
+    return text
+
+
 def extract_snapshot(
     messages: Sequence[Any],
     *,
@@ -333,7 +342,7 @@ def extract_snapshot(
             if isinstance(saved, Mapping):
                 base = base.merge(StateSnapshot.from_dict(saved))
         counted += 1
-        text = content_text(message.content)
+        text = _fact_text(message)
         if isinstance(message, SystemMessage):
             continue
         if isinstance(message, HumanMessage) and compaction_kind(message) is None:

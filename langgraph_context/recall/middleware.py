@@ -66,6 +66,7 @@ __all__ = ["RecallAgentState", "RecallMiddleware"]
 
 _Result = ToolMessage | Command[Any]
 _PAGE_ROOM = 120  # tokens a page's header and fence take beyond its lines
+_KEEP_SHARE = 2  # a cut result keeps this fraction of the limit by default
 _RECALL_HEAD = "[Recalled] Passages kept from earlier in this conversation (read more by handle):"
 
 
@@ -113,9 +114,11 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
     """Keep what the model saw restorable: offload cut tool output, archive evicted history.
 
     Args:
-        max_result_tokens: Most tokens one tool result keeps (notice included); a
-            longer one is cut to its two ends and its full text kept. `None`: no cut
-            (evicted history is still archived). Also caps each page the tools return.
+        max_result_tokens: Most tokens one tool result keeps whole; a longer one is
+            cut to its two ends and its full text kept. `None`: no cut (evicted
+            history is still archived). Also caps each page the tools return.
+        keep_tokens: Most tokens a cut result keeps, notice included (default: half
+            of `max_result_tokens`: its middle is restorable, so its ends can be small).
         limits: The thread's caps and TTL (default `RecallLimits()`).
         max_recall_tokens: Put up to this many tokens of the archive's passages most
             relevant to the latest user message into each model call (`None`: off).
@@ -138,6 +141,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         self,
         max_result_tokens: int | None = 1_000,
         *,
+        keep_tokens: int | None = None,
         limits: RecallLimits | None = None,
         max_recall_tokens: int | None = None,
         namespace: tuple[str, ...] = DEFAULT_RECALL_NAMESPACE,
@@ -150,10 +154,16 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             check_positive("max_result_tokens", max_result_tokens)
         if max_recall_tokens is not None:
             check_positive("max_recall_tokens", max_recall_tokens)
+        if keep_tokens is not None:
+            check_positive("keep_tokens", keep_tokens)
         if limits is not None and not isinstance(limits, RecallLimits):
             msg = f"limits must be a RecallLimits, got {limits!r}"
             raise InvalidArgumentError(msg)
         self.max_result_tokens = max_result_tokens
+        most = max_result_tokens or 1
+        self.keep_tokens = min(
+            most, max(1, most // _KEEP_SHARE) if keep_tokens is None else keep_tokens
+        )
         self.limits = limits or RecallLimits()
         self.max_recall_tokens = max_recall_tokens
         self.namespace = namespace
@@ -209,17 +219,12 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         text = result.content
         handle = output_handle(result.tool_call_id, text)
         lines = text.count("\n") + 1
-        read_back = (
-            f"full text ({lines} lines) kept as {handle}: "
-            f'read_tool_output(handle="{handle}", offset or pattern)'
-        )
-        short = arrived_tool_result(
-            result,
-            self.max_result_tokens,
-            minify_json=self.minify_json,
-            token_counter=self._counter,
-            read_back=read_back,
-        )
+        call = f'read_tool_output(handle="{handle}", offset=<line> or pattern=<text>)'
+        read_back = f"full text ({lines} lines) kept: {call}"
+        short = self._arrived(result, self.keep_tokens, read_back)
+        size = short.additional_kwargs.get(CUT_MARKER) if short is not None else None
+        if isinstance(size, int) and size <= self.max_result_tokens:
+            short = self._arrived(result, self.max_result_tokens, read_back)  # it fits whole
         if short is None or CUT_MARKER not in short.additional_kwargs:
             return (result if short is None else short), [], None
         store, namespace = _run_namespace(self.namespace)
@@ -229,6 +234,15 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             [(handle, "output", source, text)], namespace, ttl_seconds=ttl, store=store
         )
         return Command(update={"messages": [short], RECALL_KEY: index}), ops, store
+
+    def _arrived(self, result: ToolMessage, limit: int, read_back: str) -> ToolMessage | None:
+        return arrived_tool_result(
+            result,
+            limit,
+            minify_json=self.minify_json,
+            token_counter=self._counter,
+            read_back=read_back,
+        )
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]

@@ -37,14 +37,10 @@ __all__ = [
 DEFAULT_PAGE_TOKENS = 800
 _SHOWN_HANDLES = 10
 
-READ_TOOL_OUTPUT = ToolSpec(
-    "read_tool_output",
-    "Read kept text by handle, from line offset or lines matching pattern.",
-)
-SEARCH_HISTORY = ToolSpec(
-    "search_history",
-    "Search earlier messages and cut tool output.",
-)
+# Sent with every call (issue 33: the bill must not rise with recall on), so one short
+# sentence each; how to page (offset or pattern) is in the cut notice that names a handle.
+READ_TOOL_OUTPUT = ToolSpec("read_tool_output", "Read kept text by handle.")
+SEARCH_HISTORY = ToolSpec("search_history", "Search earlier messages and outputs.")
 
 
 class _Unknown(PageError):
