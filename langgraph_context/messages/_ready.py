@@ -7,7 +7,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context._memo import PrefixMemo
 from langgraph_context.messages._history import _calls, _results, repair_history
+
+_READY: PrefixMemo[int] = PrefixMemo(64)
+"""Recent repaired histories, by identity (weakly), with how many of their leading
+messages `provider_ready_history` sent as themselves: unchanged, not merged, not
+dropped. The walk over the next history made of the same objects resumes there."""
 
 
 def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
@@ -42,9 +48,13 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
         >>> [m.type for m in ready]
         ['human', 'ai', 'tool', 'human']
     """
-    out: list[BaseMessage] = []
-    started = False  # whether a non-system message was sent
-    for original in repair_history(messages).messages:
+    repaired = repair_history(messages).messages
+    # The leading messages a recent call over the same objects sent as themselves are
+    # sent as themselves again: the walk resumes after them (see `_READY`).
+    matched, kept = _READY.matched(repaired)
+    out: list[BaseMessage] = repaired[: min(matched, kept or 0)]
+    started = any(not isinstance(m, SystemMessage) for m in out)  # a non-system one sent
+    for original in repaired[len(out) :]:
         message = original
         if isinstance(original, SystemMessage) and started:
             # Providers take system text only at the start (langchain-anthropic refuses
@@ -59,6 +69,8 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
             out[-1] = _merge_ai_messages(out[-1], message)
         else:
             out.append(message)
+    same = next((i for i, m in enumerate(out) if i >= len(repaired) or m is not repaired[i]), None)
+    _READY.remember(repaired, len(out) if same is None else same)
     return at_most_cache_marks(out)
 
 

@@ -42,9 +42,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
-from langgraph_context._memo import ENTRY_BYTES, SizedMemo
+from langgraph_context._memo import ENTRY_BYTES, PrefixMemo, SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
 from langgraph_context.tokens._encodings import (
@@ -169,6 +169,8 @@ class TiktokenCounter:
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
         self._message_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
+        # Histories counted lately, by identity (weakly): `_each_remembered`.
+        self._histories: PrefixMemo[list[tuple[int, tuple[Any, ...] | None]]] = PrefixMemo(64)
 
     @property
     def exact(self) -> bool:
@@ -264,6 +266,40 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
+        return REPLY_PRIMING_TOKENS + sum(self._each_remembered(items))
+
+    def _each_remembered(self, items: list[Any]) -> list[int]:
+        """Each item's count; a history counted before is matched by identity first.
+
+        A model call counts its history several times (compaction's trigger, the
+        context's fit, the input as sent), and the next call counts the same message
+        objects plus the latest. A message a count already saw (the same object, its
+        string content, name and ids unchanged, no tool calls) is read back from
+        `_histories` without building its key; the others go through the message memo
+        (list content and tool-call arguments can be edited in place). A leading
+        system message is left out of the match: each request builds a new one.
+        """
+        skip = 1 if isinstance(items[0], SystemMessage) and len(items) > 1 else 0
+        body = items[skip:]
+        matched, known = self._histories.matched(body)
+        counts: list[int | None] = [None] * len(body)
+        seen = zip(body[:matched], (known or [])[:matched], strict=True)
+        for i, (message, (count, guard)) in enumerate(seen):
+            if guard is not None and _guard(message) == guard:
+                counts[i] = count
+        todo = [i for i, n in enumerate(counts) if n is None]
+        for i, n in zip(todo, self._each([body[i] for i in todo]), strict=True):
+            counts[i] = n
+        done = [n for n in counts if n is not None]
+        if matched < len(body) and all(isinstance(m, BaseMessage) for m in body):
+            guards = [(n, _guard(m)) for n, m in zip(done, body, strict=True)]
+            self._histories.remember(body, guards)
+        return [*self._each(items[:skip]), *done]
+
+    def _each(self, items: list[Any]) -> list[int]:
+        """Each item's count, through the message memo (checked as `as_messages` does)."""
+        if not items:
+            return []
         known: dict[int, int] = {}
         dict_keys: dict[int, tuple[Any, ...]] = {}
         for i, item in enumerate(items):
@@ -283,13 +319,12 @@ class TiktokenCounter:
         except (InvalidArgumentError, InvalidTypeError):
             as_messages(items)  # the same error, naming the position in `messages`
             raise
-        total = REPLY_PRIMING_TOKENS + sum(known.values())
         for i, message in zip(todo, checked, strict=True):
             n = self._count_checked(message)
             if i in dict_keys and not isinstance(items[i], BaseMessage):
                 self._message_memo.put(_digest(dict_keys[i]), n, size=ENTRY_BYTES)
-            total += n
-        return total
+            known[i] = n
+        return [known[i] for i in range(len(items))]
 
     def _count_checked(self, message: BaseMessage) -> int:
         key = _digest(plain_key(message) or message_key(message))
@@ -334,6 +369,21 @@ class TiktokenCounter:
         if kind in _FILE_BLOCKS:
             return FILE_BLOCK_TOKENS
         return self.count_text(_to_json(block, strip_binary=True))
+
+
+def _guard(message: BaseMessage) -> tuple[Any, ...] | None:
+    """What a remembered count of `message` (the same object) depends on, or `None`.
+
+    Only a message whose count cannot change in place qualifies: string content and
+    no tool calls (a list's blocks and a call's arguments can be edited in place).
+    Its content, name and ids are compared by identity (a new content is a new
+    count).
+    """
+    fields = message.__dict__  # a pydantic model's fields: no attribute lookups
+    content = fields.get("content")
+    if type(content) is not str or fields.get("tool_calls") or fields.get("invalid_tool_calls"):
+        return None
+    return (id(content), len(content), fields.get("name"), fields.get("tool_call_id"))
 
 
 def _digest(key: tuple[Any, ...]) -> tuple[int, int]:
