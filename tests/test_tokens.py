@@ -270,3 +270,14 @@ def test_a_recount_of_the_same_objects_reads_back_only_what_is_unchanged() -> No
     assert counter(history) == TiktokenCounter()(history) > first + 60
     history.append(HumanMessage("and now?", id="h2"))
     assert counter(history) == TiktokenCounter()(history)
+
+
+def test_a_recount_sees_tool_call_arguments_replaced_in_place() -> None:
+    """An identity-matched tool call whose flat argument was replaced in place is recounted."""
+    counter = TiktokenCounter()
+    call = AIMessage("", tool_calls=[{"name": "write", "args": {"text": "a"}, "id": "c1"}])
+    history = [HumanMessage("go", id="h1"), call]
+    before = counter(history)
+    assert counter(history) == before  # read back by identity
+    call.tool_calls[0]["args"]["text"] = "b " * 500
+    assert counter(history) == TiktokenCounter()(history) > before + 400

@@ -273,10 +273,9 @@ class TiktokenCounter:
 
         A model call counts its history several times (compaction's trigger, the
         context's fit, the input as sent), and the next call counts the same message
-        objects plus the latest. A message a count already saw (the same object, its
-        string content, name and ids unchanged, no tool calls) is read back from
-        `_histories` without building its key; the others go through the message memo
-        (list content and tool-call arguments can be edited in place). A leading
+        objects plus the latest. A message a count already saw (the same object, and
+        what its count depends on unchanged: `_guard`) is read back from `_histories`
+        without building its key; the others go through the message memo. A leading
         system message is left out of the match: each request builds a new one.
         """
         skip = 1 if isinstance(items[0], SystemMessage) and len(items) > 1 else 0
@@ -371,19 +370,34 @@ class TiktokenCounter:
         return self.count_text(_to_json(block, strip_binary=True))
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def _guard(message: BaseMessage) -> tuple[Any, ...] | None:
     """What a remembered count of `message` (the same object) depends on, or `None`.
 
-    Only a message whose count cannot change in place qualifies: string content and
-    no tool calls (a list's blocks and a call's arguments can be edited in place).
-    Its content, name and ids are compared by identity (a new content is a new
-    count).
+    Only a message whose count cannot change unseen qualifies: string content, and
+    tool calls (if any) whose arguments are flat dicts of scalars, snapshotted here
+    (an edit in place replaces a value, and the snapshot no longer equals). List
+    content and nested arguments can change below any snapshot: `None`, recounted
+    by content. The content, name and ids are compared by identity and value.
     """
     fields = message.__dict__  # a pydantic model's fields: no attribute lookups
     content = fields.get("content")
-    if type(content) is not str or fields.get("tool_calls") or fields.get("invalid_tool_calls"):
+    if type(content) is not str or fields.get("invalid_tool_calls"):
         return None
-    return (id(content), len(content), fields.get("name"), fields.get("tool_call_id"))
+    calls = fields.get("tool_calls")
+    shots: list[tuple[Any, ...]] = []
+    for call in calls or ():
+        args = call.get("args") if type(call) is dict else None
+        if type(args) is not dict:
+            return None
+        items = tuple(args.items())
+        if any(type(v) not in _SCALAR_TYPES for _, v in items):
+            return None
+        shots.append((call.get("name"), call.get("id"), items))
+    name, call_id = fields.get("name"), fields.get("tool_call_id")
+    return (id(content), len(content), name, call_id, id(calls), tuple(shots))
 
 
 def _digest(key: tuple[Any, ...]) -> tuple[int, int]:
