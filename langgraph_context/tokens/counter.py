@@ -42,7 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_context._memo import ENTRY_BYTES, PrefixMemo, SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -52,8 +52,9 @@ from langgraph_context.tokens._encodings import (
     encoding_name_for_model,
     load_encoding,
 )
+from langgraph_context.tokens._identity import Remembered, remembered_counts
 from langgraph_context.tokens._json import _to_json
-from langgraph_context.tokens._keys import dict_key, message_key, plain_key
+from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
 
 __all__ = [
     "TiktokenCounter",
@@ -169,8 +170,8 @@ class TiktokenCounter:
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
         self._message_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
-        # Histories counted lately, by identity (weakly): `_each_remembered`.
-        self._histories: PrefixMemo[list[tuple[int, tuple[Any, ...] | None]]] = PrefixMemo(64)
+        # Histories counted lately, by identity (weakly): `_identity.remembered_counts`.
+        self._histories: PrefixMemo[Remembered] = PrefixMemo(64)
 
     @property
     def exact(self) -> bool:
@@ -266,34 +267,7 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
-        return REPLY_PRIMING_TOKENS + sum(self._each_remembered(items))
-
-    def _each_remembered(self, items: list[Any]) -> list[int]:
-        """Each item's count; a history counted before is matched by identity first.
-
-        A model call counts its history several times (compaction's trigger, the
-        context's fit, the input as sent), and the next call counts the same message
-        objects plus the latest. A message a count already saw (the same object, and
-        what its count depends on unchanged: `_guard`) is read back from `_histories`
-        without building its key; the others go through the message memo. A leading
-        system message is left out of the match: each request builds a new one.
-        """
-        skip = 1 if isinstance(items[0], SystemMessage) and len(items) > 1 else 0
-        body = items[skip:]
-        matched, known = self._histories.matched(body)
-        counts: list[int | None] = [None] * len(body)
-        seen = zip(body[:matched], (known or [])[:matched], strict=True)
-        for i, (message, (count, guard)) in enumerate(seen):
-            if guard is not None and _guard(message) == guard:
-                counts[i] = count
-        todo = [i for i, n in enumerate(counts) if n is None]
-        for i, n in zip(todo, self._each([body[i] for i in todo]), strict=True):
-            counts[i] = n
-        done = [n for n in counts if n is not None]
-        if matched < len(body) and all(isinstance(m, BaseMessage) for m in body):
-            guards = [(n, _guard(m)) for n, m in zip(done, body, strict=True)]
-            self._histories.remember(body, guards)
-        return [*self._each(items[:skip]), *done]
+        return REPLY_PRIMING_TOKENS + sum(remembered_counts(self._histories, items, self._each))
 
     def _each(self, items: list[Any]) -> list[int]:
         """Each item's count, through the message memo (checked as `as_messages` does)."""
@@ -307,7 +281,7 @@ class TiktokenCounter:
             else:
                 key = dict_key(item) if isinstance(item, dict) else None
             if key is not None:
-                n = self._message_memo.get(_digest(key))
+                n = self._message_memo.get(digest(key))
                 if n is None:
                     dict_keys[i] = key
                 else:
@@ -321,12 +295,12 @@ class TiktokenCounter:
         for i, message in zip(todo, checked, strict=True):
             n = self._count_checked(message)
             if i in dict_keys and not isinstance(items[i], BaseMessage):
-                self._message_memo.put(_digest(dict_keys[i]), n, size=ENTRY_BYTES)
+                self._message_memo.put(digest(dict_keys[i]), n, size=ENTRY_BYTES)
             known[i] = n
         return [known[i] for i in range(len(items))]
 
     def _count_checked(self, message: BaseMessage) -> int:
-        key = _digest(plain_key(message) or message_key(message))
+        key = digest(plain_key(message) or message_key(message))
         n = self._message_memo.get(key)
         if n is None:
             n = self._count_message_uncached(message)
@@ -368,42 +342,6 @@ class TiktokenCounter:
         if kind in _FILE_BLOCKS:
             return FILE_BLOCK_TOKENS
         return self.count_text(_to_json(block, strip_binary=True))
-
-
-_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
-
-
-def _guard(message: BaseMessage) -> tuple[Any, ...] | None:
-    """What a remembered count of `message` (the same object) depends on, or `None`.
-
-    Only a message whose count cannot change unseen qualifies: string content, and
-    tool calls (if any) whose arguments are flat dicts of scalars, snapshotted here
-    (an edit in place replaces a value, and the snapshot no longer equals). List
-    content and nested arguments can change below any snapshot: `None`, recounted
-    by content. The content, name and ids are compared by identity and value.
-    """
-    fields = message.__dict__  # a pydantic model's fields: no attribute lookups
-    content = fields.get("content")
-    if type(content) is not str or fields.get("invalid_tool_calls"):
-        return None
-    calls = fields.get("tool_calls")
-    shots: list[tuple[Any, ...]] = []
-    for call in calls or ():
-        args = call.get("args") if type(call) is dict else None
-        if type(args) is not dict:
-            return None
-        items = tuple(args.items())
-        if any(type(v) not in _SCALAR_TYPES for _, v in items):
-            return None
-        shots.append((call.get("name"), call.get("id"), items))
-    name, call_id = fields.get("name"), fields.get("tool_call_id")
-    return (id(content), len(content), name, call_id, id(calls), tuple(shots))
-
-
-def _digest(key: tuple[Any, ...]) -> tuple[int, int]:
-    """A message key as its memo key: its hash and the length of its content part."""
-    content = key[1]
-    return hash(key), len(content) if type(content) is str else -len(key)
 
 
 def _text_of_value(value: Any) -> str:
