@@ -35,17 +35,18 @@ def remembered_counts(
     skip = 1 if isinstance(items[0], SystemMessage) and len(items) > 1 else 0
     body = items[skip:]
     matched, known = memo.matched(body)
+    typed = all(isinstance(m, BaseMessage) for m in body)  # dicts are never remembered
+    guards: list[tuple[Any, ...] | None] = [identity_guard(m) if typed else None for m in body]
     counts: list[int | None] = [None] * len(body)
-    seen = zip(body[:matched], (known or [])[:matched], strict=True)
-    for i, (message, (count, guard)) in enumerate(seen):
-        if guard is not None and identity_guard(message) == guard:
+    for i, (count, guard) in enumerate((known or [])[:matched]):
+        if guard is not None and guards[i] == guard:
             counts[i] = count
     todo = [i for i, n in enumerate(counts) if n is None]
     for i, n in zip(todo, count_each([body[i] for i in todo]), strict=True):
         counts[i] = n
     done = [n for n in counts if n is not None]
-    if matched < len(body) and all(isinstance(m, BaseMessage) for m in body):
-        memo.remember(body, [(n, identity_guard(m)) for n, m in zip(done, body, strict=True)])
+    if matched < len(body) and typed:
+        memo.remember(body, list(zip(done, guards, strict=True)))
     return [*count_each(items[:skip]), *done]
 
 
