@@ -18,7 +18,9 @@ with it. The process-wide memos and their bounds:
 `PrefixMemo` is the one memo keyed by objects rather than content: it remembers
 histories a check passed, by weak references to their messages (it keeps none alive),
 so the next request over the same messages plus what was appended checks only the
-tail. `messages` holds one, of at most 64 histories.
+tail. `messages` holds one, of at most 64 histories; so does each `TiktokenCounter`
+(the counts of the messages of its 64 latest histories); so do `without_stamps` and
+`provider_ready_history`.
 """
 
 from __future__ import annotations

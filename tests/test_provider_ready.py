@@ -193,3 +193,41 @@ def test_one_marked_block_leaves_room_for_one_more_mark() -> None:
     blocks = [{"type": "text", "text": f"part {i}", "cache_control": MARK} for i in range(2)]
     marked = mark_cache_breakpoints([SystemMessage("rules"), HumanMessage(blocks)])
     assert [cache_marks(m) for m in marked] == [0, 2]
+
+
+def _fresh_ready(history: list[BaseMessage]) -> list[BaseMessage]:
+    """`provider_ready_history` with its walk memo emptied first (no resumed part)."""
+    from langgraph_context.messages import _ready
+
+    _ready._READY.clear()
+    return provider_ready_history(history)
+
+
+def test_a_growing_history_is_made_ready_as_a_fresh_walk_would() -> None:
+    """Resuming the walk over the same objects sends what a walk from the start sends."""
+    import random
+
+    rng = random.Random(7)
+    makers = [
+        lambda i: HumanMessage(f"user {i}", id=f"h{i}"),
+        lambda i: HumanMessage("  ", id=f"e{i}"),
+        lambda i: AIMessage(f"thought {i}", id=f"a{i}"),
+        lambda i: SystemMessage(f"summary {i}", id=f"s{i}"),
+        lambda i: AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": f"c{i}"}]),
+    ]
+    history: list[BaseMessage] = [SystemMessage("rules", id="sys")]
+    for i in range(60):
+        message = rng.choice(makers)(i)
+        history.append(message)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            history.append(ToolMessage(f"out {i}", tool_call_id=f"c{i}", id=f"t{i}"))
+        if i % 7 == 3:  # a rewritten message: the walk resumes before it
+            cut = rng.randrange(1, len(history))
+            history[cut] = history[cut].model_copy(update={"content": f"edited {i}"})
+        resumed = provider_ready_history(list(history))
+        again = provider_ready_history(list(history))
+        fresh = _fresh_ready(list(history))
+        provider_ready_history(list(history))  # the memo holds this history again
+        as_sent = [(m.type, m.content, m.id) for m in fresh]
+        assert [(m.type, m.content, m.id) for m in resumed] == as_sent
+        assert all(a is b for a, b in zip(resumed[:-2], again[:-2], strict=False))

@@ -252,3 +252,27 @@ def test_in_place_edits_are_recounted() -> None:
     before = counter([call])
     call.tool_calls[0]["args"]["text"] = "b " * 500
     assert counter([call]) == TiktokenCounter()([call]) > before + 400
+
+
+def test_a_recount_of_the_same_objects_reads_back_only_what_is_unchanged() -> None:
+    """Counting a history again reuses counts by identity, yet sees a replaced content."""
+    counter = TiktokenCounter()
+    history = [SystemMessage("rules"), HumanMessage("hello there", id="h1")]
+    history += [ToolMessage("result " * 50, tool_call_id="c1", id="t1")]
+    first = counter(history)
+    assert counter._histories.matched(history[1:])[0] == 2  # remembered past the system
+    history[1].content = "a much longer request " * 20  # same object, new content
+    assert counter(history) == TiktokenCounter()(history) > first + 60
+    history.append(HumanMessage("and now?", id="h2"))
+    assert counter(history) == TiktokenCounter()(history)
+
+
+def test_a_recount_sees_tool_call_arguments_replaced_in_place() -> None:
+    """An identity-matched tool call whose flat argument was replaced in place is recounted."""
+    counter = TiktokenCounter()
+    call = AIMessage("", tool_calls=[{"name": "write", "args": {"text": "a"}, "id": "c1"}])
+    history = [HumanMessage("go", id="h1"), call]
+    before = counter(history)
+    assert counter(history) == before  # read back by identity
+    call.tool_calls[0]["args"]["text"] = "b " * 500
+    assert counter(history) == TiktokenCounter()(history) > before + 400

@@ -1,19 +1,22 @@
 """Middleware plumbing: idle hooks removed, and the config of a node inside a call.
 
 Hooks that would do nothing are removed, so they add no graph step; `quiet_config`
-is the config an inner node runs with inside a model call.
+is the config an inner node runs with inside a model call, and `run_inner` /
+`arun_inner` run a node's function under it without a runnable run of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import merge_configs, set_config_context
+from langgraph.config import get_config
 from langgraph.constants import TAG_NOSTREAM
 
-__all__ = ["drop_before_model", "quiet_config"]
+__all__ = ["arun_inner", "drop_before_model", "quiet_config", "run_inner"]
 
 _HOOKLESS: dict[type[Any], type[Any]] = {}
 
@@ -57,3 +60,21 @@ def quiet_config(config: RunnableConfig) -> RunnableConfig:
     configurable = dict(quiet.get("configurable") or {})
     configurable.pop("__pregel_read", None)
     return {**quiet, "configurable": configurable}
+
+
+def run_inner(node: RunnableLambda[Any, Any], value: Any) -> Any:
+    """Run `node`'s function on `value` inside a model call, under `quiet_config`.
+
+    What `node.invoke(value, quiet_config(...))` does, less the runnable's own run
+    (callback manager, run start and end events): the node's function takes only the
+    state, and nothing of its run is streamed or stored, so a model call does not pay
+    for one. A model the function calls still sees the quiet config.
+    """
+    with set_config_context(quiet_config(get_config())) as context:
+        return context.run(node.func, value)
+
+
+async def arun_inner(node: RunnableLambda[Any, Any], value: Any) -> Any:
+    """Async twin of `run_inner`."""
+    with set_config_context(quiet_config(get_config())) as context:
+        return await asyncio.create_task(node.afunc(value), context=context)  # type: ignore[arg-type, call-arg]

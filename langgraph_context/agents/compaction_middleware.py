@@ -34,12 +34,11 @@ from langchain.agents.middleware.types import (
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_context._steps import Failed, adrive, drive
-from langgraph_context.agents._hooks import drop_before_model, quiet_config
+from langgraph_context.agents._hooks import arun_inner, drop_before_model, run_inner
 from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.compaction.options import (
@@ -193,13 +192,15 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         """Replace mode: compact the history in state when a trigger fires."""
         if self._node.mode != "replace":
             return None
-        return self._node.invoke(self._with_prefix(state), get_config()) or None
+        # The node's function, in this hook's own run: a runnable run around it per
+        # model call would cost more than the check when nothing needs compacting.
+        return self._node.func(self._with_prefix(state)) or None
 
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async twin of `before_model`."""
         if self._node.mode != "replace":
             return None
-        return await self._node.ainvoke(self._with_prefix(state), get_config()) or None
+        return await self._node.afunc(self._with_prefix(state)) or None  # type: ignore[call-arg, misc]
 
     def _with_prefix(self, state: Any) -> Any:
         """`state` with the agent's last request and the messages since, for the summarizer."""
@@ -260,7 +261,7 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         def call(step: _Step) -> Any:
             kind, value = step
             if kind == "compaction":
-                return self._node.invoke(value, quiet_config(get_config()))
+                return run_inner(self._node, value)
             return handler(value)
 
         return drive(self._steps(request), call)
@@ -275,7 +276,7 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         async def acall(step: _Step) -> Any:
             kind, value = step
             if kind == "compaction":
-                return await self._node.ainvoke(value, quiet_config(get_config()))
+                return await arun_inner(self._node, value)
             return await handler(value)
 
         return await adrive(self._steps(request), acall)

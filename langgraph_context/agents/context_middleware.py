@@ -20,12 +20,11 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallResult
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.config import get_config
 from langgraph.types import Command
 
 from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
-from langgraph_context.agents._hooks import quiet_config
+from langgraph_context.agents._hooks import arun_inner, run_inner
 from langgraph_context.agents._overflow import Window
 from langgraph_context.compaction.provenance import (
     fenced_compaction_message,
@@ -385,7 +384,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         def call(step: tuple[str, Any]) -> Any:
             kind, value = step
             if kind == "context" and self._node is not None:
-                return self._node.invoke(value, quiet_config(get_config()))
+                return run_inner(self._node, value)
             return handler(value)
 
         return drive(self._steps(request), call)
@@ -400,7 +399,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         async def acall(step: tuple[str, Any]) -> Any:
             kind, value = step
             if kind == "context" and self._node is not None:
-                return await self._node.ainvoke(value, quiet_config(get_config()))
+                return await arun_inner(self._node, value)
             return await handler(value)
 
         return await adrive(self._steps(request), acall)

@@ -7,7 +7,15 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_context._memo import PrefixMemo
 from langgraph_context.messages._history import _calls, _results, repair_history
+
+_Walk = tuple[list[BaseMessage | None], list[int]]
+_READY: PrefixMemo[_Walk] = PrefixMemo(64)
+"""Recent repaired histories, by identity (weakly), with the walk over them: each
+message sent (`None` where it was the history's own message, which is not kept), and
+the last history position that went into it. The next history made of the same
+objects resumes the walk after the last message it cannot change (see `_resumed`)."""
 
 
 def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
@@ -42,9 +50,11 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
         >>> [m.type for m in ready]
         ['human', 'ai', 'tool', 'human']
     """
-    out: list[BaseMessage] = []
-    started = False  # whether a non-system message was sent
-    for original in repair_history(messages).messages:
+    repaired = repair_history(messages).messages
+    out, ends = _resumed(repaired)
+    started = any(not isinstance(m, SystemMessage) for m in out)  # a non-system one sent
+    for index in range(ends[-1] + 1 if ends else 0, len(repaired)):
+        original = repaired[index]
         message = original
         if isinstance(original, SystemMessage) and started:
             # Providers take system text only at the start (langchain-anthropic refuses
@@ -54,12 +64,34 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
             continue
         started = started or not isinstance(message, SystemMessage)
         if out and _is_plain_user(message) and _is_plain_user(out[-1]):
-            out[-1] = merge_user_messages(out[-1], message)
+            out[-1], ends[-1] = merge_user_messages(out[-1], message), index
         elif out and isinstance(message, AIMessage) and _is_plain_ai(out[-1]):
-            out[-1] = _merge_ai_messages(out[-1], message)
+            out[-1], ends[-1] = _merge_ai_messages(out[-1], message), index
         else:
             out.append(message)
+            ends.append(index)
+    made = [None if m is repaired[end] else m for m, end in zip(out, ends, strict=True)]
+    _READY.remember(repaired, (made, ends))
     return at_most_cache_marks(out)
+
+
+def _resumed(repaired: list[BaseMessage]) -> tuple[list[BaseMessage], list[int]]:
+    """The messages sent for the part of `repaired` a recent walk already did.
+
+    A message sent is kept when every history message that went into it is one of
+    the matched objects: the walk was then where it is now (a message after it may
+    still merge into the last one). Merged and converted messages so stay the same
+    objects from call to call.
+    """
+    matched, walk = _READY.matched(repaired)
+    if walk is None:
+        return [], []
+    made, ends = walk
+    keep = 0
+    while keep < len(ends) and ends[keep] < matched:
+        keep += 1
+    kept = zip(made[:keep], ends[:keep], strict=True)
+    return [repaired[end] if m is None else m for m, end in kept], ends[:keep]
 
 
 def at_most_cache_marks(messages: list[BaseMessage], limit: int = 4) -> list[BaseMessage]:

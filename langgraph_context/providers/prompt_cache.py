@@ -348,29 +348,32 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         with self._lock:
             return self._requests.get(thread)
 
-    def _prepared(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], str, _Shape]:
+    def _prepared(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], str]:
         thread = thread_id()
         settings = request.model_settings
         wanted = self._key is not False and thread and "prompt_cache_key" not in settings
         if wanted and uses_prompt_cache_key(resolved_model(request.model)):
             key = thread if self._key is True else f"{self._key}:{thread}"
             request = request.override(model_settings={**settings, "prompt_cache_key": key})
-        system = request.system_message
-        shape = _Shape(
-            tools=self._tools(request.tools),
-            system=_message_print(system) if system is not None else (0, 0),
-            messages=tuple(_message_print(m) for m in request.messages),
-        )
         if self.keep_requests:
             with self._lock:
                 self._requests.pop(thread, None)
                 self._requests[thread] = request
                 if len(self._requests) > _MAX_KEPT_REQUESTS:
                     self._requests.popitem(last=False)
-        return request, thread, shape
+        return request, thread
+
+    def _shape(self, request: ModelRequest[Any]) -> _Shape:
+        """The request's fingerprint: made only when the reply reports cache figures."""
+        system = request.system_message
+        return _Shape(
+            tools=self._tools(request.tools),
+            system=_message_print(system) if system is not None else (0, 0),
+            messages=tuple(_message_print(m) for m in request.messages),
+        )
 
     def _recorded(
-        self, answer: ModelCallResult[Any], thread: str, shape: _Shape
+        self, answer: ModelCallResult[Any], thread: str, sent: ModelRequest[Any]
     ) -> ModelCallResult[Any]:
         response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
         result: list[BaseMessage] = (
@@ -380,6 +383,7 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         call = reported_cache_call(reply)
         if call is None:
             return answer
+        shape = self._shape(sent)
         with self._lock:
             previous = self._last.pop(thread, None)
             self._last[thread] = (shape, call["input"])
@@ -407,8 +411,8 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult[Any]:
         """Set the thread's cache key, call the model, record what the cache served."""
-        request, thread, shape = self._prepared(request)
-        return self._recorded(handler(request), thread, shape)
+        request, thread = self._prepared(request)
+        return self._recorded(handler(request), thread, request)
 
     async def awrap_model_call(
         self,
@@ -416,8 +420,8 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async twin of `wrap_model_call`."""
-        request, thread, shape = self._prepared(request)
-        return self._recorded(await handler(request), thread, shape)
+        request, thread = self._prepared(request)
+        return self._recorded(await handler(request), thread, request)
 
 
 def _judge(call: CacheCall, previous: tuple[_Shape, int], shape: _Shape, thread: str) -> None:

@@ -138,3 +138,9 @@ def dict_key(item: dict[str, Any]) -> tuple[Any, ...] | None:
             return None
         return ("dict-json", text)
     return ("dict", pairs)
+
+
+def digest(key: tuple[Any, ...]) -> tuple[int, int]:
+    """A message key as its memo key: its hash and the length of its content part."""
+    content = key[1]
+    return hash(key), len(content) if type(content) is str else -len(key)

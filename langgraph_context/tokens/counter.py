@@ -44,7 +44,7 @@ import tiktoken
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from langgraph_context._memo import ENTRY_BYTES, SizedMemo
+from langgraph_context._memo import ENTRY_BYTES, PrefixMemo, SizedMemo
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
 from langgraph_context.tokens._encodings import (
@@ -52,8 +52,9 @@ from langgraph_context.tokens._encodings import (
     encoding_name_for_model,
     load_encoding,
 )
+from langgraph_context.tokens._identity import Remembered, remembered_counts
 from langgraph_context.tokens._json import _to_json
-from langgraph_context.tokens._keys import dict_key, message_key, plain_key
+from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
 
 __all__ = [
     "TiktokenCounter",
@@ -169,6 +170,8 @@ class TiktokenCounter:
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
         self._message_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
+        # Histories counted lately, by identity (weakly): `_identity.remembered_counts`.
+        self._histories: PrefixMemo[Remembered] = PrefixMemo(64)
 
     @property
     def exact(self) -> bool:
@@ -264,6 +267,12 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
+        return REPLY_PRIMING_TOKENS + sum(remembered_counts(self._histories, items, self._each))
+
+    def _each(self, items: list[Any]) -> list[int]:
+        """Each item's count, through the message memo (checked as `as_messages` does)."""
+        if not items:
+            return []
         known: dict[int, int] = {}
         dict_keys: dict[int, tuple[Any, ...]] = {}
         for i, item in enumerate(items):
@@ -272,7 +281,7 @@ class TiktokenCounter:
             else:
                 key = dict_key(item) if isinstance(item, dict) else None
             if key is not None:
-                n = self._message_memo.get(_digest(key))
+                n = self._message_memo.get(digest(key))
                 if n is None:
                     dict_keys[i] = key
                 else:
@@ -283,16 +292,15 @@ class TiktokenCounter:
         except (InvalidArgumentError, InvalidTypeError):
             as_messages(items)  # the same error, naming the position in `messages`
             raise
-        total = REPLY_PRIMING_TOKENS + sum(known.values())
         for i, message in zip(todo, checked, strict=True):
             n = self._count_checked(message)
             if i in dict_keys and not isinstance(items[i], BaseMessage):
-                self._message_memo.put(_digest(dict_keys[i]), n, size=ENTRY_BYTES)
-            total += n
-        return total
+                self._message_memo.put(digest(dict_keys[i]), n, size=ENTRY_BYTES)
+            known[i] = n
+        return [known[i] for i in range(len(items))]
 
     def _count_checked(self, message: BaseMessage) -> int:
-        key = _digest(plain_key(message) or message_key(message))
+        key = digest(plain_key(message) or message_key(message))
         n = self._message_memo.get(key)
         if n is None:
             n = self._count_message_uncached(message)
@@ -334,12 +342,6 @@ class TiktokenCounter:
         if kind in _FILE_BLOCKS:
             return FILE_BLOCK_TOKENS
         return self.count_text(_to_json(block, strip_binary=True))
-
-
-def _digest(key: tuple[Any, ...]) -> tuple[int, int]:
-    """A message key as its memo key: its hash and the length of its content part."""
-    content = key[1]
-    return hash(key), len(content) if type(content) is str else -len(key)
 
 
 def _text_of_value(value: Any) -> str:

@@ -1,0 +1,77 @@
+"""Counts of a history counted lately, read back by identity (private to `tokens`).
+
+A model call counts its history several times (compaction's trigger, the context's
+fit, the input as sent), and the next call counts the same message objects plus the
+latest. `remembered_counts` reads back the count of each message a count already saw
+(the same object, and what its count depends on unchanged: `identity_guard`) from a
+`PrefixMemo` of recent histories, without building its content key; the others are
+counted by the caller (through its content-keyed memo).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from langgraph_context._memo import PrefixMemo
+
+__all__ = ["Remembered", "identity_guard", "remembered_counts"]
+
+Remembered = list[tuple[int, tuple[Any, ...] | None]]
+"""Each message's count and its `identity_guard` (`None`: always recounted)."""
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def remembered_counts(
+    memo: PrefixMemo[Remembered], items: list[Any], count_each: Callable[[list[Any]], list[int]]
+) -> list[int]:
+    """Each item's count: read back where `memo` saw it unchanged, else `count_each`'s.
+
+    A leading system message is left out of the match (each request builds a new one).
+    """
+    skip = 1 if isinstance(items[0], SystemMessage) and len(items) > 1 else 0
+    body = items[skip:]
+    matched, known = memo.matched(body)
+    typed = all(isinstance(m, BaseMessage) for m in body)  # dicts are never remembered
+    guards: list[tuple[Any, ...] | None] = [identity_guard(m) if typed else None for m in body]
+    counts: list[int | None] = [None] * len(body)
+    for i, (count, guard) in enumerate((known or [])[:matched]):
+        if guard is not None and guards[i] == guard:
+            counts[i] = count
+    todo = [i for i, n in enumerate(counts) if n is None]
+    for i, n in zip(todo, count_each([body[i] for i in todo]), strict=True):
+        counts[i] = n
+    done = [n for n in counts if n is not None]
+    if matched < len(body) and typed:
+        memo.remember(body, list(zip(done, guards, strict=True)))
+    return [*count_each(items[:skip]), *done]
+
+
+def identity_guard(message: BaseMessage) -> tuple[Any, ...] | None:
+    """What a remembered count of `message` (the same object) depends on, or `None`.
+
+    Only a message whose count cannot change unseen qualifies: string content, and
+    tool calls (if any) whose arguments are flat dicts of scalars, snapshotted here
+    (an edit in place replaces a value, and the snapshot no longer equals). List
+    content and nested arguments can change below any snapshot: `None`, recounted
+    by content. The content, name and ids are compared by identity and value.
+    """
+    fields = message.__dict__  # a pydantic model's fields: no attribute lookups
+    content = fields.get("content")
+    if type(content) is not str or fields.get("invalid_tool_calls"):
+        return None
+    calls = fields.get("tool_calls")
+    shots: list[tuple[Any, ...]] = []
+    for call in calls or ():
+        args = call.get("args") if type(call) is dict else None
+        if type(args) is not dict:
+            return None
+        items = tuple(args.items())
+        if any(type(v) not in _SCALARS for _, v in items):
+            return None
+        shots.append((call.get("name"), call.get("id"), items))
+    name, call_id = fields.get("name"), fields.get("tool_call_id")
+    return (id(content), len(content), name, call_id, id(calls), tuple(shots))
