@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
 
 from langgraph_context import create_context_agent
 from langgraph_context.context.breakpoints import mark_cache_points, uses_cache_points
@@ -24,7 +25,7 @@ pytest.importorskip("langchain_aws")
 boto3 = pytest.importorskip("boto3")
 stub = pytest.importorskip("botocore.stub")
 
-from langchain_aws import ChatBedrockConverse  # noqa: E402 - after the skip
+from langchain_aws import ChatBedrock, ChatBedrockConverse  # noqa: E402 - after the skip
 from langchain_aws.chat_models.bedrock_converse import _messages_to_bedrock  # noqa: E402
 
 MODEL_ID = "anthropic.claude-3-5-sonnet-20240620-v1:0"
@@ -111,6 +112,18 @@ def test_the_agent_sends_converse_cache_points_and_records_the_reported_cache() 
     assert any("toolResult" in b for b in second[2]["content"])
     usage = state["cache_usage"]
     assert (usage["calls"], usage["cache_read"], usage["cache_write"]) == (2, 1500, 1540)
+
+
+def test_only_converse_models_get_points() -> None:
+    """langchain-aws's InvokeModel `ChatBedrock` and a fallback to another provider get
+    none: only a Converse request takes a `cachePoint` block."""
+    model, _ = _bedrock([])
+    invoke_api = ChatBedrock(model_id=MODEL_ID, region_name="us-east-1", client=model.client)
+    assert invoke_api._get_ls_params().get("ls_provider") == "amazon_bedrock"
+    assert not uses_cache_points(invoke_api)
+    other = ChatOpenAI(model="gpt-4o", api_key="k")  # type: ignore[arg-type]
+    assert not uses_cache_points(model.with_fallbacks([other]))
+    assert uses_cache_points(model.bind_tools([read_file]).with_fallbacks([model]))
 
 
 def test_a_malformed_point_is_refused_by_the_stubbed_client() -> None:
