@@ -113,10 +113,14 @@ def cache_node(
             kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
             return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
 
-        def done(result: ContextResult, rest: list[BaseMessage]) -> dict[str, Any]:
+        def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
             # The plan joins the last user turn when it follows one: roles alternate.
             sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(rest))]
-            warn_if_short(result, sent, counter, limit, node=name)
+            # `fits`: this system message and `rest` were counted within the limit; the
+            # stamps removed are not counted, merging and dropping only take tokens
+            # away, so unless the last repair added results, the count would repeat.
+            fits = fits and len(sent) <= len(rest) + 1
+            warn_if_short(result, sent, counter, limit, node=name, fits=fits)
             return _update({output_key: sent}, messages_key, stamped)
 
         # While the whole history fits beside the system message as it is, it is sent
@@ -130,7 +134,7 @@ def cache_node(
             whole = yield build([])
         window = _verbatim(builder, [], body)
         if counter([SystemMessage(whole.text), *window, *tail]) <= limit:
-            return done(whole, [*window, *tail])
+            return done(whole, [*window, *tail], fits=True)
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
@@ -140,7 +144,7 @@ def cache_node(
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
         result: ContextResult = (yield build(body[:cut])) if cut else whole
-        return done(result, [*window, *tail])
+        return done(result, [*window, *tail], fits=False)
 
     def run(state: Any) -> dict[str, Any]:
         return drive(steps(state))

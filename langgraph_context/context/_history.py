@@ -51,11 +51,14 @@ def warn_if_short(
     limit: int,
     *,
     node: str,
+    fits: bool = False,
 ) -> None:
     """Warn (not only log) when the model input lost pinned items or is over budget.
 
     A constraint or hot issue left out, or an input over `max_tokens`, changes what
     the model does; a developer must see it, so it is a `UserWarning` with the fix.
+    `fits`: the caller counted this input within `limit` already (it is not counted
+    again).
     """
     lost = pinned_lost(result)
     if lost:
@@ -64,6 +67,8 @@ def warn_if_short(
             f"(max_tokens={limit}) is too small for it; raise the builder's max_tokens"
         )
         warnings.warn(msg, UserWarning, stacklevel=4)
+    if fits:
+        return
     used = int(token_counter(list(sent)))
     if used > limit:
         msg = (
