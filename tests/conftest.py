@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import settings
 
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
-__all__ = ["ScriptedChatModel", "ai_calls", "call", "scripted"]
+__all__ = ["ScriptedChatModel", "ai_calls", "call", "feed_input", "scripted"]
 
 # CI runs the same generated examples every time (a red run is reproducible, never a
 # coin toss); `HYPOTHESIS_PROFILE=fuzz` explores new ones locally.
@@ -38,3 +40,16 @@ def no_model_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No model configured by the machine's environment (use via `usefixtures`)."""
     for name in MODEL_ENV:
         monkeypatch.delenv(name, raising=False)
+
+
+def feed_input(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
+    """Answer `input()` with `lines`, then end of input (as a user typing, then Ctrl-D)."""
+    it: Iterator[str] = iter(lines)
+
+    def fake_input(prompt: str = "") -> str:
+        try:
+            return next(it)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr(builtins, "input", fake_input)

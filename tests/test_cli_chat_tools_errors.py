@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +11,9 @@ from langchain_core.outputs import ChatResult
 
 from langgraph_context.cli import main
 from langgraph_context.cli.models import register_model_factory
-from tests.conftest import ScriptedChatModel, ai_calls, call
+from tests.conftest import ScriptedChatModel, ai_calls, call, feed_input
 
 pytestmark = pytest.mark.usefixtures("no_model_env")
-
-
-def _feed(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
-    it: Iterator[str] = iter(lines)
-
-    def fake_input(prompt: str = "") -> str:
-        try:
-            return next(it)
-        except StopIteration:
-            raise EOFError from None
-
-    monkeypatch.setattr(builtins, "input", fake_input)
 
 
 class _FlakyModel(ScriptedChatModel):
@@ -54,7 +40,7 @@ def test_chat_shows_each_tool_call_and_its_result(
         ]
     )
     register_model_factory("scripted-tools", lambda config: model)
-    _feed(monkeypatch, ["make a plan", "/exit"])
+    feed_input(monkeypatch, ["make a plan", "/exit"])
     assert main(["chat", "--model-factory", "scripted-tools", "--db", str(tmp_path / "c.db")]) == 0
     out = capsys.readouterr().out
     assert "  -> write_plan(plan=['read', 'fix'])" in out
@@ -69,7 +55,7 @@ def test_chat_survives_a_failed_model_call_and_answers_the_next_line(
     """A model error is one printed line; the session goes on and the next turn is answered."""
     model = _FlakyModel(responses=[AIMessage("Back again.")])
     register_model_factory("scripted-flaky", lambda config: model)
-    _feed(monkeypatch, ["hello", "hello again", "/exit"])
+    feed_input(monkeypatch, ["hello", "hello again", "/exit"])
     code = main(["chat", "--model-factory", "scripted-flaky", "--db", str(tmp_path / "c.db")])
     out = capsys.readouterr().out
     assert code == 0

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import builtins
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from langchain_core.messages import AIMessage
 
 from langgraph_context.cli import main
 from langgraph_context.cli.models import register_model_factory
-from tests.conftest import ScriptedChatModel
+from tests.conftest import ScriptedChatModel, feed_input
 
 pytestmark = pytest.mark.usefixtures("no_model_env")
 
@@ -91,28 +89,15 @@ def test_unknown_model_factory_is_one_line(
     assert "model_factory 'nope' is not registered" in capsys.readouterr().err
 
 
-def feed(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
-    """Answer `input()` with `lines`, then end of input."""
-    it: Iterator[str] = iter(lines)
-
-    def fake_input(prompt: str = "") -> str:
-        try:
-            return next(it)
-        except StopIteration:
-            raise EOFError from None
-
-    monkeypatch.setattr(builtins, "input", fake_input)
-
-
 def test_chat_persists_threads_in_sqlite(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two chat sessions on one thread share the history saved in SQLite."""
     db = tmp_path / "chat.sqlite"
     name = scripted_factory([AIMessage("Noted: you like tea."), AIMessage("You like tea.")])
-    feed(monkeypatch, ["I like tea", "/exit"])
+    feed_input(monkeypatch, ["I like tea", "/exit"])
     assert main(["chat", "--model-factory", name, "--db", str(db), "--thread", "t1"]) == 0
-    feed(monkeypatch, ["", "What do I like?"])
+    feed_input(monkeypatch, ["", "What do I like?"])
     assert main(["chat", "--model-factory", name, "--db", str(db), "--thread", "t1"]) == 0
     out = capsys.readouterr().out
     assert "assistant> Noted: you like tea." in out
@@ -127,9 +112,9 @@ def test_chat_second_session_sees_first(tmp_path: Path, monkeypatch: pytest.Monk
     model = ScriptedChatModel(responses=[AIMessage("ok"), AIMessage("tea")])
     model.seen = []
     register_model_factory("scripted-seen", lambda config: model)
-    feed(monkeypatch, ["remember: I like tea"])
+    feed_input(monkeypatch, ["remember: I like tea"])
     main(["chat", "--model-factory", "scripted-seen", "--db", str(db)])
-    feed(monkeypatch, ["what do I like?"])
+    feed_input(monkeypatch, ["what do I like?"])
     main(["chat", "--model-factory", "scripted-seen", "--db", str(db)])
     second = "\n".join(str(m.content) for m in model.seen[-1])
     assert "remember: I like tea" in second
@@ -173,7 +158,7 @@ def test_chat_compact_command_compacts_before_the_next_call(
     """`/compact` (even first in a new thread) makes the next turn compact the history."""
     db = tmp_path / "chat.sqlite"
     name = scripted_factory([AIMessage("one"), AIMessage("two"), AIMessage("three")])
-    feed(monkeypatch, ["/compact", "hello", "more", "/compact", "again"])
+    feed_input(monkeypatch, ["/compact", "hello", "more", "/compact", "again"])
     assert main(["chat", "--model-factory", name, "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert out.count("compaction requested") == 2
@@ -185,7 +170,7 @@ def test_chat_prints_the_session_report_on_exit(
 ) -> None:
     """Leaving the chat prints the thread's session report (model calls, compactions)."""
     name = scripted_factory([AIMessage("one"), AIMessage("two")])
-    feed(monkeypatch, ["hello", "more", "/exit"])
+    feed_input(monkeypatch, ["hello", "more", "/exit"])
     assert main(["chat", "--model-factory", name, "--db", str(tmp_path / "c.sqlite")]) == 0
     out = capsys.readouterr().out
     assert "session: 2 model calls, 0 input tokens sent, 0 compactions" in out

@@ -6,9 +6,7 @@ The wire test runs `chat` on a real `ChatOpenAI` client against the local server
 
 from __future__ import annotations
 
-import builtins
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,25 +18,13 @@ from langgraph_context.cli.report import parse_prices
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.providers import cache_cost, cache_hit_rate
 from tests._wire_server import MODEL, WireServer, reply
+from tests.conftest import feed_input
 
 pytestmark = pytest.mark.usefixtures("no_model_env")
 
 PRICES = "input=2.5,cached_input=1.25,output=10"
 TABLE = {"input": 2.5, "cached_input": 1.25, "cache_write": 2.5, "output": 10.0}
 LONG = "The billing service retries each invoice three times before it gives up. " * 80
-
-
-def _feed(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
-    """Answer `input()` with `lines`, then end the input."""
-    it: Iterator[str] = iter(lines)
-
-    def fake_input(prompt: str = "") -> str:
-        try:
-            return next(it)
-        except StopIteration:
-            raise EOFError from None
-
-    monkeypatch.setattr(builtins, "input", fake_input)
 
 
 def _saved_state(db: Path, thread: str) -> dict[str, Any]:
@@ -59,7 +45,7 @@ def test_chat_and_report_show_the_wire_hit_rate_and_cost(
     with WireServer() as server:
         server.script(reply("Three retries."), reply("Then it gives up."), reply("Yes."))
         monkeypatch.setenv("LGC_API_KEY", "sk-wire-test")
-        _feed(monkeypatch, [f"What does this say? {LONG}", "And then?", "Sure?"])
+        feed_input(monkeypatch, [f"What does this say? {LONG}", "And then?", "Sure?"])
         args = ["chat", "--base-url", server.base_url, "--model", MODEL, "--db", str(db)]
         assert main([*args, "--thread", "bill", "--prices", PRICES]) == 0
         chat_out = capsys.readouterr().out
