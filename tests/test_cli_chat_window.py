@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import builtins
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from langgraph_context.cli.chat import context_budget
 from langgraph_context.cli.models import register_model_factory
 from langgraph_context.testing import ScriptedChatModel
 from langgraph_context.tokens import count_tokens
+from tests.conftest import feed_input
 
 LINE = "please remember this detail about the system " * 40
 pytestmark = pytest.mark.usefixtures("no_model_env")
@@ -25,15 +24,7 @@ def _chat(
 ) -> ScriptedChatModel:
     model = ScriptedChatModel(responses=[AIMessage("ok " + "answer words " * 150)])
     register_model_factory("window-test", lambda config: model)
-    lines: Iterator[str] = iter(f"message {i}: {LINE}" for i in range(turns))
-
-    def fake_input(prompt: str = "") -> str:
-        try:
-            return next(lines)
-        except StopIteration:
-            raise EOFError from None
-
-    monkeypatch.setattr(builtins, "input", fake_input)
+    feed_input(monkeypatch, [f"message {i}: {LINE}" for i in range(turns)])
     db = tmp_path / "chat.sqlite"
     args = ["chat", "--model-factory", "window-test", "--db", str(db), "--window", str(window)]
     assert main(args) == 0
