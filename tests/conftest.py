@@ -53,3 +53,12 @@ def feed_input(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
             raise EOFError from None
 
     monkeypatch.setattr(builtins, "input", fake_input)
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    """A running wire server (an OpenAI-compatible endpoint), shut down after the test."""
+    from tests._wire_server import WireServer  # imported on use: only the wire tests need it
+
+    with WireServer() as running:
+        yield running

@@ -45,13 +45,6 @@ def _chat(profile: dict[str, Any] | None = None) -> FakeListChatModel:
     return FakeListChatModel(responses=["ok"], profile=profile)
 
 
-@pytest.fixture
-def server() -> Any:
-    """A running wire server, shut down after the test."""
-    with WireServer() as running:
-        yield running
-
-
 def _thread(pairs: int = 12) -> list[BaseMessage]:
     """A long thread of exchanges, then the question the model must answer."""
     out: list[BaseMessage] = []

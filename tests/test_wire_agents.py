@@ -44,13 +44,6 @@ def lookup(city: str) -> str:
     return f"sunny in {city}"
 
 
-@pytest.fixture
-def server() -> Any:
-    """A running wire server, shut down after the test."""
-    with WireServer() as running:
-        yield running
-
-
 def assert_clean_tools(bodies: list[dict[str, Any]]) -> None:
     """Every tool schema sent is valid JSON Schema, an object, free of injected args."""
     for body in bodies:

@@ -23,13 +23,6 @@ def read_file(path: str) -> str:
     return f"{path}: {README}"
 
 
-@pytest.fixture
-def server() -> Any:
-    """A running wire server, shut down after the test."""
-    with WireServer() as running:
-        yield running
-
-
 def test_cached_tokens_are_the_common_prefix_in_openai_steps() -> None:
     """The server's cache serves the shared prefix, 128-token steps, nothing under 1,024."""
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import openai
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -29,13 +27,6 @@ from tests._wire_server import (
 )
 
 OPTIONS = SummaryOptions(max_input_tokens=1_500, max_summary_tokens=100)
-
-
-@pytest.fixture
-def server() -> Any:
-    """A running wire server, shut down after the test."""
-    with WireServer() as running:
-        yield running
 
 
 def history(turns: int = 12) -> list[BaseMessage]:

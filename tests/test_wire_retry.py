@@ -26,13 +26,6 @@ from tests.test_wire_compaction import history
 BUDGET = 1_200
 
 
-@pytest.fixture
-def server() -> Any:
-    """A running wire server, shut down after the test."""
-    with WireServer() as running:
-        yield running
-
-
 def _options(**kwargs: Any) -> SummaryOptions:
     base: dict[str, Any] = {
         "max_input_tokens": 100_000,  # one summarizer call: one chunk
