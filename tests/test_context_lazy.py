@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
 from langgraph_context import scoring
-from langgraph_context.context import ContextBuilder, ContextConfig, pack_packets
-from langgraph_context.context._sizing import PacketSizer, cost_floor
+from langgraph_context.context import ContextBuilder, ContextConfig, _sizing, pack_packets
+from langgraph_context.context._sizing import LazyFloors, PacketSizer, cost_floor, words_floor
 from langgraph_context.context.structure import render_packet
 from langgraph_context.packet import ContextPacket
 from langgraph_context.safety.boundary import Fence
@@ -61,12 +61,52 @@ def test_a_cost_floor_never_exceeds_the_rendered_cost(encoding: str, content: st
             assert floor <= cost
 
 
+@settings(max_examples=500, deadline=None)
+@given(content=st.one_of(MIXED, st.text(max_size=60)))
+def test_the_words_floor_is_never_above_the_pieces_floor(content: str) -> None:
+    """Any text, control characters and non-ASCII included: words <= pieces."""
+    assert words_floor(content) <= cost_floor(content)
+
+
+def test_lazy_floors_settle_most_packets_with_the_cheap_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 1,000-packet pack runs the pieces' expression on few packets, same picks."""
+    texts = _texts(1000)
+    calls: list[str] = []
+    real = _sizing.cost_floor
+
+    def counted(content: str) -> int:
+        calls.append(content)
+        return real(content)
+
+    monkeypatch.setattr(_sizing, "cost_floor", counted)
+    floors = LazyFloors(texts)
+    assert floors.over(0, 0)
+    assert not floors.over(0, 10_000)
+    assert floors[0] == real(texts[0])
+    assert floors[0:2] == [real(t) for t in texts[:2]]
+    packets = [ContextPacket(t, type="retrieved", source=f"d{i}") for i, t in enumerate(texts)]
+    calls.clear()
+    builder = ContextBuilder(config=ContextConfig(max_tokens=1000))
+    result = builder.build_result("billing upstream timeout", custom_packets=packets)
+    assert result.selected
+    assert len(calls) < 100
+    monkeypatch.setattr(_sizing, "LazyFloors", lambda texts: [real(t) for t in texts])
+    eager = ContextBuilder(config=ContextConfig(max_tokens=1000))
+    expected = eager.build_result("billing upstream timeout", custom_packets=packets)
+    assert [p.source for p in result.selected] == [p.source for p in expected.selected]
+    assert result.text == expected.text
+
+
 def test_text_rendering_may_change_gets_no_floor() -> None:
     """Non-ASCII text, or text a fence would rewrite, has floor 0."""
     assert cost_floor("naïve café") == 0
     assert cost_floor("a <untrusted-data-1> b") == 0
     assert cost_floor("a &lt; b") == 0
     assert cost_floor("plain words here") == 3
+    assert words_floor("plain words here") == 3
+    assert words_floor("a\x1cb") == 0  # a separator to split, punctuation to tiktoken
 
 
 def _spy_counter() -> tuple[TiktokenCounter, list[str]]:
@@ -157,7 +197,8 @@ def test_lazy_costs_are_measured_once_and_indexed_like_a_list() -> None:
     assert costs[1] == costs[1] == TiktokenCounter().count_fresh("two words") + 1
     assert costs.measured == 1
     assert costs[0:2] == [costs[0], costs[1]]
-    assert costs.floors == [1, 2, 3]
+    assert costs.floors is not None
+    assert list(costs.floors) == [1, 2, 3]
     with pytest.raises(IndexError):
         costs[3]
 

@@ -14,7 +14,7 @@ from langgraph_context.safety.boundary import Fence, protect_packet
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from langgraph_context.tokens import TiktokenCounter, TokenCounter
 
-__all__ = ["LazyCosts", "PacketSizer", "cost_floor"]
+__all__ = ["LazyCosts", "LazyFloors", "PacketSizer", "cost_floor", "words_floor"]
 
 # A fixed, random-looking boundary of the default length, used only to measure costs.
 _COST_BOUNDARY = "5e0c9a7d31b84f26"
@@ -113,7 +113,7 @@ class PacketSizer:
                 memo.put(key, cost, size=_ENTRY_BYTES)
             return cost
 
-        floors = [cost_floor(p.content) for p in packets] if plain and _bpe(counter) else None
+        floors = LazyFloors([p.content for p in packets]) if plain and _bpe(counter) else None
         return LazyCosts(measure, len(packets), floors)
 
 
@@ -143,10 +143,71 @@ def cost_floor(content: str) -> int:
     neutralize), behind a label that ends in a space: its pieces (see `_PIECES`) less
     one (the first may join the label's last), plus the newline's token.
     """
-    lowered = content.lower()
-    if not content.isascii() or any(mark in lowered for mark in _MAY_CHANGE):
+    if not _keeps_bytes(content):
         return 0
     return len(_PIECES.findall(content))
+
+
+# ASCII characters `str.split` takes for whitespace but tiktoken's pieces do not.
+_SPLIT_ONLY = ("\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def words_floor(content: str) -> int:
+    r"""A cheaper, weaker bound than `cost_floor`: at most it, for every text.
+
+    Its whitespace-separated words: every word holds at least one piece of
+    `_PIECES` (its last character ends a letter run, a digit group or a run of other
+    characters followed by whitespace or the end) and no piece crosses whitespace, so
+    there are at most as many words as pieces. A `str.split` separator that is not
+    whitespace to the pieces (\x1c-\x1f) gets 0. About 20 times cheaper than the
+    pieces' regular expression, it settles most packets a full pack reaches.
+    """
+    if not _keeps_bytes(content) or any(mark in content for mark in _SPLIT_ONLY):
+        return 0
+    return len(content.split())
+
+
+def _keeps_bytes(content: str) -> bool:
+    """Whether rendering keeps `content` byte-identical and the floors hold for it."""
+    lowered = content.lower()
+    return content.isascii() and not any(mark in lowered for mark in _MAY_CHANGE)
+
+
+class LazyFloors(Sequence[int]):
+    """`cost_floor` of each text, computed on first access; `words_floor` asked first.
+
+    A pack reads a floor for every packet it passes once the budget is nearly spent;
+    `over(i, room)` settles most of them with the cheap bound, so a cold build over
+    1,000 new packets does not run the pieces' expression over all of them.
+
+    Args:
+        texts: The packets' contents.
+    """
+
+    def __init__(self, texts: list[str]) -> None:
+        self._texts = texts
+        self._known: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        """The number of texts."""
+        return len(self._texts)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        """`cost_floor` of text `i`, computed once."""
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._texts)))]
+        floor = self._known.get(i)
+        if floor is None:
+            floor = self._known[i] = cost_floor(self._texts[i])
+        return floor
+
+    def over(self, i: int, room: int) -> bool:
+        """Whether text `i` surely costs more than `room` (the cheap bound first)."""
+        return words_floor(self._texts[i]) > room or self[i] > room
 
 
 class LazyCosts(Sequence[int]):
@@ -158,7 +219,9 @@ class LazyCosts(Sequence[int]):
         floors: A lower bound of each cost, or `None` when none is known.
     """
 
-    def __init__(self, measure: Callable[[int], int], size: int, floors: list[int] | None) -> None:
+    def __init__(
+        self, measure: Callable[[int], int], size: int, floors: Sequence[int] | None
+    ) -> None:
         self._measure = measure
         self._known: dict[int, int] = {}
         self._size = size

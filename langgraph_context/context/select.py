@@ -107,6 +107,12 @@ def _recency(packets: Sequence[ContextPacket]) -> list[float]:
     return recency
 
 
+def _surely_over(floors: Sequence[int], i: int, room: int) -> bool:
+    """Whether packet `i`'s floor is over `room` (a lazy floor may settle it cheaply)."""
+    over = getattr(floors, "over", None)
+    return bool(over(i, room)) if callable(over) else floors[i] > room
+
+
 def pack_packets(
     packets: Sequence[ContextPacket],
     relevance: Sequence[float],
@@ -171,7 +177,7 @@ def pack_packets(
         if not packet.pinned and relevance[i] < config.min_relevance:
             dropped[i] = "below_min_relevance"
             continue
-        if cost_floors is not None and used + cost_floors[i] > max_selected_tokens:
+        if cost_floors is not None and _surely_over(cost_floors, i, max_selected_tokens - used):
             dropped[i] = "over_budget"
             continue
         size = costs[i] if costs is not None else packet.token_count or 0
