@@ -16,9 +16,10 @@ Run: `.venv/bin/python -m benchmarks.lean [--quick]`
    thread, bare and ours: ours stays flat in the history's length, bare grows. The
    warm recount of a 200-message history after one append is printed beside a cold
    count (the memo must keep it cheap). Served throughput is `benchmarks.lean.served`.
-3. Memory per finished thread: the same agent over `--threads` threads of 200 calls,
-   each deleted from its `InMemorySaver` after it ends; live Python memory
-   (tracemalloc) after each 5, target at most 5 MB after 10 and flat after.
+3. Memory per finished thread: `create_context_agent` with its defaults (as `repro_2`)
+   over `--threads` threads of 200 calls, each deleted from its `InMemorySaver` after it
+   ends; live Python memory (tracemalloc) after each 5, target at most 5 MB after 10 and
+   flat after.
 4. Cold build: `ContextBuilder.build_result` over 1,000 and 10,000 packets it has not
    seen (each size in a fresh process), beside `rank_bm25` top-k + greedy pack, CPU
    time; warm (repeat) builds printed apart, labelled.
@@ -249,9 +250,9 @@ def recount() -> dict[str, float]:
 
 
 def memory(threads: int) -> list[float]:
-    """Live Python MB after each 5 finished, deleted 200-call threads."""
+    """Live Python MB after each 5 finished, deleted 200-call threads of the full agent."""
     texts: dict[str, list[str]] = {"now": []}
-    model, graph = _agent("pieces", texts)
+    model, graph = _agent("ours", texts)
     saver = graph.checkpointer
     gc.collect()
     tracemalloc.start()
