@@ -29,6 +29,7 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from typing_extensions import TypedDict
 
+from langgraph_context.compaction._quiet import Quiet
 from langgraph_context.compaction._step import Config, Step
 from langgraph_context.compaction.options import (
     COMPACTION_MODES,
@@ -285,8 +286,12 @@ def create_compaction_node(
     if model is not None:
         required[config.keys.state_key] = "CompactionStateMixin"
 
+    quiet = Quiet(config)  # most calls compact nothing: said from the appended messages
+
     def compaction(state: Any) -> dict[str, Any]:
         require_state_keys(required, node=name)
+        if quiet(state):
+            return {}
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
             step.adopt(summarize_history(step.summary_input(), **step.summary_kwargs()))
@@ -294,6 +299,8 @@ def create_compaction_node(
 
     async def acompaction(state: Any) -> dict[str, Any]:
         require_state_keys(required, node=name)
+        if quiet(state):
+            return {}
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
             done = await asummarize_history(step.summary_input(), **step.summary_kwargs())
