@@ -188,16 +188,18 @@ def test_a_quiet_call_counts_only_the_appended_messages(monkeypatch: pytest.Monk
     thread = _grown(80)
     assert node.invoke({"messages": thread[:70]}) == {}
     counted: list[BaseMessage] = []
-    each = TiktokenCounter.count_message
+    each = TiktokenCounter._each
 
-    def spy(self: TiktokenCounter, message: BaseMessage) -> int:
-        counted.append(message)
-        return each(self, message)
+    def spy(self: TiktokenCounter, items: list[Any]) -> list[int]:
+        counted.extend(items)
+        return each(self, items)
 
-    monkeypatch.setattr(TiktokenCounter, "count_message", spy)
+    monkeypatch.setattr(TiktokenCounter, "_each", spy)
     monkeypatch.setattr(TiktokenCounter, "count_messages", _no_whole_count)
     assert node.invoke({"messages": thread[:73]}) == {}
     assert counted == thread[70:73]
+    assert node.quiet({"messages": thread[:75]})  # what the middleware asks first
+    assert counted == thread[70:75]
 
 
 def _no_whole_count(self: TiktokenCounter, messages: Any) -> int:
@@ -236,3 +238,31 @@ def test_the_check_keeps_no_message_alive() -> None:
     del thread
     gc.collect()
     assert ref() is None
+
+
+def test_a_stamped_copy_keeps_its_count_and_an_edited_copy_is_recounted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A copy replacing a message by id counts as it did; one with new tool calls is recounted."""
+    node = create_compaction_node(trigger_tokens=1_000)
+    thread = _grown(22)
+    assert node.invoke({"messages": thread}) == {}
+    counted: list[BaseMessage] = []
+    each = TiktokenCounter._each
+
+    def spy(self: TiktokenCounter, items: list[Any]) -> list[int]:
+        counted.extend(items)
+        return each(self, items)
+
+    monkeypatch.setattr(TiktokenCounter, "_each", spy)
+    kwargs = {"additional_kwargs": {"timestamp": "2026-11-27T13:00:00+00:00"}}
+    stamped = [m.model_copy(update=kwargs) for m in thread[-3:]]
+    assert node.invoke({"messages": [*thread[:-3], *stamped]}) == {}
+    assert counted == []  # the copies share their content: counted before
+    # The latest call is pending (not counted): edit the one before it.
+    [index] = [i for i, m in enumerate(thread) if isinstance(m, AIMessage) and m.tool_calls][-2:-1]
+    call = tool_call("read_log", {"n": "every line " * 600}, thread[index].tool_calls[0]["id"])
+    edited = thread[index].model_copy(update={"tool_calls": [call]})
+    update = node.invoke({"messages": [*thread[:index], edited, *thread[index + 1 :]]})
+    assert counted[0] is edited
+    assert update["compaction"]["count"] == 1

@@ -207,8 +207,10 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
 
     def _with_prefix(self, state: Any) -> Any:
         """`state` with the agent's last request and the messages since, for the summarizer."""
-        last = self.prefix_cache.last_request(thread_id()) if self.prefix_cache else None
-        if last is None or not self.summarizes:
+        if not self.summarizes or self.prefix_cache is None:
+            return state
+        last = self.prefix_cache.last_request(thread_id())
+        if last is None:
             return state
         sent = {m.id for m in last.messages if m.id}
         history = list(state.get("messages", []))
@@ -230,8 +232,10 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
             if view:
                 request = request.override(messages=list(view))
         else:
-            # The check reads the history in state, as a step before the model would.
-            learned = _out((yield ("compaction", self._with_prefix(request.state))))
+            # The check reads the history in state, as a step before the model would;
+            # a quiet one (most calls) needs no config of its own (no model is called).
+            if not self._node.quiet(request.state):
+                learned = _out((yield ("compaction", self._with_prefix(request.state))))
             rewrite = list(learned.pop("messages", None) or [])
             if rewrite:
                 stored: list[Any] = list(get_state_value(request.state, "messages", []))

@@ -37,7 +37,7 @@ from langgraph_context.tokens.window import corrected_tokens, usage_ratio
 __all__ = ["MAX_HISTORIES", "Quiet"]
 
 MAX_HISTORIES = 64
-"""Histories one node remembers (a weak reference and two ints a message each)."""
+"""Histories one node remembers (a weak reference and three ints a message each)."""
 
 _TRACKED = frozenset({"tokens", "fraction", "messages"})  # trigger kinds read from the sums
 _content = operator.attrgetter("content")
@@ -48,11 +48,31 @@ class _Seen:
     """What the check of a remembered history found (every message clean)."""
 
     contents: tuple[int, ...]  # id() of each message's content, to see edits in place
+    shapes: tuple[int, ...]  # `_shape` of each message: a copy of it counts the same
     counts: tuple[int, ...]  # the counter's count of each message (no reply priming)
     lead: int  # where the leading block of trusted system messages ends
 
 
-_NOTHING = _Seen((), (), 0)
+_NOTHING = _Seen((), (), (), 0)
+
+
+def _shape(message: BaseMessage) -> int:
+    """A hash of what a message's count depends on, the content by identity.
+
+    A copy made with `model_copy` (the context's stamped copy, replacing the message
+    by id) shares the content and tool call objects: the same shape, the same count.
+    """
+    fields = message.__dict__  # a pydantic model's fields: no attribute lookups
+    return hash(
+        (
+            type(message),
+            fields.get("id"),
+            id(fields.get("content")),
+            id(fields.get("tool_calls")),
+            fields.get("name"),
+            fields.get("tool_call_id"),
+        )
+    )
 
 
 class Quiet:
@@ -100,22 +120,31 @@ class Quiet:
         """The check of `items`, from the remembered part on (`None`: not clean).
 
         The remembered part is the leading messages that are the very objects checked
-        before, with the very content objects: a message replaced since (a stamped
-        copy, an edit by id) and all after it are looked at again.
+        before, with the very content objects; the messages after it are looked at
+        again (a copy of a remembered one, same shape, keeps its count).
         """
         matched, known = self._memo.matched(items)
         if known is None:
-            return self._scan(items, _NOTHING)
+            return self._scan(items, _NOTHING, _NOTHING)
         contents = tuple(map(id, map(_content, items[:matched])))
         before = known.contents[:matched]
         if contents != before:  # edited in place: checked again from the first edit on
             pairs = zip(contents, before, strict=True)
             matched = next(i for i, (now, then) in enumerate(pairs) if now != then)
-        kept = _Seen(known.contents[:matched], known.counts[:matched], min(known.lead, matched))
-        return self._scan(items, kept)
+        kept = _Seen(
+            known.contents[:matched],
+            known.shapes[:matched],
+            known.counts[:matched],
+            min(known.lead, matched),
+        )
+        return self._scan(items, kept, known)
 
-    def _scan(self, items: list[Any], seen: _Seen) -> _Seen | None:
-        """`seen` extended over the rest of `items`, or `None` if one needs the full step."""
+    def _scan(self, items: list[Any], seen: _Seen, known: _Seen) -> _Seen | None:
+        """`seen` extended over the rest of `items`, or `None` if one needs the full step.
+
+        `known` is what the history was remembered with: a message of the rest with the
+        shape its position had there keeps the count it had.
+        """
         start = len(seen.counts)
         tail = items[start:]
         if not tail:
@@ -123,8 +152,6 @@ class Quiet:
         if not all(isinstance(m, BaseMessage) for m in tail):
             return None  # dicts and tuples are converted (and checked) by the full step
         lead = seen.lead
-        count = self.o.token_counter.count_message  # type: ignore[attr-defined]
-        counts: list[int] = []
         for i, message in enumerate(tail, start=start):
             mark = message.additional_kwargs.get(SYSTEM_TRUST_KEY)
             system = isinstance(message, SystemMessage)
@@ -136,12 +163,25 @@ class Quiet:
                 return None  # stored unfenced by an older version: refenced
             if is_provider_compaction(message):
                 return None  # the provider's cut moves what is counted
-            try:
-                counts.append(int(count(message)))
-            except (InvalidArgumentError, InvalidTypeError):
-                return None  # malformed: the full step raises, naming its position
-        contents = (*seen.contents, *map(id, map(_content, tail)))
-        return _Seen(contents, (*seen.counts, *counts), lead)
+        shapes = [_shape(m) for m in tail]
+        counts: list[int | None] = [
+            known.counts[i] if i < len(known.shapes) and known.shapes[i] == shape else None
+            for i, shape in enumerate(shapes, start=start)
+        ]
+        todo = [j for j, n in enumerate(counts) if n is None]
+        try:
+            # Each message's count, as the counter sums them for a list (its memos).
+            fresh = self.o.token_counter._each([tail[j] for j in todo])  # type: ignore[attr-defined]
+        except (InvalidArgumentError, InvalidTypeError):
+            return None  # malformed: the full step raises, naming its position
+        for j, n in zip(todo, fresh, strict=True):
+            counts[j] = int(n)
+        return _Seen(
+            (*seen.contents, *map(id, map(_content, tail))),
+            (*seen.shapes, *shapes),
+            (*seen.counts, *(n for n in counts if n is not None)),
+            lead,
+        )
 
     def _fires(self, items: list[Any], seen: _Seen, usage: Any) -> bool:
         """Whether a trigger fires on the history `seen` describes (as `Step._fired`)."""

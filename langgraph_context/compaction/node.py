@@ -21,7 +21,7 @@ notes and other pinned state are never touched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
@@ -65,6 +65,9 @@ class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
     Attributes:
         mode: `replace` or `view`.
         output_key: The state key a view-mode node writes its view to.
+        quiet: `quiet(state)` is True when the node would return `{}` for `state`
+            (False: not sure), from the messages appended since its last check of the
+            same history; what the node itself asks first.
     """
 
     def __init__(
@@ -75,10 +78,12 @@ class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
         name: str,
         mode: CompactionMode,
         output_key: str,
+        quiet: Callable[[Any], bool] | None = None,
     ) -> None:
         super().__init__(func, afunc=afunc, name=name)
         self.mode: CompactionMode = mode
         self.output_key = output_key
+        self.quiet: Callable[[Any], bool] = quiet or (lambda state: False)
 
 
 class CompactionRecord(TypedDict, total=False):
@@ -308,5 +313,10 @@ def create_compaction_node(
         return await step.aupdate()
 
     return CompactionNode(
-        compaction, acompaction, name=name, mode=mode, output_key=config.keys.output_key
+        compaction,
+        acompaction,
+        name=name,
+        mode=mode,
+        output_key=config.keys.output_key,
+        quiet=quiet,
     )
