@@ -74,11 +74,11 @@ class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
         self,
         func: Any,
         afunc: Any,
+        quiet: Callable[[Any], bool] | None = None,
         *,
         name: str,
         mode: CompactionMode,
         output_key: str,
-        quiet: Callable[[Any], bool] | None = None,
     ) -> None:
         super().__init__(func, afunc=afunc, name=name)
         self.mode: CompactionMode = mode
@@ -313,10 +313,5 @@ def create_compaction_node(
         return await step.aupdate()
 
     return CompactionNode(
-        compaction,
-        acompaction,
-        name=name,
-        mode=mode,
-        output_key=config.keys.output_key,
-        quiet=quiet,
+        compaction, acompaction, quiet, name=name, mode=mode, output_key=config.keys.output_key
     )
