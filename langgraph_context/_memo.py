@@ -20,7 +20,7 @@ histories a check passed, by weak references to their messages (it keeps none al
 so the next request over the same messages plus what was appended checks only the
 tail. `messages` holds one, of at most 64 histories; so does each `TiktokenCounter`
 (the counts of the messages of its 64 latest histories); so do `without_stamps` and
-`provider_ready_history`.
+`provider_ready_history`, and each compaction node (its no-op check, `compaction._quiet`).
 """
 
 from __future__ import annotations

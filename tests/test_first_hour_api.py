@@ -217,13 +217,7 @@ def test_middleware_agent_runs_no_no_op_steps_per_model_call() -> None:
         StateToolsMiddleware(),
     ]
     agent = create_agent(model, [], middleware=middleware)
-    assert _updates(agent) == [
-        "compaction.before_model",
-        "model",
-        "tools",
-        "compaction.before_model",
-        "model",
-    ]
+    assert _updates(agent) == ["model", "tools", "model"]
 
 
 def test_pinned_middleware_with_checks_keeps_its_hook_under_its_own_name() -> None:
@@ -266,21 +260,24 @@ def test_context_agent_compacts_and_assembles_by_default() -> None:
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = create_context_agent(model)
     nodes = set(graph.get_graph().nodes)
-    assert nodes == {"__start__", "compaction.before_model", "model", "tools", "__end__"}
+    assert nodes == {"__start__", "model", "tools", "__end__"}  # compaction runs in the call
     graph.invoke({"messages": [HumanMessage("hi")], "note": {"k": "v"}})
     system = model.seen[0][0].content
     assert "[note:k" in system  # the context builder's fenced note, not the bare [State] block
 
 
 def test_compaction_and_context_accept_true_false_and_an_instance() -> None:
-    """`compaction=True` adds its step; `False` for both leaves model and tools only."""
+    """`compaction=True` adds its record to state (no step); `False` leaves it out."""
     model = ScriptedChatModel(responses=[AIMessage("ok")])
-    with_step = create_context_agent(model, compaction=True).get_graph().nodes
-    assert "compaction.before_model" in with_step
+    with_record = create_context_agent(model, compaction=True)
+    assert "compaction" in with_record.channels
+    assert set(with_record.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
     bare = create_context_agent(model, compaction=False, context=False)
     assert set(bare.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
+    assert "compaction" not in bare.channels
     own = CompactionMiddleware(500, name="mine")
-    assert "mine.before_model" in create_context_agent(model, compaction=own).get_graph().nodes
+    mine = create_context_agent(ScriptedChatModel(responses=[AIMessage("ok")]), compaction=own)
+    assert mine.invoke({"messages": _long_history(8)})["compaction"]["count"] == 1
     with pytest.raises(TypeError, match="compaction must be a bool or a CompactionMiddleware"):
         create_context_agent(model, compaction=42)  # type: ignore[arg-type]
 
@@ -307,14 +304,13 @@ def test_max_tokens_sizes_both_parts() -> None:
     assert count_tokens(model.seen[0]) <= 800
 
 
-def test_context_agent_costs_two_steps_per_model_call() -> None:
-    """Compaction and model are the only steps before each answer (context runs inside)."""
-    compaction = "compaction.before_model"
+def test_context_agent_costs_one_step_per_model_call() -> None:
+    """The model is the only step before each answer (compaction and context run inside)."""
     model = ScriptedChatModel(
         responses=[ai_calls(call("write_plan", {"items": ["a"]}, "p")), AIMessage("done")]
     )
     steps = _updates(create_context_agent(model))
-    assert steps == [compaction, "model", "tools", compaction, "model"]
+    assert steps == ["model", "tools", "model"]
 
 
 # --- run settings through context_schema; public input schemas --------------------------

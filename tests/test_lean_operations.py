@@ -62,12 +62,11 @@ def _turns(graph: Any, model: _Looping, turns: int) -> Iterator[int]:
         yield model.calls
 
 
-def test_the_default_agent_adds_one_graph_step_to_a_bare_agent() -> None:
-    """Only compaction's hook is a node of its own; every other part runs inside a call."""
+def test_the_default_agent_adds_no_graph_step_to_a_bare_agent() -> None:
+    """Compaction, context and every other part run inside the model call: no node of its own."""
     _, ours = _agent()
     bare = create_agent(_Looping(responses=[]), [read_log])
-    extra = set(ours.get_graph().nodes) - set(bare.get_graph().nodes)
-    assert extra == {"compaction.before_model"}
+    assert set(ours.get_graph().nodes) == set(bare.get_graph().nodes)
 
 
 def test_a_model_call_counts_by_content_only_what_is_new(

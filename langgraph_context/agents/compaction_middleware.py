@@ -1,8 +1,12 @@
 """`CompactionMiddleware`: compaction of the history, and the model's window at call time.
 
-In `replace` mode (the default) the history in state is rewritten by a `before_model`
-hook when a trigger fires (the core of `compaction.create_compaction_node`); in `view`
-mode the history stays and each model call is sent the compacted messages through
+Both modes run inside the model call (`wrap_model_call`), so compaction adds no graph
+step. In `replace` mode (the default) the history in state is rewritten when a trigger
+fires (the core of `compaction.create_compaction_node`): the call is sent the compacted
+history, and the rewrite (`RemoveMessage(REMOVE_ALL)`, the compacted history) goes ahead
+of the reply in the call's own `messages` update, so the updates of middleware inside
+this one (the context's stamps, by id) land on the compacted history. In `view` mode
+the history stays and each model call is sent the compacted messages through
 `request.override(messages=...)`, never stored (only the record with the running
 summary is).
 
@@ -22,6 +26,7 @@ the rules).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
@@ -34,12 +39,18 @@ from langchain.agents.middleware.types import (
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from langgraph.runtime import Runtime
+from langgraph.graph.message import add_messages
 from langgraph.types import Command
 
 from langgraph_context._steps import Failed, adrive, drive
-from langgraph_context.agents._hooks import arun_inner, drop_before_model, run_inner
-from langgraph_context.agents._overflow import Retry, Window, history_rewrite, overflowed
+from langgraph_context.agents._hooks import arun_inner, run_inner
+from langgraph_context.agents._overflow import (
+    Retry,
+    Window,
+    history_rewrite,
+    overflowed,
+    with_messages,
+)
 from langgraph_context.compaction import CompactionRecord, create_compaction_node
 from langgraph_context.compaction.options import (
     SUMMARY_REQUEST_KEY,
@@ -55,12 +66,20 @@ from langgraph_context.context.stamp import without_stamps
 from langgraph_context.providers.models import resolved_model
 from langgraph_context.providers.prompt_cache import PromptCacheMiddleware, thread_id
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
+from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
 
 __all__ = ["CompactionAgentState", "CompactionMiddleware"]
 
 _Step = tuple[str, Any]
 """`("compaction", state)` for the view-mode node, `("model", request)` for the model."""
+
+
+def _out(out: Any) -> dict[str, Any]:
+    """The compaction function's update (raising what it raised)."""
+    if isinstance(out, Failed):
+        raise out.error
+    return dict(out) if isinstance(out, Mapping) else {}
 
 
 def _hardened(request: ModelRequest[Any]) -> ModelRequest[Any]:
@@ -164,8 +183,6 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         self._window = Window(context_window, resolve_counter(token_counter))
         self._name = name
         self.tools = []
-        if mode == "view":
-            drop_before_model(self)  # the history stays: no graph step before the model
 
     @property
     def name(self) -> str:
@@ -188,24 +205,12 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         """`replace` or `view`."""
         return self._node.mode
 
-    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Replace mode: compact the history in state when a trigger fires."""
-        if self._node.mode != "replace":
-            return None
-        # The node's function, in this hook's own run: a runnable run around it per
-        # model call would cost more than the check when nothing needs compacting.
-        return self._node.func(self._with_prefix(state)) or None
-
-    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Async twin of `before_model`."""
-        if self._node.mode != "replace":
-            return None
-        return await self._node.afunc(self._with_prefix(state)) or None  # type: ignore[call-arg, misc]
-
     def _with_prefix(self, state: Any) -> Any:
         """`state` with the agent's last request and the messages since, for the summarizer."""
-        last = self.prefix_cache.last_request(thread_id()) if self.prefix_cache else None
-        if last is None or not self.summarizes:
+        if not self.summarizes or self.prefix_cache is None:
+            return state
+        last = self.prefix_cache.last_request(thread_id())
+        if last is None:
             return state
         sent = {m.id for m in last.messages if m.id}
         history = list(state.get("messages", []))
@@ -215,19 +220,31 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
         return {**state, SUMMARY_REQUEST_KEY: (messages, list(last.tools))}
 
     def _steps(self, request: ModelRequest[Any]) -> Generator[_Step, Any, ModelCallResult[Any]]:
-        """View (in view mode), call, retry once on an overflow (sync and async)."""
+        """Compact (or view), call, retry once on an overflow (sync and async)."""
         learned: dict[str, Any] = {}
-        original = request
+        rewrite: list[BaseMessage] = []
         if self._node.mode == "view":
             seen = {**request.state, "messages": list(request.messages)}
             out = yield ("compaction", self._with_prefix(seen))
-            if isinstance(out, Failed):
-                raise out.error
-            learned = dict(out) if isinstance(out, Mapping) else {}
+            learned = _out(out)
             view = learned.pop(self._node.output_key, None)
             learned.pop("messages", None)
             if view:
                 request = request.override(messages=list(view))
+        else:
+            # The check reads the history in state, as a step before the model would;
+            # a quiet one (most calls) needs no config of its own (no model is called).
+            if not self._node.quiet(request.state):
+                learned = _out((yield ("compaction", self._with_prefix(request.state))))
+            rewrite = list(learned.pop("messages", None) or [])
+            if rewrite:
+                stored: list[Any] = list(get_state_value(request.state, "messages", []))
+                # What state holds once the call's update is applied (LangGraph's reducer).
+                history: list[Any] = list(add_messages(stored, list(rewrite)))  # type: ignore[arg-type]
+                request = request.override(
+                    messages=history, state=with_messages(request.state, history)
+                )
+        original = request
         answer = yield ("model", _hardened(request))
         retry = None
         if overflowed(answer):
@@ -235,20 +252,32 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
             retry = self._window.shrink(list(request.messages), chat, request.state)
             request = request.override(messages=retry.messages)  # type: ignore[arg-type]
             answer = retry.check((yield ("model", _hardened(request))))
-        return self._learned(original, answer, (retry, learned))
+        return self._learned(original, answer, (retry, learned, rewrite))
 
     def _learned(
-        self, original: ModelRequest[Any], answer: Any, extra: tuple[Retry | None, dict[str, Any]]
+        self,
+        original: ModelRequest[Any],
+        answer: Any,
+        extra: tuple[Retry | None, dict[str, Any], list[BaseMessage]],
     ) -> ModelCallResult[Any]:
-        """The answer with what it taught (the record, the compacted history) as an update."""
-        retry, update = extra
+        """The answer with what it taught (the record, the compacted history) as an update.
+
+        The rewrite of the history leads the reply in the call's own `messages` update,
+        which LangGraph applies before any middleware's command: the stamps the context
+        middleware writes by id then land on the compacted history, not under it.
+        """
+        retry, update, rewrite = extra
         response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
-        result = response.result if isinstance(response, ModelResponse) else [response]
+        if not isinstance(response, ModelResponse):
+            response = ModelResponse(result=[response])
+        result = response.result
         history: list[BaseMessage] = list(original.state.get("messages", []))
         if retry is not None and [m.id for m in original.messages] == [m.id for m in history]:
             update["messages"] = history_rewrite(retry, result)
+        if rewrite:
+            response = dataclasses.replace(response, result=[*rewrite, *result])
         if not update:
-            return answer  # type: ignore[no-any-return]
+            return response if rewrite else answer
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def wrap_model_call(

@@ -21,7 +21,7 @@ notes and other pinned state are never touched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
@@ -29,6 +29,7 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from typing_extensions import TypedDict
 
+from langgraph_context.compaction._quiet import Quiet
 from langgraph_context.compaction._step import Config, Step
 from langgraph_context.compaction.options import (
     COMPACTION_MODES,
@@ -64,12 +65,16 @@ class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
     Attributes:
         mode: `replace` or `view`.
         output_key: The state key a view-mode node writes its view to.
+        quiet: `quiet(state)` is True when the node would return `{}` for `state`
+            (False: not sure), from the messages appended since its last check of the
+            same history; what the node itself asks first.
     """
 
     def __init__(
         self,
         func: Any,
         afunc: Any,
+        quiet: Callable[[Any], bool] | None = None,
         *,
         name: str,
         mode: CompactionMode,
@@ -78,6 +83,7 @@ class CompactionNode(RunnableLambda[Any, dict[str, Any]]):
         super().__init__(func, afunc=afunc, name=name)
         self.mode: CompactionMode = mode
         self.output_key = output_key
+        self.quiet: Callable[[Any], bool] = quiet or (lambda state: False)
 
 
 class CompactionRecord(TypedDict, total=False):
@@ -285,8 +291,12 @@ def create_compaction_node(
     if model is not None:
         required[config.keys.state_key] = "CompactionStateMixin"
 
+    quiet = Quiet(config)  # most calls compact nothing: said from the appended messages
+
     def compaction(state: Any) -> dict[str, Any]:
         require_state_keys(required, node=name)
+        if quiet(state):
+            return {}
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
             step.adopt(summarize_history(step.summary_input(), **step.summary_kwargs()))
@@ -294,6 +304,8 @@ def create_compaction_node(
 
     async def acompaction(state: Any) -> dict[str, Any]:
         require_state_keys(required, node=name)
+        if quiet(state):
+            return {}
         step = Step(config, state)
         if step.fired and model is not None and step.needs_model():
             done = await asummarize_history(step.summary_input(), **step.summary_kwargs())
@@ -301,5 +313,5 @@ def create_compaction_node(
         return await step.aupdate()
 
     return CompactionNode(
-        compaction, acompaction, name=name, mode=mode, output_key=config.keys.output_key
+        compaction, acompaction, quiet, name=name, mode=mode, output_key=config.keys.output_key
     )
