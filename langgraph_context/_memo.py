@@ -237,27 +237,27 @@ class PrefixMemo(Generic[V]):
         if not items:
             return
         key = id(items[0])
-        try:
-            refs = [weakref.ref(item) for item in items[1:]]
-            head = items[0]
-        except TypeError:
-            return
         with self._lock:
             entry = self._data.pop(key, None)
+            kept: list[weakref.ref[Any]] = []
             if entry:
-                guard = entry[0][0][0]  # every sequence of the entry holds this one
                 shared = [_shared(old, items) for old, _ in entry]
                 k = max(range(len(entry)), key=shared.__getitem__)
-                if shared[k] > 1:
-                    del entry[k]
-            else:
-                # Dropped with its first object: a finished thread leaves no entry behind.
-                try:
-                    guard = weakref.ref(head, functools.partial(self._forget, key))
-                except TypeError:
-                    return
-                entry = []
-            entry.append(([guard, *refs], data))
+                if shared[k] > 1:  # the history it extends: its references are reused
+                    kept = entry.pop(k)[0][: shared[k]]
+                else:
+                    kept = entry[0][0][:1]  # every sequence of the entry holds this one
+            try:
+                if not kept:
+                    # Dropped with its first object: a finished thread leaves no entry.
+                    kept = [weakref.ref(items[0], functools.partial(self._forget, key))]
+                refs = [*kept, *map(weakref.ref, items[len(kept) :])]
+            except TypeError:
+                if entry:
+                    self._data[key] = entry
+                return
+            entry = entry or []
+            entry.append((refs, data))
             del entry[: -self.variants]
             self._data[key] = entry
             while len(self._data) > self.max_entries:
@@ -280,9 +280,9 @@ class PrefixMemo(Generic[V]):
 
 
 def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:
-    """How many leading `items` are the objects `refs` point at."""
+    """How many leading `items` are the objects `refs` point at (the shorter decides)."""
     n = 0
-    for ref, item in zip(refs, items, strict=False):  # the shorter decides
+    for ref, item in zip(refs, items, strict=False):
         if ref() is not item:
             break
         n += 1
