@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import gc
+import json
 import weakref
 
 import pytest
+from langchain_core.messages import AIMessage, convert_to_openai_messages
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 
+from langgraph_context import create_context_agent
 from langgraph_context._memo import PrefixMemo
 from langgraph_context.errors import InvalidArgumentError
+from langgraph_context.messages import content_text
+from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
 
 class _Item:
@@ -58,3 +66,48 @@ def test_prefix_memo_rejects_no_variants() -> None:
     """A head must keep at least one sequence."""
     with pytest.raises(InvalidArgumentError, match="variants must be >= 1, got 0"):
         PrefixMemo(4, variants=0)
+
+
+def _log(n: int) -> str:
+    """A distinct tool result of about 400 tokens."""
+    words = ("billing", "upstream", "timeout", "retry", "cache", "shard", "queue", "lease")
+    return "\n".join(
+        f"10:{n:02d}:{i:02d} svc-{(n * i) % 7} {' '.join(words[(n + i + k) % 8] for k in range(6))}"
+        for i in range(24)
+    )
+
+
+def _payloads(calls: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every request a scripted thread sent (OpenAI JSON) and the state's messages after it."""
+    script: list[AIMessage] = []
+    for k in range(calls):
+        if k % 10 == 9:
+            script.append(AIMessage(f"Turn answer {k}: the timeouts come from billing."))
+        else:
+            script.append(ai_calls(tool_call("read_log", {"n": k}, f"c{k}")))
+    model = ScriptedChatModel(responses=script)
+
+    @tool
+    def read_log(n: int) -> str:
+        """Return log number n."""
+        return _log(n)
+
+    agent = create_context_agent(model, [read_log], max_tokens=3_000, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}, "recursion_limit": 20 * calls}
+    for turn in range(calls // 10):
+        agent.invoke({"messages": [("user", f"Turn {turn}: why the timeouts?")]}, config)
+    sent = [json.dumps(convert_to_openai_messages(m), sort_keys=True) for m in model.seen]
+    stored = agent.get_state(config).values["messages"]
+    return sent, [(m.type, content_text(m.content)) for m in stored]
+
+
+def test_resumed_walks_send_what_fresh_walks_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over a long thread with compactions, the memos change no byte sent and no state."""
+    warm_sent, warm_state = _payloads(40)
+    assert any("Earlier conversation compacted" in s for s in warm_sent)  # a compaction ran
+    monkeypatch.setattr(PrefixMemo, "matched", lambda self, items: (0, None))
+    cold_sent, cold_state = _payloads(40)
+    assert len(warm_sent) == len(cold_sent) == 40
+    for k, (warm, cold) in enumerate(zip(warm_sent, cold_sent, strict=True)):
+        assert warm == cold, f"model call {k} was sent other bytes"
+    assert warm_state == cold_state

@@ -319,7 +319,8 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         text = _joined(prompt, assembled)
         return request.override(
             system_message=SystemMessage(text) if text else None,
-            messages=without_stamps(view[head:]),  # type: ignore[arg-type]
+            # The node sends its messages without stamps (`without_stamps`) already.
+            messages=view[head:],
         )
 
     def _marked(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
