@@ -5,15 +5,20 @@ from __future__ import annotations
 import gc
 import json
 import weakref
+from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, convert_to_openai_messages
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_openai_messages
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context import create_context_agent
 from langgraph_context._memo import PrefixMemo
+from langgraph_context.agents import ContextMiddleware
+from langgraph_context.context.gather import message_time
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import content_text
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -79,7 +84,7 @@ def _log(n: int) -> str:
 
 def _payloads(calls: int) -> tuple[list[str], list[tuple[str, str]]]:
     """Every request a scripted thread sent (OpenAI JSON) and the state's messages after it."""
-    script: list[AIMessage] = []
+    script: list[BaseMessage] = []
     for k in range(calls):
         if k % 10 == 9:
             script.append(AIMessage(f"Turn answer {k}: the timeouts come from billing."))
@@ -111,3 +116,30 @@ def test_resumed_walks_send_what_fresh_walks_send(monkeypatch: pytest.MonkeyPatc
     for k, (warm, cold) in enumerate(zip(warm_sent, cold_sent, strict=True)):
         assert warm == cold, f"model call {k} was sent other bytes"
     assert warm_state == cold_state
+
+
+class _Shout(AgentMiddleware[Any, Any]):
+    """An outer middleware sending the model rewritten copies of the messages."""
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Any) -> Any:
+        """Send upper-cased copies of the user turns."""
+        shout = [
+            m.model_copy(update={"content": m.content.upper()}) if m.type == "human" else m
+            for m in request.messages
+        ]
+        return handler(request.override(messages=shout))
+
+
+@pytest.mark.parametrize("outer", [[], [_Shout()]], ids=["own", "rewritten"])
+def test_the_state_gets_its_own_messages_stamped(outer: list[AgentMiddleware[Any, Any]]) -> None:
+    """The state's messages are stamped (one set of copies when the request holds them)."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    middleware = [*outer, ContextMiddleware()]
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "s"}}
+    agent.invoke({"messages": [HumanMessage("quiet please", id="u1")]}, config)
+    stored = agent.get_state(config).values["messages"]
+    assert [(m.type, m.content) for m in stored] == [("human", "quiet please"), ("ai", "ok")]
+    assert all(message_time(m) is not None for m in stored)
+    sent = content_text(model.seen[0][-1].content)
+    assert sent == ("QUIET PLEASE" if outer else "quiet please")
