@@ -18,9 +18,11 @@ with it. The process-wide memos and their bounds:
 `PrefixMemo` is the one memo keyed by objects rather than content: it remembers
 histories a check passed, by weak references to their messages (it keeps none alive),
 so the next request over the same messages plus what was appended checks only the
-tail. `messages` holds one, of at most 64 histories; so does each `TiktokenCounter`
-(the counts of the messages of its 64 latest histories); so do `without_stamps` and
-`provider_ready_history`, and each compaction node (its no-op check, `compaction._quiet`).
+tail. `messages` holds one, of the histories of at most 64 first messages (two
+histories each: a stored one and the copies sent for it); so does each
+`TiktokenCounter` (the counts of the messages of its latest histories); so do
+`without_stamps` and `provider_ready_history`, and each compaction node (its no-op
+check, `compaction._quiet`).
 """
 
 from __future__ import annotations
@@ -165,16 +167,22 @@ class PrefixMemo(Generic[V]):
 
     A sequence is found by its first object; `matched` returns how many leading
     objects of a new sequence are the very objects of the remembered one (and the
-    data remembered with it), so a caller re-checks only the rest. The objects are
-    held by weak references: a remembered sequence keeps nothing alive, and one whose
-    first object is freed is dropped. The objects must not be changed in place after
-    the check (LangGraph's message reducer replaces a message, it never edits one).
+    data remembered with it), so a caller re-checks only the rest. A few sequences
+    may share a first object (`variants`): a model call passes both the stored
+    history and the copies sent for it, which part after a shared first message (a
+    compaction summary is copied for no one). A sequence that extends or edits a
+    remembered one (it shares more than the first object) replaces it.
+    The objects are held by weak references: a remembered sequence keeps nothing
+    alive, and the sequences whose first object is freed are dropped. The objects
+    must not be changed in place after the check (LangGraph's message reducer
+    replaces a message, it never edits one).
 
     Args:
-        max_entries: How many sequences are kept (least recently used out first).
+        max_entries: How many first objects are kept (least recently used out first).
+        variants: How many sequences one first object keeps (least recently used out).
 
     Raises:
-        ValueError: If `max_entries` is below 1.
+        ValueError: If `max_entries` or `variants` is below 1.
 
     Example:
         >>> class Item:
@@ -186,55 +194,73 @@ class PrefixMemo(Generic[V]):
         ((2, 'checked'), 1, 0)
     """
 
-    __slots__ = ("_data", "_lock", "max_entries")
+    __slots__ = ("_data", "_lock", "max_entries", "variants")
 
-    def __init__(self, max_entries: int) -> None:
-        if max_entries < 1:
-            msg = f"max_entries must be >= 1, got {max_entries}"
-            raise InvalidArgumentError(msg)
+    def __init__(self, max_entries: int, *, variants: int = 2) -> None:
+        for name, value in (("max_entries", max_entries), ("variants", variants)):
+            if value < 1:
+                msg = f"{name} must be >= 1, got {value}"
+                raise InvalidArgumentError(msg)
         self.max_entries = max_entries
-        self._data: OrderedDict[int, tuple[list[weakref.ref[Any]], V]] = OrderedDict()
+        self.variants = variants
+        self._data: OrderedDict[int, list[tuple[list[weakref.ref[Any]], V]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         """The number of sequences remembered."""
-        return len(self._data)
+        return sum(len(entry) for entry in list(self._data.values()))
 
     def matched(self, items: Sequence[Any]) -> tuple[int, V | None]:
         """`(n, data)`: `items[:n]` are the objects of the sequence remembered with `data`.
 
-        `(0, None)` when no remembered sequence starts with `items[0]`.
+        The longest match among the sequences starting with `items[0]` (the latest
+        on a tie); `(0, None)` when none does.
         """
         if not items:
             return 0, None
         entry = self._data.get(id(items[0]))
-        if entry is None:
+        if not entry:
             return 0, None
-        refs, data = entry
-        n = 0
-        for ref, item in zip(refs, items, strict=False):  # the shorter decides
-            if ref() is not item:
-                break
-            n += 1
-        return n, (data if n else None)
+        best, found = 0, None
+        for refs, data in reversed(list(entry)):  # the latest first: it wins a tie
+            n = _shared(refs, items)
+            if n > best:
+                best, found = n, data
+        return best, found
 
     def remember(self, items: Sequence[Any], data: V) -> None:
-        """Remember `items` (which passed the check) with `data`; replaces an older one.
+        """Remember `items` (which passed the check) with `data`.
 
-        Objects that cannot be weakly referenced are not remembered.
+        It replaces the sequence with its first object that it shares most with, when
+        that is more than the first object; else it joins them (the oldest goes past
+        `variants`). Objects that cannot be weakly referenced are not remembered.
         """
         if not items:
             return
         key = id(items[0])
-        try:
-            refs = [weakref.ref(item) for item in items]
-            # Dropped with its first object: a finished thread leaves no entry behind.
-            guard = weakref.ref(items[0], functools.partial(self._forget, key))
-        except TypeError:
-            return
         with self._lock:
-            self._data.pop(key, None)
-            self._data[key] = ([guard, *refs[1:]], data)
+            entry = self._data.pop(key, None)
+            kept: list[weakref.ref[Any]] = []
+            if entry:
+                shared = [_shared(old, items) for old, _ in entry]
+                k = max(range(len(entry)), key=shared.__getitem__)
+                if shared[k] > 1:  # the history it extends: its references are reused
+                    kept = entry.pop(k)[0][: shared[k]]
+                else:
+                    kept = entry[0][0][:1]  # every sequence of the entry holds this one
+            try:
+                if not kept:
+                    # Dropped with its first object: a finished thread leaves no entry.
+                    kept = [weakref.ref(items[0], functools.partial(self._forget, key))]
+                refs = [*kept, *map(weakref.ref, items[len(kept) :])]
+            except TypeError:
+                if entry:
+                    self._data[key] = entry
+                return
+            entry = entry or []
+            entry.append((refs, data))
+            del entry[: -self.variants]
+            self._data[key] = entry
             while len(self._data) > self.max_entries:
                 self._data.popitem(last=False)
 
@@ -245,10 +271,20 @@ class PrefixMemo(Generic[V]):
         on this very thread. A race at worst drops a fresh entry (a miss, not an error).
         """
         entry = self._data.get(key)
-        if entry is not None and entry[0][0] is ref:
+        if entry and entry[0][0][0] is ref:
             self._data.pop(key, None)
 
     def clear(self) -> None:
         """Forget every sequence."""
         with self._lock:
             self._data.clear()
+
+
+def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:
+    """How many leading `items` are the objects `refs` point at (the shorter decides)."""
+    n = 0
+    for ref, item in zip(refs, items, strict=False):
+        if ref() is not item:
+            break
+        n += 1
+    return n

@@ -13,6 +13,7 @@ are, so later calls can date them, and the usage record of the request as sent
 from __future__ import annotations
 
 import dataclasses
+import operator
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any
@@ -263,9 +264,13 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             # state's own messages (written back by id: an outer middleware may have
             # rewritten the request's, and those are never stored).
             now = time.time()
-            history, _ = stamped_history(history, now=now)
             stored = as_messages(get_state_value(request.state, "messages", []))
-            stamped = stamp_messages(stored, now=now)
+            if len(history) == len(stored) and all(map(operator.is_, history, stored)):
+                # The request holds the state's own messages: one set of copies serves both.
+                history, stamped = stamped_history(history, now=now)
+            else:
+                history, _ = stamped_history(history, now=now)
+                stamped = stamp_messages(stored, now=now)
         history = repair_history(history).messages
         if self._node is None:
             request = self._plain(request, history)
@@ -319,7 +324,8 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         text = _joined(prompt, assembled)
         return request.override(
             system_message=SystemMessage(text) if text else None,
-            messages=without_stamps(view[head:]),  # type: ignore[arg-type]
+            # The node sends its messages without stamps (`without_stamps`) already.
+            messages=view[head:],
         )
 
     def _marked(self, request: ModelRequest[Any]) -> ModelRequest[Any]:

@@ -10,7 +10,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
 from langgraph_context.compaction.provenance import fenced_compaction_message
@@ -43,8 +43,11 @@ def _verbatim(
     builder: ContextBuilder, older: list[BaseMessage], window: list[BaseMessage]
 ) -> list[BaseMessage]:
     """The window as sent: opened by a user turn, compaction messages fenced."""
-    window = [fenced_compaction_message(m) for m in [*lead_turn(older, window), *window]]
-    return [defused(m, builder.detector) for m in window] if builder.sanitize else window
+    window = [*lead_turn(older, window), *window]
+    if builder.sanitize:  # `defused` fences compaction messages too
+        return [defused(m, builder.detector) for m in window]
+    # Compaction writes user messages only (`compaction_kind`): the rest pass as they are.
+    return [fenced_compaction_message(m) if isinstance(m, HumanMessage) else m for m in window]
 
 
 def _instructions(

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 
 from langgraph_context.compaction.provenance import mark_later_system
 from langgraph_context.context.result import ContextResult
@@ -28,7 +28,11 @@ def node_history(
     calls answered "cancelled", orphan results and state edits dropped); state keeps
     what it has.
     """
-    messages = mark_later_system(as_messages(get_state_value(state, messages_key, [])))
+    messages = as_messages(get_state_value(state, messages_key, []))
+    if any(issubclass(kind, SystemMessage) for kind in set(map(type, messages))):
+        # Only a system message can need the mark; most histories hold none (the
+        # agent's prompt travels beside them), and `map(type, ...)` is a C loop.
+        messages = mark_later_system(messages)
     stamped: list[BaseMessage] = []
     if stamp_times:
         messages, stamped = stamped_history(messages)

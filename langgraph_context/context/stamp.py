@@ -82,10 +82,7 @@ def stamp_messages(
         >>> out[0].additional_kwargs
         {'timestamp': '1970-01-01T00:00:00+00:00'}
     """
-    start = _arrived(messages)
-    pending = [m for m in messages[start:] if _is_turn(m) and m.id and message_time(m) is None]
-    stamp = _stamp(now)
-    return [_with_stamp(m, stamp) for m in pending]
+    return stamped_history(messages, now=now)[1]
 
 
 def _stamp(now: float | None) -> str:
@@ -128,11 +125,17 @@ def stamped_history(
         and the copies (what a node returns under its messages key, where the
         `add_messages` reducer replaces each by id).
     """
-    stamped = stamp_messages(messages, now=now)
-    if not stamped:
-        return list(messages), []
-    by_id = {m.id: m for m in stamped}
-    return [by_id.get(m.id, m) if m.id else m for m in messages], stamped
+    history = list(messages)
+    stamped: list[BaseMessage] = []
+    stamp: str | None = None
+    # Only the arrivals are looked at: a call's work grows with what arrived since.
+    for i in range(_arrived(history), len(history)):
+        message = history[i]
+        if _is_turn(message) and message.id and message_time(message) is None:
+            stamp = stamp or _stamp(now)
+            history[i] = _with_stamp(message, stamp)
+            stamped.append(history[i])
+    return history, stamped
 
 
 def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -24,8 +24,9 @@ CLEAN_HISTORIES: PrefixMemo[Any] = PrefixMemo(64)
 
 Their messages passed `as_messages`'s checks and the pairing walk: a request that
 sends them again, with messages appended, checks and walks only the tail. The data is
-`_history.Walked` (where the tool blocks start). At most 64 histories, each a list of
-weak references (about 80 bytes a message); nothing is kept alive.
+`_history.Walked` (where the tool blocks start). At most 128 histories (two for each
+of 64 first messages), each a list of weak references (about 80 bytes a message);
+nothing is kept alive.
 """
 
 _ROLE_KEYS = ("role", "type")

@@ -108,7 +108,8 @@ def at_most_cache_marks(messages: list[BaseMessage], limit: int = 4) -> list[Bas
         A new list.
     """
     out = list(messages)
-    extra = sum(_marks(m) for m in out) - limit
+    # Marks sit in list content only: plain-text messages (most of them) are not looked into.
+    extra = sum(_marks(m) for m in out if type(m.content) is not str) - limit
     for i, message in enumerate(out):
         if extra <= 0:
             break

@@ -10,8 +10,9 @@ counted by the caller (through its content-keyed memo).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
@@ -19,8 +20,8 @@ from langgraph_context._memo import PrefixMemo
 
 __all__ = ["Remembered", "identity_guard", "remembered_counts"]
 
-Remembered = list[tuple[int, tuple[Any, ...] | None]]
-"""Each message's count and its `identity_guard` (`None`: always recounted)."""
+Remembered = tuple[list[int], list[tuple[Any, ...] | None]]
+"""Each message's count, and its `identity_guard` (`None`: always recounted)."""
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
@@ -31,22 +32,30 @@ def remembered_counts(
     """Each item's count: read back where `memo` saw it unchanged, else `count_each`'s.
 
     A leading system message is left out of the match (each request builds a new one).
+    The guards are compared with `map` (a loop in C): a history of 100 messages that
+    gained one costs its guards and one count, little else.
     """
     skip = 1 if isinstance(items[0], SystemMessage) and len(items) > 1 else 0
     body = items[skip:]
     matched, known = memo.matched(body)
-    typed = all(isinstance(m, BaseMessage) for m in body)  # dicts are never remembered
-    guards: list[tuple[Any, ...] | None] = [identity_guard(m) if typed else None for m in body]
+    typed = all(issubclass(kind, BaseMessage) for kind in set(map(type, body)))
+    # dicts are never remembered
+    guards: list[tuple[Any, ...] | None] = (
+        list(map(identity_guard, body)) if typed else [None] * len(body)
+    )
     counts: list[int | None] = [None] * len(body)
-    for i, (count, guard) in enumerate((known or [])[:matched]):
-        if guard is not None and guards[i] == guard:
-            counts[i] = count
+    if known is not None:
+        old_counts, old_guards = known
+        same = list(map(operator.eq, guards[:matched], old_guards[:matched]))
+        if None in guards[:matched]:  # `None == None`, yet such a message is recounted
+            same = [s and g is not None for s, g in zip(same, guards, strict=False)]
+        counts[:matched] = [n if s else None for n, s in zip(old_counts, same, strict=False)]
     todo = [i for i, n in enumerate(counts) if n is None]
     for i, n in zip(todo, count_each([body[i] for i in todo]), strict=True):
         counts[i] = n
-    done = [n for n in counts if n is not None]
+    done = cast(list[int], counts)  # every position is counted now
     if matched < len(body) and typed:
-        memo.remember(body, list(zip(done, guards, strict=True)))
+        memo.remember(body, (done, guards))
     return [*count_each(items[:skip]), *done]
 
 
