@@ -1,7 +1,8 @@
-"""Lean per call in the cut's room: checks done once at build, not wrapped around every call."""
+"""Lean per call in the cut's room: tool checks once at build, cuts that skip the middle."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,8 @@ from langgraph_context.agents import (
     create_context_agent,
 )
 from langgraph_context.agents._tool_check import check_tools_at_build
+from langgraph_context.compaction.entry import CUT_MARKER, cut_tool_result
+from langgraph_context.tokens import TiktokenCounter, _cut, truncate_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -75,3 +78,49 @@ def test_a_user_model_call_wrapper_keeps_our_per_call_check() -> None:
     )
     with pytest.raises(ValueError, match=r"two tools are named 'ls'"):
         app.invoke({"messages": [HumanMessage("hi")]})
+
+
+def _texts() -> list[str]:
+    """A log, prose with non-ASCII text, and JSON with spaces: each a few thousand tokens."""
+    log = "\n".join(
+        f"2024-05-01T10:{i % 60:02d}:07Z WARN [svc-{i % 7}] retry {i} upstream slow"
+        f" id={i * 104_729:012x} ms={i * 53 % 9000}"
+        for i in range(160)
+    )
+    prose = " ".join(f"Über {i} café naïve — the {i % 13}th line, 東京 ✓." for i in range(500))
+    rows = json.dumps([{"id": i, "name": f"item {i}", "tags": ["a b", "c"]} for i in range(300)])
+    return [log, prose, rows]
+
+
+@pytest.mark.parametrize("limit", [60, 300, 800])
+def test_a_text_far_over_the_limit_keeps_what_a_whole_encoding_keeps(
+    limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding only the ends keeps the very text a whole encoding keeps, counted exactly."""
+    counter = TiktokenCounter()
+    marker = "\n[... {n} characters cut ...]\n"
+    ends = [truncate_text(t, limit, marker=marker, keep="ends") for t in _texts()]
+    monkeypatch.setattr(_cut, "_encoded_ends", lambda *_: None)
+    whole = [truncate_text(t, limit, marker=marker, keep="ends") for t in _texts()]
+    assert ends == whole
+    assert all(limit - 3 <= counter.count_fresh(cut) <= limit for cut in ends)
+
+
+def test_a_far_over_result_names_an_estimated_total_near_the_exact_one() -> None:
+    """The notice's total (its middle estimated) is within 10% of the exact count."""
+    counter = TiktokenCounter()
+    for i, text in enumerate(_texts()):
+        short = cut_tool_result(ToolMessage(text, tool_call_id=f"c{i}"), 300)
+        assert short is not None
+        exact = counter.count_fresh(text)
+        assert abs(short.additional_kwargs[CUT_MARKER] - exact) <= exact // 10
+
+
+def test_the_tokens_of_a_text_known_at_its_ends_refuse_its_middle() -> None:
+    """A middle token (or a slice reaching it) is refused, so the caller encodes it whole."""
+    tokens = _cut._Ends([1, 2], [8, 9], 10)
+    assert (len(tokens), tokens[1], tokens[9], tokens[:2], tokens[8:]) == (10, 2, 9, [1, 2], [8, 9])
+    with pytest.raises(_cut._Beyond, match="5"):
+        tokens[5]
+    with pytest.raises(_cut._Beyond, match="slice"):
+        tokens[1:9]
