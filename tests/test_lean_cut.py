@@ -12,6 +12,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.types import Command
 
 from langgraph_context.agents import (
     PinnedMiddleware,
@@ -20,6 +21,7 @@ from langgraph_context.agents import (
 )
 from langgraph_context.agents._tool_check import check_tools_at_build
 from langgraph_context.compaction.entry import CUT_MARKER, cut_tool_result
+from langgraph_context.recall import RecallMiddleware
 from langgraph_context.tokens import TiktokenCounter, _cut, truncate_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -124,3 +126,27 @@ def test_the_tokens_of_a_text_known_at_its_ends_refuse_its_middle() -> None:
         tokens[5]
     with pytest.raises(_cut._Beyond, match="slice"):
         tokens[1:9]
+
+
+def _uneven() -> str:
+    """Dense lines at both ends, plain prose between: the ends' density misleads."""
+    dense = "\n".join(f"k{i:x}éü日{i * 7919:x}" for i in range(40))
+    line = "The report says the house is on the hill and the road is long"
+    sparse = "\n".join([line] * 200)
+    return f"{dense}\n{sparse}\n{dense}"
+
+
+def test_an_uneven_text_is_estimated_from_its_middle_and_kept_whole_when_it_fits() -> None:
+    """A result fitting the recall limit stays whole although its ends alone are far over."""
+    text = _uneven()
+    exact = TiktokenCounter().count_fresh(text)
+    short = cut_tool_result(ToolMessage(text, tool_call_id="u"), 200)
+    assert short is not None
+    assert abs(short.additional_kwargs[CUT_MARKER] - exact) <= exact // 10
+    recall = RecallMiddleware(exact + 10, keep_tokens=200, minify_json=False)
+    result = ToolMessage(text, tool_call_id="u", name="dump")
+    assert recall.offload(result) == (result, [], None)
+    over = RecallMiddleware(exact - 10, keep_tokens=200, minify_json=False)
+    cut, _, _ = over.offload(result)
+    assert isinstance(cut, Command)
+    assert TiktokenCounter().count_fresh(cut.update["messages"][0].content) <= 200

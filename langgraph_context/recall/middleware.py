@@ -67,6 +67,7 @@ __all__ = ["RecallAgentState", "RecallMiddleware"]
 _Result = ToolMessage | Command[Any]
 _PAGE_ROOM = 120  # tokens a page's header and fence take beyond its lines
 _KEEP_SHARE = 2  # a cut result keeps this fraction of the limit by default
+_ESTIMATE_SLACK = 1.12  # a far-over cut estimates the total (seen within 9%): check near it
 _RECALL_HEAD = "[Recalled] Passages kept from earlier in this conversation (read more by handle):"
 
 
@@ -223,8 +224,10 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         read_back = f"full text ({lines} lines) kept: {call}"
         short = self._arrived(result, self.keep_tokens, read_back)
         size = short.additional_kwargs.get(CUT_MARKER) if short is not None else None
-        if isinstance(size, int) and size <= self.max_result_tokens:
-            short = self._arrived(result, self.max_result_tokens, read_back)  # it fits whole
+        if isinstance(size, int) and size <= self.max_result_tokens * _ESTIMATE_SLACK:
+            whole = self._arrived(result, self.max_result_tokens, read_back)
+            if whole is None or CUT_MARKER not in whole.additional_kwargs:
+                short = whole  # it fits whole (`size` may be an estimate: this cut counts)
         if short is None or CUT_MARKER not in short.additional_kwargs:
             return (result if short is None else short), [], None
         store, namespace = _run_namespace(self.namespace)
