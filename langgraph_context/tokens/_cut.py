@@ -54,6 +54,7 @@ _KNOWN = frozenset(
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
 _SPACE, _NEWLINE = 0x20, 0x0A
 _BOUNDARY = re.compile(rb"\n[\x21-\x7e]| [A-Za-z]")  # the two boundaries below, found fast
+_LINE = re.compile(rb"\n[\x21-\x7e]")  # the newline boundary alone
 _MARGIN = 32  # tokens an encoded end holds beyond half the limit (the cut may grow a little)
 _GUESS = 3  # bytes per token first assumed when sizing an end (it grows when short)
 _MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
@@ -77,14 +78,14 @@ def _boundary(data: bytes, pos: int) -> str:
     return ""
 
 
-def _next_boundary(data: bytes, pos: int) -> int:
+def _next_boundary(data: bytes, pos: int, pattern: re.Pattern[bytes] = _BOUNDARY) -> int:
     """The first piece boundary at or after `pos` (`len(data)` when there is none)."""
-    found = _BOUNDARY.search(data, max(0, pos - 1))
+    found = pattern.search(data, max(0, pos - 1))
     while found is not None:
         at = found.start() + 1 if data[found.start()] == _NEWLINE else found.start()
         if at >= pos:
             return at
-        found = _BOUNDARY.search(data, found.start() + 1)
+        found = pattern.search(data, found.start() + 1)
     return len(data)
 
 
@@ -142,26 +143,29 @@ def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
     known = len(head) + len(tail)
     if known <= max_tokens:
         return None  # maybe not over: count it whole
-    return _Ends(head, tail, known + _middle_tokens(encoding, data, end, start))
+    density = known / (end + len(data) - start)
+    return _Ends(head, tail, known + _middle_tokens(encoding, data, (end, start), density))
 
 
-def _middle_tokens(encoding: Any, data: bytes, end: int, start: int) -> int:
+def _middle_tokens(encoding: Any, data: bytes, middle: tuple[int, int], density: float) -> int:
     """An estimate of the tokens of `data[end:start]`, from a few stretches of it encoded.
 
     The stretches run between piece boundaries, so their tokens are the text's own: the
     estimate is never below their sum, and follows the middle's density, not the ends'.
     """
+    end, start = middle
     size = start - end
     width = max(16, min(_SAMPLE_BYTES, size // (8 * _SAMPLES)))
     tokens = sampled = 0
+    lines = len(_LINE.findall(data, end, start)) >= 4 * _SAMPLES  # no bias within a line
     for j in range(1, _SAMPLES + 1):
-        a = _next_boundary(data, end + size * j // (_SAMPLES + 1))
-        b = _next_boundary(data, a + width)
+        a = _next_boundary(data, end + size * j // (_SAMPLES + 1), _LINE if lines else _BOUNDARY)
+        b = _next_boundary(data, a + width, _LINE if lines else _BOUNDARY)
         if a < b <= start:
             tokens += len(encoding.encode(data[a:b].decode("utf-8"), disallowed_special=()))
             sampled += b - a
     if not sampled:  # no boundaries in the middle: at the ends' density
-        return round(size * len(data) / max(1, end + len(data) - start) / _GUESS)
+        return round(size * density)
     return max(tokens, round(size * tokens / sampled))
 
 
