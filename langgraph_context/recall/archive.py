@@ -163,11 +163,18 @@ class RecallLimits:
 
     def over(self, index: Mapping[str, RecallEntry], now: float) -> list[str]:
         """The handles to drop from `index`: expired ones, then the oldest over a cap."""
+        if (  # the usual call: nothing expires, nothing over a cap
+            self.ttl_seconds is None
+            and len(index) <= self.max_items
+            and sum(int(e.get("chars", 0)) for e in index.values()) <= self.max_bytes
+        ):
+            return []
         entries = list(index.items())
         drop = []
         if self.ttl_seconds is not None:
             drop = [h for h, e in entries if now - float(e.get("at", now)) > self.ttl_seconds]
-        kept = [(h, e) for h, e in entries if h not in set(drop)]
+        expired = set(drop)
+        kept = [(h, e) for h, e in entries if h not in expired]
         size = sum(int(e.get("chars", 0)) for _, e in kept)
         while kept and (len(kept) > self.max_items or size > self.max_bytes):
             handle, entry = kept.pop(0)

@@ -19,6 +19,7 @@ For `create_agent` (and `create_context_agent`, which adds it by default):
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from time import time
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -268,6 +269,8 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
     def _bounded(self, request: ModelRequest[Any]) -> tuple[dict[str, Any], list[PutOp], Any]:
         """The caps' update, the store deletes and the store of this call."""
         index = _index(request)
+        if not index or (self.max_recall_tokens is None and not self.limits.over(index, time())):
+            return {}, [], None  # nothing to drop or recall: no store needed
         store, namespace = _run_namespace(self.namespace)
         update, ops = dropped(index, self.limits, namespace)
         return update, ops, store
