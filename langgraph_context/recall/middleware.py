@@ -277,9 +277,11 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
 
     def _recalled(self, request: ModelRequest[Any], stored: dict[str, Any]) -> ModelRequest[Any]:
         """The request with the archive's best passages for the latest request, fenced."""
+        if self.max_recall_tokens is None:
+            return request
         index = _index(request)
-        query = _latest_request(request.messages)
-        if self.max_recall_tokens is None or not index or not query.strip():
+        query = _latest_request(request.messages) if index else ""
+        if not query.strip():
             return request
         texts = []
         for handle, entry in index.items():
