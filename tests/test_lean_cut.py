@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from deepagents.middleware import FilesystemMiddleware
@@ -150,3 +151,28 @@ def test_an_uneven_text_is_estimated_from_its_middle_and_kept_whole_when_it_fits
     cut, _, _ = over.offload(result)
     assert isinstance(cut, Command)
     assert TiktokenCounter().count_fresh(cut.update["messages"][0].content) <= 200
+
+
+def test_the_prompt_cache_key_follows_the_model_of_each_call() -> None:
+    """The key is set for an OpenAI model, not for the next call's other model, then again."""
+    from langchain_openai import ChatOpenAI
+
+    from langgraph_context.providers import PromptCacheMiddleware
+
+    openai = ChatOpenAI(model="gpt-4o", api_key="k")  # type: ignore[arg-type]
+    other = ScriptedChatModel(responses=[])
+    metering = PromptCacheMiddleware()
+    sent: list[dict[str, Any]] = []
+
+    def handler(request: ModelRequest) -> ModelResponse:
+        sent.append(dict(request.model_settings))
+        return ModelResponse(result=[AIMessage("ok")])
+
+    def call_with(model: Any) -> None:
+        request = ModelRequest(model=model, messages=[HumanMessage("hi")], tools=[], state={})
+        with patch("langgraph_context.providers.prompt_cache.thread_id", return_value="t1"):
+            metering.wrap_model_call(request, handler)
+
+    for model in (openai, other, openai):
+        call_with(model)
+    assert [s.get("prompt_cache_key") for s in sent] == ["t1", None, "t1"]
