@@ -22,7 +22,7 @@ from langgraph_context.agents import (
 )
 from langgraph_context.agents._tool_check import check_tools_at_build
 from langgraph_context.compaction.entry import CUT_MARKER, cut_tool_result
-from langgraph_context.recall import RecallMiddleware
+from langgraph_context.recall import RecallLimits, RecallMiddleware
 from langgraph_context.tokens import TiktokenCounter, _cut, truncate_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -176,3 +176,11 @@ def test_the_prompt_cache_key_follows_the_model_of_each_call() -> None:
     for model in (openai, other, openai):
         call_with(model)
     assert [s.get("prompt_cache_key") for s in sent] == ["t1", None, "t1"]
+
+
+def test_the_caps_read_an_index_whose_entries_lack_a_size() -> None:
+    """An entry without `chars` counts as empty: the oldest still go first past the caps."""
+    limits = RecallLimits(max_items=5, max_bytes=100)
+    index: dict[str, Any] = {"a": {"at": 1.0}, "b": {"chars": 60}, "c": {"chars": 60}}
+    assert limits.over(index, 2.0) == ["a", "b"]
+    assert limits.over({"a": {"at": 1.0}, "b": {"chars": 60}}, 2.0) == []
