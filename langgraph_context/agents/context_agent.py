@@ -42,6 +42,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from langgraph_context.agents._budget import AgentBudget, check_positive_int, fixed_tokens
+from langgraph_context.agents._tool_check import check_tools_at_build
 from langgraph_context.agents.compaction_middleware import CompactionMiddleware
 from langgraph_context.agents.context_middleware import ContextMiddleware
 from langgraph_context.agents.output_limit import ToolOutputLimitMiddleware
@@ -213,7 +214,7 @@ def create_context_agent(
         chat,
         list(tools),
         system_prompt=system_prompt,
-        middleware=[*middleware, *ours],
+        middleware=check_tools_at_build(tools, middleware, ours),
         response_format=response_format,
         state_schema=state_schema,
         context_schema=context_schema,

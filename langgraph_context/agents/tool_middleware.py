@@ -7,14 +7,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
     AgentState,
     ModelRequest,
-    ModelResponse,
 )
 from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import ToolMessage
@@ -24,6 +22,10 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from langgraph_context.agents._hooks import drop_before_model
+from langgraph_context.agents._tool_check import (
+    _CheckedModelCall,
+    require_own_tools,
+)
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.notebook import create_load_notes_node, create_save_notes_node
 from langgraph_context.notebook.sync import STATE_NOTES_NAMESPACE
@@ -41,7 +43,7 @@ from langgraph_context.pinned.store import (
 )
 from langgraph_context.pinned.watch import CheckSelector
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
-from langgraph_context.toolkit import check_distinct_tools, tool_name
+from langgraph_context.toolkit import tool_name
 from langgraph_context.tools import (
     create_ls_tool,
     create_query_note_tool,
@@ -98,55 +100,8 @@ def state_tools(
     return tools
 
 
-class _CheckedModelCall:
-    """The model-call hooks of a middleware that checks each request before the call.
-
-    Both middlewares below check something about the agent's tools (once: the tools of
-    an agent are fixed) and then hand the request on unchanged.
-    """
-
-    def _check_request(self, request: ModelRequest) -> None:
-        raise NotImplementedError
-
-    def wrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
-        """Check the request (see `_check_request`), then call the model."""
-        self._check_request(request)
-        return handler(request)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest,
-        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
-    ) -> ModelResponse:
-        """Async twin of `wrap_model_call`."""
-        self._check_request(request)
-        return await handler(request)
-
-
 class StateToolsState(AgentState[Any], PlanStateMixin, NoteStateMixin):
     """Agent state plus `plan` and `note`."""
-
-
-def require_own_tools(middleware: AgentMiddleware[Any, Any], request: ModelRequest) -> None:
-    """Raise if a tool `middleware` adds is shadowed by, or shadows, another tool.
-
-    `create_agent` keys its tools by name: of two tools sharing one, the model is
-    bound to one and the other is silently dropped. This sees the shadowing when the
-    other tool took the name (the middleware's own tool is missing from the request)
-    or when both reach the model; when the middleware's tool took the name from a
-    tool listed before it, the dropped tool is not visible here (use a prefix).
-
-    Raises:
-        ValueError: Naming both tools.
-    """
-    origin = f"{middleware.name} tool"
-    check_distinct_tools([("agent tool", t) for t in request.tools])
-    for own in middleware.tools:
-        for bound in request.tools:
-            if tool_name(bound) == own.name and bound is not own:
-                check_distinct_tools([(origin, own), ("agent tool", bound)])
 
 
 class TerminalAgentState(AgentState[Any]):

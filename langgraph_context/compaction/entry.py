@@ -33,7 +33,8 @@ __all__ = [
 ]
 
 CUT_MARKER = "lgc_cut_on_entry"
-"""`additional_kwargs` key of a result cut on entry (its full size in tokens)."""
+"""`additional_kwargs` key of a result cut on entry (its full size in tokens; estimated
+from its two ends when those alone are over the limit, see `truncate_text`)."""
 DEFAULT_NOTE_PREFIX = "tool-output/"
 _NOTICE = (
     "\n[... {{n}} characters of this {total}-token result were cut as it arrived, to "

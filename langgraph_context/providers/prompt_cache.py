@@ -332,6 +332,7 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         self._requests: OrderedDict[str, ModelRequest[Any]] = OrderedDict()
         self.keep_requests = False
         self._lock = threading.Lock()
+        self._model_keyed: tuple[Any, bool] | None = None  # the last model asked, its answer
         self.tools = []
 
     @property
@@ -352,7 +353,7 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         thread = thread_id()
         settings = request.model_settings
         wanted = self._key is not False and thread and "prompt_cache_key" not in settings
-        if wanted and uses_prompt_cache_key(resolved_model(request.model)):
+        if wanted and self._keyed(resolved_model(request.model)):
             key = thread if self._key is True else f"{self._key}:{thread}"
             request = request.override(model_settings={**settings, "prompt_cache_key": key})
         if self.keep_requests:
@@ -362,6 +363,13 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
                 if len(self._requests) > _MAX_KEPT_REQUESTS:
                     self._requests.popitem(last=False)
         return request, thread
+
+    def _keyed(self, model: Any) -> bool:
+        """`uses_prompt_cache_key(model)`, asked once per model (the agent's is fixed)."""
+        known = self._model_keyed
+        if known is None or known[0] is not model:
+            known = self._model_keyed = (model, uses_prompt_cache_key(model))
+        return known[1]
 
     def _shape(self, request: ModelRequest[Any]) -> _Shape:
         """The request's fingerprint: made only when the reply reports cache figures."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import operator
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ _NO_THREAD = "_"
 _PAGE = 100
 
 EntryKind = Literal["output", "message"]
+_chars = operator.itemgetter("chars")
 
 
 class RecallEntry(TypedDict, total=False):
@@ -163,11 +165,19 @@ class RecallLimits:
 
     def over(self, index: Mapping[str, RecallEntry], now: float) -> list[str]:
         """The handles to drop from `index`: expired ones, then the oldest over a cap."""
+        if self.ttl_seconds is None and len(index) <= self.max_items:  # the usual call
+            try:
+                size = sum(map(_chars, index.values()))  # C loop: every entry has `chars`
+            except (KeyError, TypeError):
+                size = sum(int(e.get("chars", 0)) for e in index.values())
+            if size <= self.max_bytes:
+                return []
         entries = list(index.items())
         drop = []
         if self.ttl_seconds is not None:
             drop = [h for h, e in entries if now - float(e.get("at", now)) > self.ttl_seconds]
-        kept = [(h, e) for h, e in entries if h not in set(drop)]
+        expired = set(drop)
+        kept = [(h, e) for h, e in entries if h not in expired]
         size = sum(int(e.get("chars", 0)) for _, e in kept)
         while kept and (len(kept) > self.max_items or size > self.max_bytes):
             handle, entry = kept.pop(0)

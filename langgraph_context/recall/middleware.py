@@ -19,6 +19,7 @@ For `create_agent` (and `create_context_agent`, which adds it by default):
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from time import time
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -67,6 +68,7 @@ __all__ = ["RecallAgentState", "RecallMiddleware"]
 _Result = ToolMessage | Command[Any]
 _PAGE_ROOM = 120  # tokens a page's header and fence take beyond its lines
 _KEEP_SHARE = 2  # a cut result keeps this fraction of the limit by default
+_ESTIMATE_SLACK = 1.12  # a far-over cut estimates the total (seen within 9%): check near it
 _RECALL_HEAD = "[Recalled] Passages kept from earlier in this conversation (read more by handle):"
 
 
@@ -223,8 +225,10 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         read_back = f"full text ({lines} lines) kept: {call}"
         short = self._arrived(result, self.keep_tokens, read_back)
         size = short.additional_kwargs.get(CUT_MARKER) if short is not None else None
-        if isinstance(size, int) and size <= self.max_result_tokens:
-            short = self._arrived(result, self.max_result_tokens, read_back)  # it fits whole
+        if isinstance(size, int) and size <= self.max_result_tokens * _ESTIMATE_SLACK:
+            whole = self._arrived(result, self.max_result_tokens, read_back)
+            if whole is None or CUT_MARKER not in whole.additional_kwargs:
+                short = whole  # it fits whole (`size` may be an estimate: this cut counts)
         if short is None or CUT_MARKER not in short.additional_kwargs:
             return (result if short is None else short), [], None
         store, namespace = _run_namespace(self.namespace)
@@ -265,15 +269,19 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
     def _bounded(self, request: ModelRequest[Any]) -> tuple[dict[str, Any], list[PutOp], Any]:
         """The caps' update, the store deletes and the store of this call."""
         index = _index(request)
+        if not index or (self.max_recall_tokens is None and not self.limits.over(index, time())):
+            return {}, [], None  # nothing to drop or recall: no store needed
         store, namespace = _run_namespace(self.namespace)
         update, ops = dropped(index, self.limits, namespace)
         return update, ops, store
 
     def _recalled(self, request: ModelRequest[Any], stored: dict[str, Any]) -> ModelRequest[Any]:
         """The request with the archive's best passages for the latest request, fenced."""
+        if self.max_recall_tokens is None:
+            return request
         index = _index(request)
-        query = _latest_request(request.messages)
-        if self.max_recall_tokens is None or not index or not query.strip():
+        query = _latest_request(request.messages) if index else ""
+        if not query.strip():
             return request
         texts = []
         for handle, entry in index.items():

@@ -19,12 +19,21 @@ So from the nearest such boundary before the head's end and after the tail's sta
 only the few bytes in between (and the marker) are encoded again; when there is none
 near (minified JSON without spaces), that stretch is simply longer. An encoding not
 known to follow these rules is checked by encoding the whole cut text once more.
+
+The same facts let a text far over the limit be cut keeping its ends without
+encoding its middle: a start up to a boundary encodes to exactly the whole text's
+first tokens, an end from a boundary to its last ones. When those two ends alone
+hold more tokens than the limit, the text is over it for certain (the middle adds
+tokens, never removes any); the cut is made and counted exactly from them, and only
+the text's total (which the marker is given) is estimated, from the middle's bytes
+at the bytes per token of a few short stretches of it (encoded from boundaries too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, overload
 
 __all__ = ["bpe_cut"]
 
@@ -44,6 +53,16 @@ _KNOWN = frozenset(
 )
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
 _SPACE, _NEWLINE = 0x20, 0x0A
+_BOUNDARY = re.compile(rb"\n[\x21-\x7e]| [A-Za-z]")  # the two boundaries below, found fast
+_LINE = re.compile(rb"\n[\x21-\x7e]")  # the newline boundary alone
+_MARGIN = 32  # tokens an encoded end holds beyond half the limit (the cut may grow a little)
+_GUESS = 3  # bytes per token first assumed when sizing an end (it grows when short)
+_MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
+_SAMPLES, _SAMPLE_BYTES = 4, 160  # stretches of the middle encoded to estimate its tokens
+
+
+class _Beyond(LookupError):
+    """A token of the middle was asked for, which a text encoded only at its ends lacks."""
 
 
 def _is_letter(byte: int) -> bool:
@@ -59,13 +78,112 @@ def _boundary(data: bytes, pos: int) -> str:
     return ""
 
 
-class _Encoded:
-    """A text, its UTF-8 bytes and its tokens under one tiktoken encoding."""
+def _next_boundary(data: bytes, pos: int, pattern: re.Pattern[bytes] = _BOUNDARY) -> int:
+    """The first piece boundary at or after `pos` (`len(data)` when there is none)."""
+    found = pattern.search(data, max(0, pos - 1))
+    while found is not None:
+        at = found.start() + 1 if data[found.start()] == _NEWLINE else found.start()
+        if at >= pos:
+            return at
+        found = pattern.search(data, found.start() + 1)
+    return len(data)
 
-    def __init__(self, encoding: Any, text: str) -> None:
+
+class _Ends(Sequence[int]):
+    """A text's tokens known at its two ends; its length counts an estimated middle."""
+
+    def __init__(self, head: list[int], tail: list[int], total: int) -> None:
+        self.head, self.tail, self.total = head, tail, total
+        self._tail_at = total - len(tail)
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            start, stop, _ = i.indices(self.total)
+            if stop <= len(self.head):
+                return self.head[start:stop]
+            if start >= self._tail_at:
+                return self.tail[start - self._tail_at : stop - self._tail_at]
+            raise _Beyond(i)
+        if 0 <= i < len(self.head):
+            return self.head[i]
+        if self._tail_at <= i < self.total:
+            return self.tail[i - self._tail_at]
+        raise _Beyond(i)
+
+
+def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
+    """The text's two ends encoded, when they alone are over `max_tokens`; else `None`."""
+    need = max_tokens // 2 + _MARGIN
+    head: list[int] = []
+    tail: list[int] = []
+    end, start = 0, len(data)
+    most = int(len(data) * _MOST_SHARE)
+    while len(head) < need or len(tail) < need:
+        if len(head) < need:
+            cut = _next_boundary(data, end + (need - len(head)) * _GUESS)
+            if cut >= start:
+                return None  # the two ends would meet
+            head += encoding.encode(data[end:cut].decode("utf-8"), disallowed_special=())
+            end = cut
+        if len(tail) < need:
+            cut = _next_boundary(data, start - (need - len(tail)) * _GUESS)
+            if not end < cut < start:
+                return None  # no boundary between the ends
+            tail[:0] = encoding.encode(data[cut:start].decode("utf-8"), disallowed_special=())
+            start = cut
+        if end + len(data) - start > most:
+            return None  # the ends would be most of the text: encoding it whole costs as much
+    known = len(head) + len(tail)
+    if known <= max_tokens:
+        return None  # maybe not over: count it whole
+    density = known / (end + len(data) - start)
+    return _Ends(head, tail, known + _middle_tokens(encoding, data, (end, start), density))
+
+
+def _middle_tokens(encoding: Any, data: bytes, middle: tuple[int, int], density: float) -> int:
+    """An estimate of the tokens of `data[end:start]`, from a few stretches of it encoded.
+
+    The stretches run between piece boundaries, so their tokens are the text's own: the
+    estimate is never below their sum, and follows the middle's density, not the ends'.
+    """
+    end, start = middle
+    size = start - end
+    width = max(16, min(_SAMPLE_BYTES, size // (8 * _SAMPLES)))
+    tokens = sampled = 0
+    lines = len(_LINE.findall(data, end, start)) >= 4 * _SAMPLES  # no bias within a line
+    for j in range(1, _SAMPLES + 1):
+        a = _next_boundary(data, end + size * j // (_SAMPLES + 1), _LINE if lines else _BOUNDARY)
+        b = _next_boundary(data, a + width, _LINE if lines else _BOUNDARY)
+        if a < b <= start:
+            tokens += len(encoding.encode(data[a:b].decode("utf-8"), disallowed_special=()))
+            sampled += b - a
+    if not sampled:  # no boundaries in the middle: at the ends' density
+        return round(size * density)
+    return max(tokens, round(size * tokens / sampled))
+
+
+class _Encoded:
+    """A text, its UTF-8 bytes and its tokens under one tiktoken encoding.
+
+    `tokens` may be `_Ends` (a text encoded at its ends only): then any use of a
+    middle token raises `_Beyond`, and the caller encodes the text whole.
+    """
+
+    def __init__(
+        self, encoding: Any, text: str, *, data: bytes | None = None, ends: _Ends | None = None
+    ) -> None:
         self.encoding = encoding
-        self.data = text.encode("utf-8")
-        self.tokens: list[int] = encoding.encode(text, disallowed_special=())
+        self.data = text.encode("utf-8") if data is None else data
+        self.tokens: Sequence[int] = (
+            encoding.encode(text, disallowed_special=()) if ends is None else ends
+        )
         self.exact = encoding.name in _KNOWN
         self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
 
@@ -174,9 +292,22 @@ def bpe_cut(
         The cut text (or `text` itself when it fits) and its exact token count.
     """
     try:
-        enc = _Encoded(encoding, text)
+        data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: tiktoken counts a replaced text
         return None
+    if keep == "ends" and encoding.name in _KNOWN and len(data) > max_tokens * 2 * _GUESS:
+        ends = _encoded_ends(encoding, data, max_tokens)
+        if ends is not None:
+            try:
+                return _ends(
+                    _Encoded(encoding, text, data=data, ends=ends),
+                    text,
+                    max_tokens,
+                    marker(ends.total),
+                )
+            except _Beyond:  # the cut reached into the middle: encode the text whole
+                pass
+    enc = _Encoded(encoding, text, data=data)
     total = len(enc.tokens)
     if total <= max_tokens:
         return text, total

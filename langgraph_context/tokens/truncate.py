@@ -42,9 +42,11 @@ def truncate_text(
             start and the end (equal shares) as fits around the marker.
 
     With the package's tiktoken counter the text is encoded once and cut on token
-    boundaries (`tokens._cut`); the counter's memo gets the count of the text
-    returned (which the caller counts next), never a candidate. Other counters are
-    searched for the longest cut that fits.
+    boundaries (`tokens._cut`); with `keep="ends"`, a text whose two ends alone are
+    over the limit is encoded at its ends only, and a callable marker is then given
+    its total estimated from them (the cut is counted exactly either way). The
+    counter's memo gets the count of the text returned (which the caller counts
+    next), never a candidate. Other counters are searched for the longest cut that fits.
 
     Returns:
         `text` itself when it fits, else the longest cut that fits (possibly "").
