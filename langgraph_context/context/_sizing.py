@@ -173,43 +173,6 @@ def _keeps_bytes(content: str) -> bool:
     return content.isascii() and not any(mark in lowered for mark in _MAY_CHANGE)
 
 
-class LazyFloors(Sequence[int]):
-    """`cost_floor` of each text, computed on first access; `words_floor` asked first.
-
-    A pack reads a floor for every packet it passes once the budget is nearly spent;
-    `over(i, room)` settles most of them with the cheap bound, so a cold build over
-    1,000 new packets does not run the pieces' expression over all of them.
-
-    Args:
-        texts: The packets' contents.
-    """
-
-    def __init__(self, texts: list[str]) -> None:
-        self._texts = texts
-        self._known: dict[int, int] = {}
-
-    def __len__(self) -> int:
-        """The number of texts."""
-        return len(self._texts)
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[int]: ...
-    def __getitem__(self, i: int | slice) -> int | list[int]:
-        """`cost_floor` of text `i`, computed once."""
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self._texts)))]
-        floor = self._known.get(i)
-        if floor is None:
-            floor = self._known[i] = cost_floor(self._texts[i])
-        return floor
-
-    def over(self, i: int, room: int) -> bool:
-        """Whether text `i` surely costs more than `room` (the cheap bound first)."""
-        return words_floor(self._texts[i]) > room or self[i] > room
-
-
 class LazyCosts(Sequence[int]):
     """Packet costs measured on first access, and a floor under each (`floors`).
 
@@ -250,3 +213,23 @@ class LazyCosts(Sequence[int]):
     def measured(self) -> int:
         """How many costs were measured so far."""
         return len(self._known)
+
+
+class LazyFloors(LazyCosts):
+    """`cost_floor` of each text, computed on first access; `words_floor` asked first.
+
+    A pack reads a floor for every packet it passes once the budget is nearly spent;
+    `over(i, room)` settles most of them with the cheap bound, so a cold build over
+    1,000 new packets does not run the pieces' expression over all of them.
+
+    Args:
+        texts: The packets' contents.
+    """
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(lambda i: cost_floor(texts[i]), len(texts), None)
+        self._texts = texts
+
+    def over(self, i: int, room: int) -> bool:
+        """Whether text `i` surely costs more than `room` (the cheap bound first)."""
+        return words_floor(self._texts[i]) > room or self[i] > room
