@@ -16,37 +16,33 @@ from langchain_core.runnables.config import merge_configs, set_config_context
 from langgraph.config import get_config
 from langgraph.constants import TAG_NOSTREAM
 
-__all__ = ["arun_inner", "drop_before_model", "quiet_config", "run_inner"]
+__all__ = ["arun_inner", "drop_before_model", "drop_hooks", "quiet_config", "run_inner"]
 
-_HOOKLESS: dict[type[Any], type[Any]] = {}
+_HOOKLESS: dict[tuple[type[Any], tuple[str, ...]], type[Any]] = {}
 
 
-def _without_before_model(cls: type[Any]) -> type[Any]:
-    """`cls` with the base class's `before_model` hooks: `create_agent` adds no node."""
-    if cls in _HOOKLESS:
-        return _HOOKLESS[cls]
-    body = {
-        "before_model": AgentMiddleware.before_model,
-        "abefore_model": AgentMiddleware.abefore_model,
-        "__module__": cls.__module__,
-        "__qualname__": cls.__qualname__,
-        "__doc__": cls.__doc__,
-        "_hook_dropped": True,
-    }
-    _HOOKLESS[cls] = type(cls.__name__, (cls,), body)
-    return _HOOKLESS[cls]
+def drop_hooks(middleware: AgentMiddleware[Any, Any], *hooks: str) -> None:
+    """Give `middleware` the base class's `hooks`, so `create_agent` does not use them.
+
+    `create_agent` adds a graph node per class that overrides `before_model`, and wraps
+    every model call in each class that overrides `wrap_model_call`; a hook that would
+    do nothing still costs that per call. The instance's class is swapped for a
+    (cached) subclass with `AgentMiddleware`'s versions; `isinstance` checks still hold.
+    """
+    cls = type(middleware)
+    if all(getattr(cls, h) is getattr(AgentMiddleware, h) for h in hooks):
+        return
+    key = (cls, hooks)
+    if key not in _HOOKLESS:
+        body: dict[str, Any] = {h: getattr(AgentMiddleware, h) for h in hooks}
+        body.update(__module__=cls.__module__, __qualname__=cls.__qualname__, __doc__=cls.__doc__)
+        _HOOKLESS[key] = type(cls.__name__, (cls,), body)
+    middleware.__class__ = _HOOKLESS[key]
 
 
 def drop_before_model(middleware: AgentMiddleware[Any, Any]) -> None:
-    """Remove `middleware`'s `before_model` hook when it would do nothing.
-
-    `create_agent` adds a graph node (`<name>.before_model`) for every middleware
-    class that overrides the hook, so a hook that returns `None` on every call still
-    costs a graph step (and a streamed update) per model call. The instance's class
-    is swapped for a subclass without the hook; `isinstance` checks still hold.
-    """
-    if not getattr(type(middleware), "_hook_dropped", False):
-        middleware.__class__ = _without_before_model(type(middleware))
+    """Remove `middleware`'s `before_model` hooks when they would do nothing (no graph step)."""
+    drop_hooks(middleware, "before_model", "abefore_model")
 
 
 def quiet_config(config: RunnableConfig) -> RunnableConfig:

@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
+from langgraph_context.agents._hooks import drop_hooks
 from langgraph_context.toolkit import check_distinct_tools, tool_name
 
 __all__ = ["check_tools_at_build", "require_own_tools"]
@@ -44,23 +45,6 @@ class _CheckedModelCall:
         """Async twin of `wrap_model_call`."""
         self._check_request(request)
         return await handler(request)
-
-
-_UNCHECKED: dict[type[Any], type[Any]] = {}
-
-
-def _without_model_call(cls: type[Any]) -> type[Any]:
-    """`cls` with the base class's model-call hooks: `create_agent` wraps no call in it."""
-    if cls not in _UNCHECKED:
-        body = {
-            "wrap_model_call": AgentMiddleware.wrap_model_call,
-            "awrap_model_call": AgentMiddleware.awrap_model_call,
-            "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__,
-            "__doc__": cls.__doc__,
-        }
-        _UNCHECKED[cls] = type(cls.__name__, (cls,), body)
-    return _UNCHECKED[cls]
 
 
 def _wraps_model_call(middleware: Any) -> bool:
@@ -102,7 +86,7 @@ def check_tools_at_build(
     if not any(_wraps_model_call(m) for m in middleware):
         for made in ours:
             if isinstance(made, _CheckedModelCall) and _wraps_model_call(made):
-                made.__class__ = _without_model_call(type(made))
+                drop_hooks(made, "wrap_model_call", "awrap_model_call")
     return [*middleware, *ours]
 
 
