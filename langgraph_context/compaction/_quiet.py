@@ -26,7 +26,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
 from langgraph_context._memo import PrefixMemo
-from langgraph_context.compaction._step import Config
+from langgraph_context.compaction._step import SUM_TRIGGERS, Config, sum_fires
 from langgraph_context.compaction.provenance import SYSTEM_TRUST_KEY, fenced_compaction_message
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import is_provider_compaction
@@ -39,7 +39,6 @@ __all__ = ["MAX_HISTORIES", "Quiet"]
 MAX_HISTORIES = 64
 """Histories one node remembers (a weak reference and three ints a message each)."""
 
-_TRACKED = frozenset({"tokens", "fraction", "messages"})  # trigger kinds read from the sums
 _content = operator.attrgetter("content")
 
 
@@ -92,7 +91,7 @@ class Quiet:
             and isinstance(counter, TiktokenCounter)
             # The count of a list is the reply priming plus each message's count.
             and type(counter).count_messages is TiktokenCounter.count_messages
-            and all(kind in _TRACKED for kind, _ in options.triggers)
+            and all(kind in SUM_TRIGGERS for kind, _ in options.triggers)
         )
         self._memo: PrefixMemo[_Seen] = PrefixMemo(MAX_HISTORIES)
 
@@ -191,15 +190,7 @@ class Quiet:
         size = len(items) - pending
         raw = REPLY_PRIMING_TOKENS + sum(seen.counts[:size]) if size else 0
         tokens = corrected_tokens(raw, usage_ratio(usage))
-        window = o.context_window or (usage or {}).get("window")
-        for kind, value in o.triggers:
-            if kind == "tokens" and tokens >= value:
-                return True
-            if kind == "fraction" and (
-                # No window: the full step raises its error.
-                not isinstance(window, int) or window <= 0 or tokens >= value * window
-            ):
-                return True
-            if kind == "messages" and size >= value:
-                return True
-        return False
+        found = o.context_window or (usage or {}).get("window")
+        # No window: 0, so a fraction trigger "fires" and the full step raises its error.
+        window = found if isinstance(found, int) and found > 0 else 0
+        return any(sum_fires(k, v, tokens, size, lambda: window) for k, v in o.triggers)

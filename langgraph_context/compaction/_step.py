@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -88,6 +89,22 @@ class Config:
     archive: Archive | None
 
 
+SUM_TRIGGERS = frozenset({"tokens", "fraction", "messages"})
+"""Trigger kinds read from the history's sums alone (its tokens, its length)."""
+
+
+def sum_fires(kind: str, value: float, tokens: int, size: int, window: Callable[[], int]) -> bool:
+    """Whether a trigger of `SUM_TRIGGERS` fires on a history of `tokens` and `size`.
+
+    `window` is called only for a `fraction` trigger (it may raise there).
+    """
+    if kind == "tokens":
+        return tokens >= value
+    if kind == "fraction":
+        return tokens >= value * window()
+    return kind == "messages" and size >= value
+
+
 class Step:
     """One run of the node: trigger check, rule-based pass, optional summary, update."""
 
@@ -138,12 +155,8 @@ class Step:
             return "request"
         o = self.o
         for kind, value in o.triggers:
-            if kind == "tokens" and self.tokens >= value:
-                return f"tokens>={value:g}"
-            if kind == "fraction" and self.tokens >= value * self._window():
-                return f"fraction>={value:g}"
-            if kind == "messages" and len(self.messages) >= value:
-                return f"messages>={value:g}"
+            if sum_fires(kind, value, self.tokens, len(self.messages), self._window):
+                return f"{kind}>={value:g}"
             if kind == "tool_output" and any(
                 isinstance(m, ToolMessage) and int(o.token_counter([m])) >= value
                 for m in self.messages
