@@ -17,9 +17,9 @@ Run: `.venv/bin/python -m benchmarks.lean [--quick]`
    warm recount of a 200-message history after one append is printed beside a cold
    count (the memo must keep it cheap). Served throughput is `benchmarks.lean.served`.
 3. Memory per finished thread: `create_context_agent` with its defaults (as `repro_2`)
-   over `--threads` threads of 200 calls, each deleted from its `InMemorySaver` after it
-   ends; live Python memory (tracemalloc) after each 5, target at most 5 MB after 10 and
-   flat after.
+   and a bare `create_agent`, each over `--threads` threads of 200 calls, each deleted from
+   its `InMemorySaver` after it ends; live Python memory (tracemalloc) after each 5, target
+   for ours at most 5 MB after 10 and flat after.
 4. Cold build: `ContextBuilder.build_result` over 1,000 and 10,000 packets it has not
    seen (each size in a fresh process), beside `rank_bm25` top-k + greedy pack, CPU
    time; warm (repeat) builds printed apart, labelled.
@@ -249,10 +249,13 @@ def recount() -> dict[str, float]:
     return {"cold_ms": cold, "warm_ms": warm, "warm_share": warm / cold}
 
 
-def memory(threads: int) -> list[float]:
-    """Live Python MB after each 5 finished, deleted 200-call threads of the full agent."""
+def memory(threads: int, kind: str = "ours") -> list[float]:
+    """Live Python MB after each 5 finished, deleted 200-call threads of one agent.
+
+    `kind` is `ours` (the full `create_context_agent`, as `repro_2`) or `bare`.
+    """
     texts: dict[str, list[str]] = {"now": []}
-    model, graph = _agent("ours", texts)
+    model, graph = _agent(kind, texts)
     saver = graph.checkpointer
     gc.collect()
     tracemalloc.start()
@@ -268,7 +271,6 @@ def memory(threads: int) -> list[float]:
         gc.collect()
         if (t + 1) % 5 == 0:
             after.append(tracemalloc.get_traced_memory()[0] / 2**20)
-            print(f"  after {t + 1:3d} finished, deleted threads: {after[-1]:5.1f} MB live")
     tracemalloc.stop()
     return after
 
@@ -375,14 +377,18 @@ def main() -> None:
         f"  200-message history: cold count {again['cold_ms']:.1f} ms, warm recount of a"
         f" reloaded copy {again['warm_ms']:.2f} ms ({again['warm_share']:.1%})"
     )
-    print("3. live Python memory after finished, deleted 200-call threads")
-    live = memory(10 if quick else args.threads)
+    print("3. live Python memory after finished, deleted 200-call threads, bare and ours")
+    count = 10 if quick else args.threads
+    bare_live, live = memory(count, "bare"), memory(count, "ours")
+    for i, (b, o) in enumerate(zip(bare_live, live, strict=True)):
+        print(f"  after {5 * (i + 1):3d} threads: bare {b:5.1f} MB | ours {o:5.1f} MB live")
     print("4. cold builds over new packets (fresh process per size), CPU ms")
     builds = cold_builds([1_000, 10_000])
     path = write_result(
         "lean",
         {"cut": cut, "per_call": calls, "per_call_1000": long, "recount": again,
-         "live_mb_per_5_threads": live, "cold_builds": builds, "quick": quick},
+         "live_mb_per_5_threads": live, "live_mb_per_5_threads_bare": bare_live,
+         "cold_builds": builds, "quick": quick},
     )  # fmt: skip
     print(f"wrote {path}")
 
