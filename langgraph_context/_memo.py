@@ -23,11 +23,18 @@ histories each: a stored one and the copies sent for it); so does each
 `TiktokenCounter` (the counts of the messages of its latest histories); so do
 `without_stamps` and `provider_ready_history`, and each compaction node (its no-op
 check, `compaction._quiet`).
+
+`RecentMemo` keeps a few values by keys compared by equality (which tests identity
+first): each `ContextBuilder` holds two, of its latest builds and of its fixed-section
+counts (`context._reuse`), so the system head a model call rebuilds from unchanged
+state is read back. At most 4 entries each, a build only when its packets hold at
+most 200,000 characters: about 1 MB per builder at most, whatever it has served.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import threading
 import weakref
@@ -37,12 +44,20 @@ from typing import Any, Generic, TypeVar
 
 from langgraph_context.errors import InvalidArgumentError
 
-__all__ = ["ENTRY_BYTES", "PrefixMemo", "SizedMemo", "memo_by_text", "value_bytes"]
+__all__ = [
+    "ENTRY_BYTES",
+    "PrefixMemo",
+    "RecentMemo",
+    "SizedMemo",
+    "memo_by_text",
+    "value_bytes",
+]
 
 ENTRY_BYTES = 300
 """What one entry keyed by `(hash, length)` costs besides its value: key, slot, size."""
 
 K = TypeVar("K", bound=Hashable)
+_deref = weakref.ref.__call__  # a weak reference's object (`None` once freed), called from C
 V = TypeVar("V")
 
 
@@ -114,6 +129,57 @@ class SizedMemo(Generic[K, V]):
         with self._lock:
             self._data.clear()
             self.size = 0
+
+
+class RecentMemo(Generic[V]):
+    """The latest `entries` values, by keys compared with `==` (no hashing), latest first.
+
+    For keys that are costly or impossible to hash (dataclasses holding dicts), looked
+    up a few times per call: a lookup compares the key with at most `entries` keys,
+    and Python's `==` on tuples tests each item's identity before its value. Writes
+    replace the whole tuple of entries, so readers on other threads never see a torn one.
+
+    Args:
+        entries: How many values are kept (the least recently stored goes first).
+
+    Raises:
+        ValueError: If `entries` is below 1.
+
+    Example:
+        >>> memo: RecentMemo[int] = RecentMemo(2)
+        >>> memo.put(("a", {"x": 1}), 1)
+        >>> memo.get(("a", {"x": 1})), memo.get(("b", {}))
+        (1, None)
+    """
+
+    __slots__ = ("_entries", "entries")
+
+    def __init__(self, entries: int) -> None:
+        if entries < 1:
+            msg = f"entries must be >= 1, got {entries}"
+            raise InvalidArgumentError(msg)
+        self.entries = entries
+        self._entries: tuple[tuple[Any, V], ...] = ()
+
+    def __len__(self) -> int:
+        """The number of values kept."""
+        return len(self._entries)
+
+    def get(self, key: Any) -> V | None:
+        """The value stored under a key equal to `key`, or `None`."""
+        for known, value in self._entries:
+            if known == key:
+                return value
+        return None
+
+    def put(self, key: Any, value: V) -> None:
+        """Store `value` under `key` (replacing an equal key's), dropping the oldest."""
+        kept = tuple((k, v) for k, v in self._entries if k != key)
+        self._entries = ((key, value), *kept)[: self.entries]
+
+    def clear(self) -> None:
+        """Forget every value."""
+        self._entries = ()
 
 
 def value_bytes(value: Any) -> int:
@@ -281,10 +347,10 @@ class PrefixMemo(Generic[V]):
 
 
 def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:
-    """How many leading `items` are the objects `refs` point at (the shorter decides)."""
-    n = 0
-    for ref, item in zip(refs, items, strict=False):
-        if ref() is not item:
-            break
-        n += 1
-    return n
+    """How many leading `items` are the objects `refs` point at (the shorter decides).
+
+    Every pair is compared, in C (`map`): cheaper than a Python loop that stops at
+    the first difference, as a match is usually the whole history but its last few.
+    """
+    same = list(map(operator.is_, map(_deref, refs), items))
+    return same.index(False) if False in same else len(same)

@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
+from langgraph_context._memo import PrefixMemo
 from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
@@ -33,6 +34,7 @@ from langgraph_context.context.stamp import without_stamps
 from langgraph_context.messages import content_text, provider_ready_history
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import require_state_keys
+from langgraph_context.tokens import TiktokenCounter, TokenCounter
 
 __all__ = ["cache_node"]
 
@@ -67,6 +69,27 @@ def _head(builder: ContextBuilder, instructions: str | None) -> int:
     return min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
 
 
+def _counted(
+    counter: TokenCounter, memo: PrefixMemo[list[int]], system: str, items: list[BaseMessage]
+) -> int:
+    """`counter([SystemMessage(system), *items])`, reading back counts made last call.
+
+    A `TiktokenCounter` counts a list as its priming plus each message's count, so
+    the counts of `items[1:]` (the first may be a fresh opening turn) are remembered
+    with the message objects in `memo` (weakly) and a call counts only what is new.
+    Like the node's other memos (`without_stamps`, `provider_ready_history`) this
+    trusts a message not to be edited in place. Any other counter counts the list.
+    """
+    if type(counter) is not TiktokenCounter or len(items) < 2:
+        return int(counter([SystemMessage(system), *items]))
+    rest = items[1:]
+    matched, known = memo.matched(rest)
+    counts = [*(known or [])[:matched], *map(counter.count_message, rest[matched:])]
+    if matched < len(rest):
+        memo.remember(rest, counts)
+    return counter([SystemMessage(system)]) + counter.count_message(items[0]) + sum(counts)
+
+
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
     """The node's update, plus the newly stamped messages (replaced by id in state)."""
     return {**update, messages_key: stamped} if stamped else update
@@ -86,8 +109,7 @@ def cache_node(
 
     With `harden_from_start` the hardening line is there from the first call.
     """
-    counter = builder.token_counter
-    limit = builder.config.max_tokens
+    counter, limit = builder.token_counter, builder.config.max_tokens
     # The system message renders no task and no output section (they would change
     # with every request); its share of the window is fixed, so its selection only
     # changes when the turns before the window or the pinned state do.
@@ -98,6 +120,7 @@ def cache_node(
     # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
+    counted: PrefixMemo[list[int]] = PrefixMemo(64)  # message counts (`_counted`)
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -136,7 +159,7 @@ def cache_node(
             head = _head(builder, instructions)
             whole = yield build([])
         window = _verbatim(builder, [], body)
-        if counter([SystemMessage(whole.text), *window, *tail]) <= limit:
+        if _counted(counter, counted, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
