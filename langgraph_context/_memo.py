@@ -34,7 +34,6 @@ most 200,000 characters: about 1 MB per builder at most, whatever it has served.
 from __future__ import annotations
 
 import functools
-import operator
 import sys
 import threading
 import weakref
@@ -57,7 +56,6 @@ ENTRY_BYTES = 300
 """What one entry keyed by `(hash, length)` costs besides its value: key, slot, size."""
 
 K = TypeVar("K", bound=Hashable)
-_deref = weakref.ref.__call__  # a weak reference's object (`None` once freed), called from C
 V = TypeVar("V")
 
 
@@ -347,10 +345,10 @@ class PrefixMemo(Generic[V]):
 
 
 def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:
-    """How many leading `items` are the objects `refs` point at (the shorter decides).
-
-    Every pair is compared, in C (`map`): cheaper than a Python loop that stops at
-    the first difference, as a match is usually the whole history but its last few.
-    """
-    same = list(map(operator.is_, map(_deref, refs), items))
-    return same.index(False) if False in same else len(same)
+    """How many leading `items` are the objects `refs` point at (the shorter decides)."""
+    n = 0
+    for ref, item in zip(refs, items, strict=False):
+        if ref() is not item:
+            break
+        n += 1
+    return n

@@ -24,6 +24,7 @@ from langgraph_context.messages._coerce import (
     _message_arg,
     _short,
     as_messages,
+    checked_messages,
 )
 from langgraph_context.messages._roles import screen
 
@@ -245,7 +246,7 @@ def _walk(
 
 
 def _screened_walk(
-    items: list[BaseMessage], *, allow_pending: bool, repair: bool
+    messages: Sequence[Any], *, allow_pending: bool, repair: bool
 ) -> tuple[list[HistoryViolation], list[BaseMessage]]:
     """`_walk` over the messages a provider can take at all; the rest are violations.
 
@@ -255,7 +256,8 @@ def _screened_walk(
     last block of the part it shares (the same message objects), whose walk state
     is empty there, so the result is the one a walk from the start gives.
     """
-    resume = _resume(items)
+    items, shared, walked = checked_messages(messages)
+    resume = _resume(shared, walked)
     kept: list[BaseMessage] = []
     where: list[int] = []
     found: list[HistoryViolation] = []
@@ -270,15 +272,19 @@ def _screened_walk(
     where.append(len(items))
     found += [dataclasses.replace(v, index=where[v.index - resume.at]) for v in violations]
     tail = items[resume.at :]
-    if not found and len(out) == len(tail) and all(map(operator.is_, out, tail)):
+    # A history remembered whole already (walked again in the same call) is not stored again.
+    clean = not found and len(out) == len(tail) and all(map(operator.is_, out, tail))
+    if clean and shared < len(items):
         turns = (k for k, m in enumerate(items) if not isinstance(m, SystemMessage))
         CLEAN_HISTORIES.remember(items, Walked([*resume.starts, *starts], next(turns, len(items))))
     return found, [*items[: resume.at], *out]
 
 
-def _resume(items: list[BaseMessage]) -> _Resume:
-    """Where a walk over `items` may start: the last block start of a known clean prefix."""
-    shared, walked = CLEAN_HISTORIES.matched(items)
+def _resume(shared: int, walked: Any) -> _Resume:
+    """Where a walk may start: the last block start of its known clean prefix.
+
+    `shared` leading messages are those of the clean history remembered with `walked`.
+    """
     if not isinstance(walked, Walked):
         return _Resume()
     # A block starting at `shared` or later may differ (a result joining an open block).
@@ -315,8 +321,7 @@ def validate_history(
         []
     """
     _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
-    items = as_messages(messages)
-    violations, _ = _screened_walk(items, allow_pending=allow_pending_tool_calls, repair=False)
+    violations, _ = _screened_walk(messages, allow_pending=allow_pending_tool_calls, repair=False)
     return violations
 
 
@@ -353,8 +358,7 @@ def repair_history(
         ['human', 'ai', 'tool', 'human']
     """
     _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
-    items = as_messages(messages)
-    violations, out = _screened_walk(items, allow_pending=allow_pending_tool_calls, repair=True)
+    violations, out = _screened_walk(messages, allow_pending=allow_pending_tool_calls, repair=True)
     return HistoryRepair(out, tuple(violations))
 
 
