@@ -35,6 +35,7 @@ from langgraph_context.messages import content_text, provider_ready_history
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import require_state_keys
 from langgraph_context.tokens import TiktokenCounter, TokenCounter
+from langgraph_context.tokens.counter import REPLY_PRIMING_TOKENS
 
 __all__ = ["cache_node"]
 
@@ -70,24 +71,30 @@ def _head(builder: ContextBuilder, instructions: str | None) -> int:
 
 
 def _counted(
-    counter: TokenCounter, memo: PrefixMemo[list[int]], system: str, items: list[BaseMessage]
+    counter: TokenCounter,
+    memo: PrefixMemo[list[tuple[int, int]]],
+    system: str,
+    items: list[BaseMessage],
 ) -> int:
-    """`counter([SystemMessage(system), *items])`, reading back counts made last call.
+    """`counter([SystemMessage(system), *items])`, reading back sums made last calls.
 
     A `TiktokenCounter` counts a list as its priming plus each message's count, so
-    the counts of `items[1:]` (the first may be a fresh opening turn) are remembered
-    with the message objects in `memo` (weakly) and a call counts only what is new.
-    Like the node's other memos (`without_stamps`, `provider_ready_history`) this
-    trusts a message not to be edited in place. Any other counter counts the list.
+    the running sums of `items[1:]` (the first may be a fresh opening turn) are
+    remembered with its message objects in `memo` (weakly), at the end of each
+    call's list: a call counts only what follows the last sum it shares, in one
+    batch. Like the node's other memos (`without_stamps`, `provider_ready_history`)
+    this trusts a message not to be edited in place. Any other counter counts all.
     """
     if type(counter) is not TiktokenCounter or len(items) < 2:
         return int(counter([SystemMessage(system), *items]))
     rest = items[1:]
-    matched, known = memo.matched(rest)
-    counts = [*(known or [])[:matched], *map(counter.count_message, rest[matched:])]
-    if matched < len(rest):
-        memo.remember(rest, counts)
-    return counter([SystemMessage(system)]) + counter.count_message(items[0]) + sum(counts)
+    matched, sums = memo.matched(rest)
+    kept = [(end, total) for end, total in sums or () if end <= matched]
+    at, total = kept[-1] if kept else (0, 0)
+    if at < len(rest):
+        total += counter(rest[at:]) - REPLY_PRIMING_TOKENS
+        memo.remember(rest, [*kept, (len(rest), total)])
+    return int(counter([SystemMessage(system), items[0]])) + total
 
 
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
@@ -120,7 +127,7 @@ def cache_node(
     # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
-    counted: PrefixMemo[list[int]] = PrefixMemo(64)  # message counts (`_counted`)
+    counted: PrefixMemo[list[tuple[int, int]]] = PrefixMemo(64)  # sums (`_counted`)
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
