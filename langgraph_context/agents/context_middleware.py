@@ -264,8 +264,10 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             # state's own messages (written back by id: an outer middleware may have
             # rewritten the request's, and those are never stored).
             now = time.time()
-            stored = as_messages(get_state_value(request.state, "messages", []))
-            if len(history) == len(stored) and all(map(operator.is_, history, stored)):
+            raw = get_state_value(request.state, "messages", [])
+            own = len(raw) == len(history) and all(map(operator.is_, raw, history))
+            stored = history if own else as_messages(raw)  # the same objects: checked
+            if own or (len(history) == len(stored) and all(map(operator.is_, history, stored))):
                 # The request holds the state's own messages: one set of copies serves both.
                 history, stamped = stamped_history(history, now=now)
             else:

@@ -148,7 +148,9 @@ def cache_node(
 
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
             # The plan joins the last user turn when it follows one: roles alternate.
-            sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(rest))]
+            # Made provider-ready before the stamps go (equal messages either way): `rest`
+            # is the repaired history's own objects, whose walks are remembered.
+            sent = [SystemMessage(result.text), *without_stamps(provider_ready_history(rest))]
             # `fits`: this system message and `rest` were counted within the limit; the
             # stamps removed are not counted, merging and dropping only take tokens
             # away, so unless the last repair added results, the count would repeat.
