@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
-from langgraph_context._memo import PrefixMemo
+from langgraph_context._memo import PrefixMemo, RecentMemo
 from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
@@ -73,6 +73,7 @@ def _head(builder: ContextBuilder, instructions: str | None) -> int:
 def _counted(
     counter: TokenCounter,
     memo: PrefixMemo[list[tuple[int, int]]],
+    heads: RecentMemo[int],
     system: str,
     items: list[BaseMessage],
 ) -> int:
@@ -82,8 +83,9 @@ def _counted(
     the running sums of `items[1:]` (the first may be a fresh opening turn) are
     remembered with its message objects in `memo` (weakly), at the end of each
     call's list: a call counts only what follows the last sum it shares, in one
-    batch. Like the node's other memos (`without_stamps`, `provider_ready_history`)
-    this trusts a message not to be edited in place. Any other counter counts all.
+    batch; the system message's count is kept in `heads`. Like the node's other
+    memos (`without_stamps`, `provider_ready_history`) this trusts a message not to
+    be edited in place. Any other counter counts the whole list.
     """
     if type(counter) is not TiktokenCounter or len(items) < 2:
         return int(counter([SystemMessage(system), *items]))
@@ -94,7 +96,21 @@ def _counted(
     if at < len(rest):
         total += counter(rest[at:]) - REPLY_PRIMING_TOKENS
         memo.remember(rest, [*kept, (len(rest), total)])
-    return int(counter([SystemMessage(system), items[0]])) + total
+    head = heads.get(system)  # the system message's count with the priming
+    if head is None:
+        head = int(counter([SystemMessage(system)]))
+        heads.put(system, head)
+    return head + counter.count_message(items[0]) + total
+
+
+def _sent(system: str, rest: list[BaseMessage]) -> list[BaseMessage]:
+    """The model input: the system message, then `rest` provider-ready, without stamps.
+
+    The plan joins the last user turn when it follows one (roles alternate). `rest`
+    is made provider-ready before its stamps go (equal messages either way): it holds
+    the repaired history's own objects, whose walks are remembered.
+    """
+    return [SystemMessage(system), *without_stamps(provider_ready_history(rest))]
 
 
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
@@ -127,7 +143,7 @@ def cache_node(
     # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
-    counted: PrefixMemo[list[tuple[int, int]]] = PrefixMemo(64)  # sums (`_counted`)
+    counted, heads = PrefixMemo[list[tuple[int, int]]](64), RecentMemo[int](2)  # `_counted`
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -147,10 +163,7 @@ def cache_node(
             return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
 
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
-            # The plan joins the last user turn when it follows one: roles alternate.
-            # Made provider-ready before the stamps go (equal messages either way): `rest`
-            # is the repaired history's own objects, whose walks are remembered.
-            sent = [SystemMessage(result.text), *without_stamps(provider_ready_history(rest))]
+            sent = _sent(result.text, rest)
             # `fits`: this system message and `rest` were counted within the limit; the
             # stamps removed are not counted, merging and dropping only take tokens
             # away, so unless the last repair added results, the count would repeat.
@@ -168,7 +181,7 @@ def cache_node(
             head = _head(builder, instructions)
             whole = yield build([])
         window = _verbatim(builder, [], body)
-        if _counted(counter, counted, whole.text, [*window, *tail]) <= limit:
+        if _counted(counter, counted, heads, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
