@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import gc
 import json
+import operator
 import weakref
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_openai_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -21,7 +28,7 @@ from langgraph_context.agents import ContextMiddleware
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.context.gather import message_time
 from langgraph_context.errors import InvalidArgumentError
-from langgraph_context.messages import content_text
+from langgraph_context.messages import CANCELLED_TOOL_RESULT, content_text, repair_history
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
 
 
@@ -193,3 +200,30 @@ def test_a_build_with_a_stage_of_the_callers_runs_every_time() -> None:
     for _ in range(2):
         builder.build_result("", state={"note": {"a": "x"}})
     assert len(seen) == 2
+
+
+def _calling(call_id: str) -> AIMessage:
+    """An assistant message calling `ls` with id `call_id`."""
+    return AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": call_id}])
+
+
+def test_a_history_repaired_twice_is_passed_on_and_its_prefix_is_still_repaired() -> None:
+    """A clean history walked again comes back as is; a prefix ending in a call does not."""
+    history = [HumanMessage("hi"), _calling("c1"), ToolMessage("a", tool_call_id="c1")]
+    history.append(AIMessage("done"))
+    first, again = repair_history(history), repair_history(history)
+    assert not first.changed
+    assert not again.changed
+    assert all(map(operator.is_, again.messages, history))
+    cut = repair_history(history[:2])  # the call's result is not in this prefix
+    assert [m.type for m in cut.messages] == ["human", "ai", "tool"]
+    assert [v.kind for v in cut.changes] == ["missing_tool_result"]
+
+
+def test_a_history_clean_with_a_pending_call_excused_is_repaired_without() -> None:
+    """Clean under `allow_pending_tool_calls=True` is not clean without it."""
+    history = [HumanMessage("hi"), _calling("c2")]
+    assert not repair_history(history, allow_pending_tool_calls=True).changed
+    strict = repair_history(history)
+    assert [m.type for m in strict.messages] == ["human", "ai", "tool"]
+    assert content_text(strict.messages[-1].content) == CANCELLED_TOOL_RESULT

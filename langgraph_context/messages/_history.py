@@ -142,6 +142,8 @@ class Walked(NamedTuple):
 
     starts: list[int]  # where each block (a message that is not a result) starts
     first_turn: int  # the first message that is not a system message (else the length)
+    size: int = 0  # how many messages the clean history has
+    strict: bool = False  # clean without excusing a pending call (`allow_pending=False`)
 
 
 class _Resume(NamedTuple):
@@ -257,6 +259,8 @@ def _screened_walk(
     is empty there, so the result is the one a walk from the start gives.
     """
     items, shared, walked = checked_messages(messages)
+    if _known_clean(items, shared, walked, allow_pending=allow_pending):
+        return [], items  # the very history a walk found clean (walked again in one call)
     resume = _resume(shared, walked)
     kept: list[BaseMessage] = []
     where: list[int] = []
@@ -276,8 +280,23 @@ def _screened_walk(
     clean = not found and len(out) == len(tail) and all(map(operator.is_, out, tail))
     if clean and shared < len(items):
         turns = (k for k, m in enumerate(items) if not isinstance(m, SystemMessage))
-        CLEAN_HISTORIES.remember(items, Walked([*resume.starts, *starts], next(turns, len(items))))
+        first_turn = next(turns, len(items))
+        walked = Walked([*resume.starts, *starts], first_turn, len(items), not allow_pending)
+        CLEAN_HISTORIES.remember(items, walked)
     return found, [*items[: resume.at], *out]
+
+
+def _known_clean(
+    items: list[BaseMessage], shared: int, walked: Any, *, allow_pending: bool
+) -> bool:
+    """Whether `items` are exactly the messages of a history a walk found clean.
+
+    A prefix of a clean history may end in an unanswered call, and a history clean
+    with a pending call excused is not clean without: both are walked again.
+    """
+    if not isinstance(walked, Walked) or not shared == len(items) == walked.size:
+        return False
+    return walked.strict or allow_pending
 
 
 def _resume(shared: int, walked: Any) -> _Resume:
