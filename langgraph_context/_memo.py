@@ -22,7 +22,8 @@ tail. `messages` holds one, of the histories of at most 64 first messages (two
 histories each: a stored one and the copies sent for it); so does each
 `TiktokenCounter` (the counts of the messages of its latest histories); so do
 `without_stamps` and `provider_ready_history`, and each compaction node (its no-op
-check, `compaction._quiet`).
+check, `compaction._quiet`), and each cache-layout context node (the running sums
+of its window's counts, `context._cache_node`).
 
 `RecentMemo` keeps a few values by keys compared by equality (which tests identity
 first): each `ContextBuilder` holds two, of its latest builds and of its fixed-section
