@@ -350,6 +350,9 @@ class ContextBuilder:
         )
         key = self._reuse.build_key(self, user_query, gathered, max_tokens)
         if (known := self._reuse.build(key, started)) is not None:
+            if known.findings:  # logged again, as a build of these packets logs them
+                untrusted_findings(known.selected, detector=self.detector)
+            logger.debug("context built: %s", known.stats)
             return known
         protection = self._protection(gathered)
         limit, role, rest, costs, (budget, max_summary_tokens) = self._prepare(
