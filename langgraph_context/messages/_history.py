@@ -256,11 +256,14 @@ def _screened_walk(
     are reported first. A history that needed nothing is remembered
     (`CLEAN_HISTORIES`): the next walk over it plus appended messages starts at the
     last block of the part it shares (the same message objects), whose walk state
-    is empty there, so the result is the one a walk from the start gives.
+    is empty there, so the result is the one a walk from the start gives. The very
+    history remembered (not a prefix, which may end in an unanswered call) is clean
+    as it is, unless its walk excused a pending call and this one does not.
     """
     items, shared, walked = checked_messages(messages)
-    if _known_clean(items, shared, walked, allow_pending=allow_pending):
-        return [], items  # the very history a walk found clean (walked again in one call)
+    exact = isinstance(walked, Walked) and shared == len(items) == walked.size
+    if exact and (walked.strict or allow_pending):  # the very history a walk found clean
+        return [], items
     resume = _resume(shared, walked)
     kept: list[BaseMessage] = []
     where: list[int] = []
@@ -284,19 +287,6 @@ def _screened_walk(
         walked = Walked([*resume.starts, *starts], first_turn, len(items), not allow_pending)
         CLEAN_HISTORIES.remember(items, walked)
     return found, [*items[: resume.at], *out]
-
-
-def _known_clean(
-    items: list[BaseMessage], shared: int, walked: Any, *, allow_pending: bool
-) -> bool:
-    """Whether `items` are exactly the messages of a history a walk found clean.
-
-    A prefix of a clean history may end in an unanswered call, and a history clean
-    with a pending call excused is not clean without: both are walked again.
-    """
-    if not isinstance(walked, Walked) or not shared == len(items) == walked.size:
-        return False
-    return walked.strict or allow_pending
 
 
 def _resume(shared: int, walked: Any) -> _Resume:
