@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 __all__ = ["paused_gc"]
 
@@ -23,8 +22,34 @@ _LOCK = threading.Lock()
 _state = {"depth": 0, "resume": False}
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
+class _Paused:
+    """The pause itself: a plain class, not a generator (entered several times a call)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        with _LOCK:
+            if _state["depth"] == 0:
+                _state["resume"] = gc.isenabled()
+                gc.disable()
+            _state["depth"] += 1
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        with _LOCK:
+            _state["depth"] -= 1
+            if _state["depth"] == 0 and _state["resume"]:
+                gc.enable()
+
+
+_PAUSED = _Paused()
+
+
+def paused_gc() -> _Paused:
     """Disable the cyclic collector inside the block, restoring it on the way out.
 
     Nested and concurrent blocks share one pause: the collector comes back when the
@@ -38,15 +63,4 @@ def paused_gc() -> Iterator[None]:
         >>> gc.isenabled()
         True
     """
-    with _LOCK:
-        if _state["depth"] == 0:
-            _state["resume"] = gc.isenabled()
-            gc.disable()
-        _state["depth"] += 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _state["depth"] -= 1
-            if _state["depth"] == 0 and _state["resume"]:
-                gc.enable()
+    return _PAUSED

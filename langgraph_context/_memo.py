@@ -22,7 +22,14 @@ tail. `messages` holds one, of the histories of at most 64 first messages (two
 histories each: a stored one and the copies sent for it); so does each
 `TiktokenCounter` (the counts of the messages of its latest histories); so do
 `without_stamps` and `provider_ready_history`, and each compaction node (its no-op
-check, `compaction._quiet`).
+check, `compaction._quiet`), and each cache-layout context node (the running sums
+of its window's counts, `context._cache_node`).
+
+`RecentMemo` keeps a few values by keys compared by equality (which tests identity
+first): each `ContextBuilder` holds two, of its latest builds and of its fixed-section
+counts (`context._reuse`), so the system head a model call rebuilds from unchanged
+state is read back. At most 4 entries each, a build only when its packets hold at
+most 200,000 characters: about 1 MB per builder at most, whatever it has served.
 """
 
 from __future__ import annotations
@@ -37,7 +44,14 @@ from typing import Any, Generic, TypeVar
 
 from langgraph_context.errors import InvalidArgumentError
 
-__all__ = ["ENTRY_BYTES", "PrefixMemo", "SizedMemo", "memo_by_text", "value_bytes"]
+__all__ = [
+    "ENTRY_BYTES",
+    "PrefixMemo",
+    "RecentMemo",
+    "SizedMemo",
+    "memo_by_text",
+    "value_bytes",
+]
 
 ENTRY_BYTES = 300
 """What one entry keyed by `(hash, length)` costs besides its value: key, slot, size."""
@@ -114,6 +128,57 @@ class SizedMemo(Generic[K, V]):
         with self._lock:
             self._data.clear()
             self.size = 0
+
+
+class RecentMemo(Generic[V]):
+    """The latest `entries` values, by keys compared with `==` (no hashing), latest first.
+
+    For keys that are costly or impossible to hash (dataclasses holding dicts), looked
+    up a few times per call: a lookup compares the key with at most `entries` keys,
+    and Python's `==` on tuples tests each item's identity before its value. Writes
+    replace the whole tuple of entries, so readers on other threads never see a torn one.
+
+    Args:
+        entries: How many values are kept (the least recently stored goes first).
+
+    Raises:
+        ValueError: If `entries` is below 1.
+
+    Example:
+        >>> memo: RecentMemo[int] = RecentMemo(2)
+        >>> memo.put(("a", {"x": 1}), 1)
+        >>> memo.get(("a", {"x": 1})), memo.get(("b", {}))
+        (1, None)
+    """
+
+    __slots__ = ("_entries", "entries")
+
+    def __init__(self, entries: int) -> None:
+        if entries < 1:
+            msg = f"entries must be >= 1, got {entries}"
+            raise InvalidArgumentError(msg)
+        self.entries = entries
+        self._entries: tuple[tuple[Any, V], ...] = ()
+
+    def __len__(self) -> int:
+        """The number of values kept."""
+        return len(self._entries)
+
+    def get(self, key: Any) -> V | None:
+        """The value stored under a key equal to `key`, or `None`."""
+        for known, value in self._entries:
+            if known == key:
+                return value
+        return None
+
+    def put(self, key: Any, value: V) -> None:
+        """Store `value` under `key` (replacing an equal key's), dropping the oldest."""
+        kept = tuple((k, v) for k, v in self._entries if k != key)
+        self._entries = ((key, value), *kept)[: self.entries]
+
+    def clear(self) -> None:
+        """Forget every value."""
+        self._entries = ()
 
 
 def value_bytes(value: Any) -> int:

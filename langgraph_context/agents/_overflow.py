@@ -17,7 +17,7 @@ the refused history, so a wrong estimate or an unknown window still shrinks it.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -82,10 +82,20 @@ class Window:
     context_window: int | None
     token_counter: TokenCounter
     tool_tokens: int = 0  # the tool definitions every request carries
+    # The last model looked up and its window: a profile is read once per model, not
+    # per call (looking through wrappers costs attribute misses).
+    _last: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     def size(self, model: Any) -> int | None:
         """The window: the explicit one, else the model's profile, else `None`."""
-        return self.context_window if self.context_window is not None else model_window(model)
+        if self.context_window is not None:
+            return self.context_window
+        last = self._last
+        if len(last) == 2 and last[0] is model:
+            return last[1]  # type: ignore[no-any-return]
+        window = model_window(model)
+        last[:] = [model, window]
+        return window
 
     def usage(
         self, sent: list[BaseMessage], answer: Any, model: Any, tools: Sequence[Any] | None = None

@@ -244,6 +244,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             check_positive_int(context_window, "context_window"), resolve_counter(None)
         )
         self._cache_breakpoints = cache_breakpoints
+        self._marks: tuple[Any, Mapping[str, str] | None, bool] | None = None  # (model, ...)
         self._read_tool = read_tool
         self._name = name
         self.tools = []
@@ -264,8 +265,10 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             # state's own messages (written back by id: an outer middleware may have
             # rewritten the request's, and those are never stored).
             now = time.time()
-            stored = as_messages(get_state_value(request.state, "messages", []))
-            if len(history) == len(stored) and all(map(operator.is_, history, stored)):
+            raw = get_state_value(request.state, "messages", [])
+            own = len(raw) == len(history) and all(map(operator.is_, raw, history))
+            stored = history if own else as_messages(raw)  # the same objects: checked
+            if own or (len(history) == len(stored) and all(map(operator.is_, history, stored))):
                 # The request holds the state's own messages: one set of copies serves both.
                 history, stamped = stamped_history(history, now=now)
             else:
@@ -331,8 +334,13 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
     def _marked(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request with prompt-cache marks, when its model needs them."""
         model = resolved_model(request.model)
-        mark = cache_control_for(self._cache_breakpoints, model)
-        points = self._cache_breakpoints is None and mark is None and uses_cache_points(model)
+        known = self._marks
+        if known is None or known[0] is not model:
+            # Read from the model's wrappers and provider: once per model, not per call.
+            mark = cache_control_for(self._cache_breakpoints, model)
+            points = self._cache_breakpoints is None and mark is None and uses_cache_points(model)
+            self._marks = known = (model, mark, points)
+        _, mark, points = known
         if mark is None and not points:
             return request
         system = request.system_message

@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
+from langgraph_context._memo import PrefixMemo, RecentMemo
 from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
@@ -33,6 +34,8 @@ from langgraph_context.context.stamp import without_stamps
 from langgraph_context.messages import content_text, provider_ready_history
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import require_state_keys
+from langgraph_context.tokens import TiktokenCounter, TokenCounter
+from langgraph_context.tokens.counter import REPLY_PRIMING_TOKENS
 
 __all__ = ["cache_node"]
 
@@ -67,6 +70,49 @@ def _head(builder: ContextBuilder, instructions: str | None) -> int:
     return min(max(builder.fixed_tokens("", instructions), limit // 4), limit // 2)
 
 
+def _counted(
+    counter: TokenCounter,
+    memo: PrefixMemo[list[tuple[int, int]]],
+    heads: RecentMemo[int],
+    system: str,
+    items: list[BaseMessage],
+) -> int:
+    """`counter([SystemMessage(system), *items])`, reading back sums made last calls.
+
+    A `TiktokenCounter` counts a list as its priming plus each message's count, so
+    the running sums of `items[1:]` (the first may be a fresh opening turn) are
+    remembered with its message objects in `memo` (weakly), at the end of each
+    call's list: a call counts only what follows the last sum it shares, in one
+    batch; the system message's count is kept in `heads`. Like the node's other
+    memos (`without_stamps`, `provider_ready_history`) this trusts a message not to
+    be edited in place. Any other counter counts the whole list.
+    """
+    if type(counter) is not TiktokenCounter or len(items) < 2:
+        return int(counter([SystemMessage(system), *items]))
+    rest = items[1:]
+    matched, sums = memo.matched(rest)
+    kept = [(end, total) for end, total in sums or () if end <= matched]
+    at, total = kept[-1] if kept else (0, 0)
+    if at < len(rest):
+        total += counter(rest[at:]) - REPLY_PRIMING_TOKENS
+        memo.remember(rest, [*kept, (len(rest), total)])
+    head = heads.get(system)  # the system message's count with the priming
+    if head is None:
+        head = int(counter([SystemMessage(system)]))
+        heads.put(system, head)
+    return head + counter.count_message(items[0]) + total
+
+
+def _sent(system: str, rest: list[BaseMessage]) -> list[BaseMessage]:
+    """The model input: the system message, then `rest` provider-ready, without stamps.
+
+    The plan joins the last user turn when it follows one (roles alternate). `rest`
+    is made provider-ready before its stamps go (equal messages either way): it holds
+    the repaired history's own objects, whose walks are remembered.
+    """
+    return [SystemMessage(system), *without_stamps(provider_ready_history(rest))]
+
+
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
     """The node's update, plus the newly stamped messages (replaced by id in state)."""
     return {**update, messages_key: stamped} if stamped else update
@@ -86,8 +132,7 @@ def cache_node(
 
     With `harden_from_start` the hardening line is there from the first call.
     """
-    counter = builder.token_counter
-    limit = builder.config.max_tokens
+    counter, limit = builder.token_counter, builder.config.max_tokens
     # The system message renders no task and no output section (they would change
     # with every request); its share of the window is fixed, so its selection only
     # changes when the turns before the window or the pinned state do.
@@ -98,6 +143,7 @@ def cache_node(
     # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
+    counted, heads = PrefixMemo[list[tuple[int, int]]](64), RecentMemo[int](2)  # `_counted`
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -117,8 +163,7 @@ def cache_node(
             return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
 
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
-            # The plan joins the last user turn when it follows one: roles alternate.
-            sent = [SystemMessage(result.text), *provider_ready_history(without_stamps(rest))]
+            sent = _sent(result.text, rest)
             # `fits`: this system message and `rest` were counted within the limit; the
             # stamps removed are not counted, merging and dropping only take tokens
             # away, so unless the last repair added results, the count would repeat.
@@ -136,7 +181,7 @@ def cache_node(
             head = _head(builder, instructions)
             whole = yield build([])
         window = _verbatim(builder, [], body)
-        if counter([SystemMessage(whole.text), *window, *tail]) <= limit:
+        if _counted(counter, counted, heads, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))

@@ -20,6 +20,7 @@ from langgraph_context._gc import paused_gc
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._fallback import asummary_or_trim, summary_or_trim
 from langgraph_context.context._inputs import build_inputs, check_query
+from langgraph_context.context._reuse import Reuse
 from langgraph_context.context._sizing import LazyCosts, PacketSizer
 from langgraph_context.context.compress import (
     DEFAULT_SUMMARY_TOKENS,
@@ -166,6 +167,7 @@ class ContextBuilder:
         self.reranker = reranker
         self.detector = as_detector(detector)
         self._sizer = PacketSizer()
+        self._reuse = Reuse()  # the latest builds over the same inputs (`_reuse`)
 
     def _protection(self, gathered: GatherResult) -> tuple[UntrustedRenderer | None, str | None]:
         """The renderer (default: a fence keyed by the untrusted texts) and hardening text."""
@@ -195,6 +197,10 @@ class ContextBuilder:
         Returns:
             An upper bound on those sections' tokens by the builder's counter.
         """
+        key = self._reuse.fixed_key(self, query, system_instructions)
+        known = self._reuse.fixed(key)
+        if known is not None:
+            return known
         role = (
             [ContextPacket(system_instructions, type="system", source="system", pinned=True)]
             if system_instructions
@@ -203,7 +209,9 @@ class ContextBuilder:
         hardening = self.hardening
         if self.wrap_untrusted is None and self.protect_untrusted and hardening is None:
             hardening = HARDENING_INSTRUCTION
-        return self._skeleton_cost(query, role, (None, hardening))[0]
+        fixed = self._skeleton_cost(query, role, (None, hardening))[0]
+        self._reuse.keep_fixed(key, fixed)
+        return fixed
 
     def _skeleton_cost(
         self,
@@ -340,6 +348,12 @@ class ContextBuilder:
             (user_query,),
             {**sources, "sources": self.sources, "state_sources": self.state_sources},
         )
+        key = self._reuse.build_key(self, user_query, gathered, max_tokens)
+        if (known := self._reuse.build(key, started)) is not None:
+            if known.findings:  # logged again, as a build of these packets logs them
+                untrusted_findings(known.selected, detector=self.detector)
+            logger.debug("context built: %s", known.stats)
+            return known
         protection = self._protection(gathered)
         limit, role, rest, costs, (budget, max_summary_tokens) = self._prepare(
             user_query, gathered, max_tokens, protection
@@ -391,7 +405,9 @@ class ContextBuilder:
         compressed = compress_context(
             structured, max_tokens=limit, token_counter=self.token_counter, config=self.config
         )
-        return self._result(gathered, selection, compressed, started, limit, left)
+        result = self._result(gathered, selection, compressed, started, limit, left)
+        self._reuse.keep(key, result)
+        return result
 
     def build_result(
         self,

@@ -51,6 +51,15 @@ def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
         InvalidArgumentError: If an element is malformed; the message names its
             position (`messages[3]: ...`).
     """
+    return checked_messages(messages)[0]
+
+
+def checked_messages(messages: Iterable[Any]) -> tuple[list[BaseMessage], int, Any]:
+    """`as_messages`, with its `CLEAN_HISTORIES` match.
+
+    Returns `(messages, n, data)`: the first `n` are the objects of the clean history
+    remembered with `data` (the history walk resumes from it without a second lookup).
+    """
     if isinstance(messages, (str, bytes, BaseMessage, dict)) or not isinstance(messages, Iterable):
         msg = (
             "messages must be a sequence of messages or OpenAI-style dicts, "
@@ -59,13 +68,13 @@ def as_messages(messages: Iterable[Any]) -> list[BaseMessage]:
         raise InvalidTypeError(msg)
     items = list(messages)
     # The leading messages of a history already checked (the same objects) pass as is.
-    known, _ = CLEAN_HISTORIES.matched(items)
+    known, data = CLEAN_HISTORIES.matched(items)
     out: list[BaseMessage] = items[:known]
     for i, item in enumerate(items[known:], start=known):
         message = item if isinstance(item, BaseMessage) else _convert(item, f"messages[{i}]")
         _check_message(message, f"messages[{i}]")
         out.append(message)
-    return out
+    return out, known, data
 
 
 def _convert(item: Any, where: str) -> BaseMessage:

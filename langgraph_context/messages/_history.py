@@ -24,6 +24,7 @@ from langgraph_context.messages._coerce import (
     _message_arg,
     _short,
     as_messages,
+    checked_messages,
 )
 from langgraph_context.messages._roles import screen
 
@@ -141,6 +142,8 @@ class Walked(NamedTuple):
 
     starts: list[int]  # where each block (a message that is not a result) starts
     first_turn: int  # the first message that is not a system message (else the length)
+    size: int = 0  # how many messages the clean history has
+    strict: bool = False  # clean without excusing a pending call (`allow_pending=False`)
 
 
 class _Resume(NamedTuple):
@@ -245,7 +248,7 @@ def _walk(
 
 
 def _screened_walk(
-    items: list[BaseMessage], *, allow_pending: bool, repair: bool
+    messages: Sequence[Any], *, allow_pending: bool, repair: bool
 ) -> tuple[list[HistoryViolation], list[BaseMessage]]:
     """`_walk` over the messages a provider can take at all; the rest are violations.
 
@@ -253,9 +256,15 @@ def _screened_walk(
     are reported first. A history that needed nothing is remembered
     (`CLEAN_HISTORIES`): the next walk over it plus appended messages starts at the
     last block of the part it shares (the same message objects), whose walk state
-    is empty there, so the result is the one a walk from the start gives.
+    is empty there, so the result is the one a walk from the start gives. The very
+    history remembered (not a prefix, which may end in an unanswered call) is clean
+    as it is, unless its walk excused a pending call and this one does not.
     """
-    resume = _resume(items)
+    items, shared, walked = checked_messages(messages)
+    exact = isinstance(walked, Walked) and shared == len(items) == walked.size
+    if exact and (walked.strict or allow_pending):  # the very history a walk found clean
+        return [], items
+    resume = _resume(shared, walked)
     kept: list[BaseMessage] = []
     where: list[int] = []
     found: list[HistoryViolation] = []
@@ -270,15 +279,21 @@ def _screened_walk(
     where.append(len(items))
     found += [dataclasses.replace(v, index=where[v.index - resume.at]) for v in violations]
     tail = items[resume.at :]
-    if not found and len(out) == len(tail) and all(map(operator.is_, out, tail)):
+    # A history remembered whole already (walked again in the same call) is not stored again.
+    clean = not found and len(out) == len(tail) and all(map(operator.is_, out, tail))
+    if clean and shared < len(items):
         turns = (k for k, m in enumerate(items) if not isinstance(m, SystemMessage))
-        CLEAN_HISTORIES.remember(items, Walked([*resume.starts, *starts], next(turns, len(items))))
+        first_turn = next(turns, len(items))
+        walked = Walked([*resume.starts, *starts], first_turn, len(items), not allow_pending)
+        CLEAN_HISTORIES.remember(items, walked)
     return found, [*items[: resume.at], *out]
 
 
-def _resume(items: list[BaseMessage]) -> _Resume:
-    """Where a walk over `items` may start: the last block start of a known clean prefix."""
-    shared, walked = CLEAN_HISTORIES.matched(items)
+def _resume(shared: int, walked: Any) -> _Resume:
+    """Where a walk may start: the last block start of its known clean prefix.
+
+    `shared` leading messages are those of the clean history remembered with `walked`.
+    """
     if not isinstance(walked, Walked):
         return _Resume()
     # A block starting at `shared` or later may differ (a result joining an open block).
@@ -315,8 +330,7 @@ def validate_history(
         []
     """
     _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
-    items = as_messages(messages)
-    violations, _ = _screened_walk(items, allow_pending=allow_pending_tool_calls, repair=False)
+    violations, _ = _screened_walk(messages, allow_pending=allow_pending_tool_calls, repair=False)
     return violations
 
 
@@ -353,8 +367,7 @@ def repair_history(
         ['human', 'ai', 'tool', 'human']
     """
     _check_flag("allow_pending_tool_calls", allow_pending_tool_calls)
-    items = as_messages(messages)
-    violations, out = _screened_walk(items, allow_pending=allow_pending_tool_calls, repair=True)
+    violations, out = _screened_walk(messages, allow_pending=allow_pending_tool_calls, repair=True)
     return HistoryRepair(out, tuple(violations))
 
 
