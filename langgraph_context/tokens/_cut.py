@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Any, overload
 
 __all__ = ["bpe_cut"]
@@ -55,7 +56,8 @@ _WALK = 64  # most tokens walked from a cut to a boundary before settling for th
 _SPACE, _NEWLINE = 0x20, 0x0A
 _BOUNDARY = re.compile(rb"\n[\x21-\x7e]| [A-Za-z]")  # the two boundaries below, found fast
 _LINE = re.compile(rb"\n[\x21-\x7e]")  # the newline boundary alone
-_MARGIN = 32  # tokens an encoded end holds beyond half the limit (the cut may grow a little)
+_FIRST_SHARE = 47  # percent of the limit each end is first encoded to (it grows on demand)
+_GROW = 8  # tokens an end grows by beyond what the cut asks (it may ask for a few more)
 _GUESS = 3  # bytes per token first assumed when sizing an end (it grows when short)
 _MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
 _SAMPLES, _SAMPLE_BYTES = 4, 160  # stretches of the middle encoded to estimate its tokens
@@ -89,12 +91,29 @@ def _next_boundary(data: bytes, pos: int, pattern: re.Pattern[bytes] = _BOUNDARY
     return len(data)
 
 
-class _Ends(Sequence[int]):
-    """A text's tokens known at its two ends; its length counts an estimated middle."""
+def _encode(encoding: Any, data: bytes) -> list[int]:
+    """The tokens of UTF-8 `data` (special tokens' text as plain text)."""
+    return encoding.encode_ordinary(data.decode("utf-8"))  # type: ignore[no-any-return]
 
-    def __init__(self, head: list[int], tail: list[int], total: int) -> None:
+
+class _Ends(Sequence[int]):
+    """A text's tokens known at its two ends; its length counts an estimated middle.
+
+    `grow` encodes an end further into the middle (on from the piece boundary where
+    it stops) while the estimated middle has tokens left for it; past that, where
+    the two ends would meet, or for a token of the middle, `_Beyond` is raised.
+    """
+
+    def __init__(
+        self,
+        head: list[int],
+        tail: list[int],
+        total: int,
+        source: tuple[Any, bytes, int, int] | None = None,
+    ) -> None:
         self.head, self.tail, self.total = head, tail, total
         self._tail_at = total - len(tail)
+        self._source = source  # (encoding, data, byte end of head, byte start of tail)
 
     def __len__(self) -> int:
         return self.total
@@ -117,56 +136,120 @@ class _Ends(Sequence[int]):
             return self.tail[i - self._tail_at]
         raise _Beyond(i)
 
+    def grow(self, head: int, tail: int) -> None:
+        """Make the head hold at least `head` tokens and the tail `tail` (`_Beyond` if not)."""
+        while len(self.head) < head or len(self.tail) < tail:
+            if self._source is None:
+                raise _Beyond(head, tail)
+            encoding, data, end, start = self._source
+            at_head = len(self.head) < head
+            missing = (head - len(self.head) if at_head else tail - len(self.tail)) + _GROW
+            grown = _grown(encoding, data, (end, start), at_head, missing * _GUESS)
+            if grown is None:
+                raise _Beyond(head, tail)  # the ends would meet: the caller encodes it whole
+            tokens, cut = grown
+            if at_head:
+                self.head += tokens
+                end = cut
+            else:
+                self.tail[:0] = tokens
+                start = cut
+            self._tail_at = self.total - len(self.tail)
+            self._source = (encoding, data, end, start)
+            if len(self.head) > self._tail_at:
+                raise _Beyond(head, tail)  # more tokens than the estimate holds
+
+
+def _grown(
+    encoding: Any, data: bytes, ends: tuple[int, int], at_head: bool, step: float
+) -> tuple[list[int], int] | None:
+    """Tokens from the head's end (or to the tail's start) to a boundary `step` bytes on.
+
+    Returns them and that boundary; `None` when there is none between the two ends.
+    """
+    end, start = ends
+    reach = max(1, int(step))
+    while True:
+        cut = _next_boundary(data, end + reach if at_head else start - reach)
+        if end < cut < start:
+            part = data[end:cut] if at_head else data[cut:start]
+            return _encode(encoding, part), cut
+        if at_head or start - reach <= end:
+            return None
+        reach *= 2  # no boundary that close before the tail: look further
+
 
 def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
-    """The text's two ends encoded, when they alone are over `max_tokens`; else `None`."""
-    need = max_tokens // 2 + _MARGIN
+    """The text's two ends, when they and samples of its middle are over `max_tokens`.
+
+    Each end is first encoded to a share of the limit (the cut keeps less than half
+    of it at each end: the marker takes its part); it grows if the cut needs more.
+    `None` when the text may not be over, or is mostly its ends (encode it whole).
+    """
+    need = max_tokens * _FIRST_SHARE // 100 + 1
     head: list[int] = []
     tail: list[int] = []
     end, start = 0, len(data)
     most = int(len(data) * _MOST_SHARE)
+    guess = float(_GUESS)
     while len(head) < need or len(tail) < need:
-        if len(head) < need:
-            cut = _next_boundary(data, end + (need - len(head)) * _GUESS)
-            if cut >= start:
+        for at_head in (True, False):
+            have = len(head) if at_head else len(tail)
+            if have >= need:
+                continue
+            grown = _grown(encoding, data, (end, start), at_head, (need - have) * guess)
+            if grown is None:
                 return None  # the two ends would meet
-            head += encoding.encode(data[end:cut].decode("utf-8"), disallowed_special=())
-            end = cut
-        if len(tail) < need:
-            cut = _next_boundary(data, start - (need - len(tail)) * _GUESS)
-            if not end < cut < start:
-                return None  # no boundary between the ends
-            tail[:0] = encoding.encode(data[cut:start].decode("utf-8"), disallowed_special=())
-            start = cut
+            tokens, cut = grown
+            if at_head:
+                head += tokens
+                end = cut
+                guess = min(guess, end / max(1, len(head)))  # this text's bytes per token
+            else:
+                tail[:0] = tokens
+                start = cut
         if end + len(data) - start > most:
             return None  # the ends would be most of the text: encoding it whole costs as much
     known = len(head) + len(tail)
-    if known <= max_tokens:
-        return None  # maybe not over: count it whole
     density = known / (end + len(data) - start)
-    return _Ends(head, tail, known + _middle_tokens(encoding, data, (end, start), density))
+    sampled, middle = _middle_tokens(encoding, data, (end, start), density)
+    if known + sampled <= max_tokens:
+        return None  # maybe not over: count it whole
+    return _Ends(head, tail, known + middle, (encoding, data, end, start))
 
 
-def _middle_tokens(encoding: Any, data: bytes, middle: tuple[int, int], density: float) -> int:
-    """An estimate of the tokens of `data[end:start]`, from a few stretches of it encoded.
+def _middle_tokens(
+    encoding: Any, data: bytes, middle: tuple[int, int], density: float
+) -> tuple[int, int]:
+    """Tokens of a few stretches of `data[end:start]`, and the middle's estimated from them.
 
-    The stretches run between piece boundaries, so their tokens are the text's own: the
-    estimate is never below their sum, and follows the middle's density, not the ends'.
+    The stretches run between piece boundaries, so their tokens are the text's own:
+    their sum is a floor of the middle's (the estimate is never below it), and the
+    estimate follows the middle's density, not the ends'. They are encoded as one
+    text when each joins the previous one on a piece boundary (one call, same count).
     """
     end, start = middle
     size = start - end
     width = max(16, min(_SAMPLE_BYTES, size // (8 * _SAMPLES)))
-    tokens = sampled = 0
     lines = len(_LINE.findall(data, end, start)) >= 4 * _SAMPLES  # no bias within a line
+    pattern = _LINE if lines else _BOUNDARY
+    stretches: list[bytes] = []
+    last = end
     for j in range(1, _SAMPLES + 1):
-        a = _next_boundary(data, end + size * j // (_SAMPLES + 1), _LINE if lines else _BOUNDARY)
-        b = _next_boundary(data, a + width, _LINE if lines else _BOUNDARY)
+        a = _next_boundary(data, max(last, end + size * j // (_SAMPLES + 1)), pattern)
+        b = _next_boundary(data, a + width, pattern)
         if a < b <= start:
-            tokens += len(encoding.encode(data[a:b].decode("utf-8"), disallowed_special=()))
-            sampled += b - a
-    if not sampled:  # no boundaries in the middle: at the ends' density
-        return round(size * density)
-    return max(tokens, round(size * tokens / sampled))
+            stretches.append(data[a:b])
+            last = b
+    if not stretches:  # no boundaries in the middle: at the ends' density
+        return 0, round(size * density)
+    joined = b"".join(stretches)
+    joins = list(accumulate(len(s) for s in stretches[:-1]))
+    if all(_boundary(joined, at) for at in joins):
+        tokens = len(_encode(encoding, joined))
+    else:
+        tokens = sum(len(_encode(encoding, s)) for s in stretches)
+    return tokens, max(tokens, round(size * tokens / len(joined)))
 
 
 class _Encoded:
@@ -181,24 +264,26 @@ class _Encoded:
     ) -> None:
         self.encoding = encoding
         self.data = text.encode("utf-8") if data is None else data
-        self.tokens: Sequence[int] = (
-            encoding.encode(text, disallowed_special=()) if ends is None else ends
-        )
+        self.tokens: Sequence[int] = encoding.encode_ordinary(text) if ends is None else ends
         self.exact = encoding.name in _KNOWN
         self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
 
     def count(self, data: bytes) -> int:
-        return len(self.encoding.encode(data.decode("utf-8"), disallowed_special=()))
+        return len(_encode(self.encoding, data))
 
     def width(self, token: int) -> int:
         return len(self.encoding.decode_single_token_bytes(token))
 
     def head_end(self, k: int) -> int:
         """Byte end of the first `k` tokens."""
+        if isinstance(self.tokens, _Ends):
+            self.tokens.grow(k, 0)
         return self._offset(k)
 
     def tail_start(self, k: int) -> int:
         """Byte start of the last `k` tokens."""
+        if isinstance(self.tokens, _Ends):
+            self.tokens.grow(0, k)
         return self._offset(len(self.tokens) - k)
 
     def _offset(self, i: int) -> int:
