@@ -60,7 +60,7 @@ _FIRST_SHARE = 47  # percent of the limit each end is first encoded to (it grows
 _GROW = 8  # tokens an end grows by beyond what the cut asks (it may ask for a few more)
 _GUESS = 3  # bytes per token first assumed when sizing an end (it grows when short)
 _MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
-_SAMPLES, _SAMPLE_BYTES = 4, 160  # stretches of the middle encoded to estimate its tokens
+_SAMPLES, _SAMPLE_BYTES = 3, 160  # stretches of the middle encoded to estimate its tokens
 
 
 class _Beyond(LookupError):
@@ -135,6 +135,13 @@ class _Ends(Sequence[int]):
         if self._tail_at <= i < self.total:
             return self.tail[i - self._tail_at]
         raise _Beyond(i)
+
+    def anchors(self) -> dict[int, int]:
+        """Byte offsets of the tokens at the ends' inner edges: `{index: offset}`."""
+        if self._source is None:
+            return {}
+        _, _, end, start = self._source
+        return {len(self.head): end, self._tail_at: start}
 
     def grow(self, head: int, tail: int) -> None:
         """Make the head hold at least `head` tokens and the tail `tail` (`_Beyond` if not)."""
@@ -278,29 +285,29 @@ class _Encoded:
         """Byte end of the first `k` tokens."""
         if isinstance(self.tokens, _Ends):
             self.tokens.grow(k, 0)
+            self._offsets.update(self.tokens.anchors())
         return self._offset(k)
 
     def tail_start(self, k: int) -> int:
         """Byte start of the last `k` tokens."""
         if isinstance(self.tokens, _Ends):
             self.tokens.grow(0, k)
+            self._offsets.update(self.tokens.anchors())
         return self._offset(len(self.tokens) - k)
 
     def _offset(self, i: int) -> int:
-        """Byte offset where token `i` starts: from a known offset near it, else decoded."""
+        """Byte offset where token `i` starts: the nearest known one, moved by the tokens between.
+
+        (An end's own edge is known, so a cut near it decodes a few tokens, not the end.)
+        """
         known = self._offsets
         if i in known:
             return known[i]
-        near = min(known, key=lambda j: abs(j - i), default=None)
-        if near is not None and abs(near - i) <= _WALK:
-            step = 1 if near < i else -1
-            pos = known[near]
-            for j in range(near, i, step):
-                pos += step * self.width(self.tokens[j if step == 1 else j - 1])
-        elif i <= len(self.tokens) // 2:
-            pos = len(self.encoding.decode_bytes(self.tokens[:i]))
+        near = min(known, key=lambda j: abs(j - i))
+        if near < i:
+            pos = known[near] + len(self.encoding.decode_bytes(self.tokens[near:i]))
         else:
-            pos = len(self.data) - len(self.encoding.decode_bytes(self.tokens[i:]))
+            pos = known[near] - len(self.encoding.decode_bytes(self.tokens[i:near]))
         known[i] = pos
         return pos
 
