@@ -76,7 +76,7 @@ def create_offload_node(
 
     Args:
         max_result_tokens: Most tokens one tool result keeps (notice included).
-        limits: The thread's caps (checked by `RecallMiddleware` before model calls).
+        limits: The thread's caps (`RecallMiddleware` checks them as tool calls return).
         namespace: Store prefix.
         minify_json: Minify JSON results before measuring them.
         messages_key: State key of the conversation.
