@@ -69,6 +69,7 @@ _GROW = 8  # tokens an end grows by beyond what the cut asks (it may ask for a f
 _GUESS = 3  # bytes per token first assumed when sizing an end (it grows when short)
 _MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
 _SAMPLES, _SAMPLE_BYTES = 3, 160  # stretches of the middle encoded to estimate its tokens
+_SAMPLE_SHARE = 32  # a stretch spans 1/32 of the middle (on to a boundary), as with 4 stretches
 
 
 class _Beyond(LookupError):
@@ -260,7 +261,7 @@ def _middle_tokens(
     """
     end, start = middle
     size = start - end
-    width = max(16, min(_SAMPLE_BYTES, size // (8 * _SAMPLES)))
+    width = max(16, min(_SAMPLE_BYTES, size // _SAMPLE_SHARE))
     lines = len(_LINE.findall(data, end, start)) >= 4 * _SAMPLES  # no bias within a line
     pattern = _LINE if lines else _BOUNDARY
     stretches: list[bytes] = []
