@@ -139,3 +139,39 @@ def test_the_first_tool_round_check_reads_the_asking_message() -> None:
     assert _first_call(_Request("a", [asking]))  # type: ignore[arg-type]
     assert not _first_call(_Request("b", [asking]))  # type: ignore[arg-type]
     assert _first_call(_Request("b", []))  # type: ignore[arg-type]
+
+
+def test_the_offload_node_keeps_the_caps_in_a_hand_built_graph() -> None:
+    """Two offloaded rounds past a one-item cap: the node drops the older entry and counts it."""
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from langgraph_context.recall import RecallStateMixin, create_offload_node
+
+    class State(MessagesState, RecallStateMixin):
+        """Messages plus the archive index."""
+
+    model = ScriptedChatModel(
+        responses=[
+            ai_calls(call("dump", {"n": 1}, "a")),
+            ai_calls(call("dump", {"n": 2}, "b")),
+            AIMessage("done"),
+        ]
+    )
+
+    def agent(state: State) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(State)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode([dump]))
+    graph.add_node("offload", create_offload_node(200, limits=RecallLimits(max_items=1)))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "offload")
+    graph.add_edge("offload", "agent")
+    out = graph.compile().invoke({"messages": [("user", "go")]})
+    handles = _handles(out)
+    assert len(handles) == 2
+    assert list(out["recall"]) == handles[1:]
+    assert out["recall_dropped"] == 1
