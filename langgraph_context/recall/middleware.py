@@ -256,7 +256,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             read_back=read_back,
         )
 
-    def capped(
+    def _capped(
         self, request: ToolCallRequest, result: _Result
     ) -> tuple[_Result, list[PutOp], BaseStore | None]:
         """`result` plus the drops that keep the thread's index (and its new entry) capped.
@@ -290,7 +290,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
     ) -> tuple[_Result, list[PutOp], BaseStore | None]:
         """What a tool call returns through this middleware, its store writes and store."""
         result, ops, store = self.offload(result)
-        result, deletes, where = self.capped(request, result)
+        result, deletes, where = self._capped(request, result)
         return result, [*ops, *deletes], store or where
 
     def wrap_tool_call(
