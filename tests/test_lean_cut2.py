@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_context.agents import create_context_agent
 from langgraph_context.recall import RecallLimits, RecallMiddleware
-from langgraph_context.tokens import TiktokenCounter, _cut, truncate_text
+from langgraph_context.tokens import TiktokenCounter, _cut, _ends, truncate_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -34,7 +34,7 @@ def _run(keeper: RecallMiddleware, rounds: list[list[int]]) -> dict[str, Any]:
     model = ScriptedChatModel(responses=[*turns, AIMessage("done")])
     agent = create_agent(model, [dump], middleware=[keeper], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
-    return agent.invoke({"messages": [("user", "go")]}, config)  # type: ignore[no-any-return]
+    return agent.invoke({"messages": [("user", "go")]}, config)  # type: ignore[call-overload, no-any-return]
 
 
 def _handles(state: dict[str, Any]) -> list[str]:
@@ -119,11 +119,11 @@ def test_ends_that_would_meet_or_pass_the_estimate_refuse_to_grow() -> None:
     """Growing past the estimate, or with no source, raises: the text is then encoded whole."""
     encoding = TiktokenCounter().encoding
     data = b"alpha beta gamma delta " * 40
-    ends = _cut._Ends([1], [2], 3, (encoding, data, 6, len(data) - 6))
-    with pytest.raises(_cut._Beyond, match="50"):
+    ends = _ends._Ends([1], [2], 3, (encoding, data, 6, len(data) - 6))
+    with pytest.raises(_ends._Beyond, match="50"):
         ends.grow(50, 0)
-    with pytest.raises(_cut._Beyond, match="2"):
-        _cut._Ends([1], [2], 4).grow(2, 0)
+    with pytest.raises(_ends._Beyond, match="2"):
+        _ends._Ends([1], [2], 4).grow(2, 0)
 
 
 def test_the_first_tool_round_check_reads_the_asking_message() -> None:
@@ -175,3 +175,33 @@ def test_the_offload_node_keeps_the_caps_in_a_hand_built_graph() -> None:
     assert len(handles) == 2
     assert list(out["recall"]) == handles[1:]
     assert out["recall_dropped"] == 1
+
+
+def test_a_far_over_log_cut_encodes_about_half_of_it() -> None:
+    """A 2k-token log kept to 800: its ends, three samples, the marker once (main: ~67%)."""
+    from benchmarks.lean.__main__ import log_text
+
+    counter = TiktokenCounter()
+    seen: list[int] = []
+    inner = counter.encoding
+
+    class _Counting:
+        name = inner.name  # type: ignore[union-attr]
+
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(inner, attr)
+
+        def encode_ordinary(self, text: str) -> list[int]:
+            seen.append(len(text))
+            return inner.encode_ordinary(text)  # type: ignore[union-attr, no-any-return]
+
+        def encode(self, text: str, **kwargs: Any) -> list[int]:
+            seen.append(len(text))
+            return inner.encode(text, **kwargs)  # type: ignore[union-attr, no-any-return]
+
+    notice = "\n[... {n} characters of this 1950-token result were cut as it arrived, to keep"
+    notice += ' the conversation small; full text kept: read_tool_output(handle="out-1") ...]\n'
+    texts = [log_text(seed) for seed in range(20)]
+    cuts = [_cut.bpe_cut(_Counting(), t, 800, lambda _: notice, "ends") for t in texts]
+    assert all(c is not None and c[1] <= 800 for c in cuts)
+    assert sum(seen) < sum(map(len, texts)) * 55 // 100
