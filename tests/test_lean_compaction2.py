@@ -1,0 +1,86 @@
+"""A firing compaction's cheaper paths give what the plain ones gave (issue 35).
+
+The fact scan skips to the lines that can hold an error word; the counts of a
+compaction come from the counter's per-message counts; the no-op check reads one
+fingerprint per message. Each is checked against the plain way it replaced.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langgraph_context.compaction._facts import (
+    ERROR_LINE_CHARS,
+    ERROR_RE,
+    OPEN_RE,
+    PATH_RE,
+    REQUEST_CHARS,
+    SCAN_CHARS,
+    clip,
+    text_facts,
+)
+
+
+def _plain_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """`text_facts` as it was written first: every regex over the whole text."""
+    if len(text) > 2 * SCAN_CHARS:
+        text = text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+    paths = tuple(dict.fromkeys(PATH_RE.findall(text)))
+    errors: list[str] = []
+    for match in ERROR_RE.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end != -1 else len(text)].strip()
+        clipped = clip(line, ERROR_LINE_CHARS)
+        if clipped and clipped not in errors:
+            errors.append(clipped)
+    opens = tuple(
+        clip(line.strip(), REQUEST_CHARS) for line in text.splitlines() if OPEN_RE.match(line)
+    )
+    return paths, tuple(errors), opens
+
+
+_PIECES = [
+    "error", "Errors", "ERROR", "TimeoutError", "error_code", "_error", "errors2",
+    "Exception", "traceback", "FAILED", "failure", "failing", "fatal", "panic", "undefined",
+    "cannot", "Could Not", "could  not", "not found", "NOT FOUND", "denied", "invalid",
+    "** (", "**(", "*", "\u017f", "\u0131", "\u212a", "é", "lib/app.ex", "./a/b.py", "x", "ok",
+    "- [ ] todo",
+    "TODO: next", " ", "  ", "\n", "\r\n", "\r", "\t", "\x0b", "\u2028", ":", "-", "/", ".",
+    "(", "é", "0", "9",
+]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_text_facts_equal_the_plain_scan(pieces: list[str]) -> None:
+    """Paths, error lines and open items are those of the plain scan of every regex."""
+    text = "".join(pieces)
+    assert text_facts.__wrapped__(text) == _plain_facts(text)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
+def test_text_facts_equal_the_plain_scan_on_any_text(text: str) -> None:
+    """Any text, ASCII or not, gives the plain scan's facts."""
+    assert text_facts.__wrapped__(text) == _plain_facts(text)  # type: ignore[attr-defined]
+
+
+def test_error_lines_of_a_log_are_found_where_they_start_a_word() -> None:
+    """`TimeoutError` inside a word is no error; a line with `error:` or `** (` is one."""
+    text = "\n".join(
+        [
+            "svc TimeoutError retrying",
+            "Error: disk full",
+            "x ** (CompileError) lib/a.ex:3",
+            "all fine",
+            "db: Could Not connect",
+            "Error: disk full",
+        ]
+    )
+    _, errors, _ = text_facts(text)
+    assert errors == ("Error: disk full", "x ** (CompileError) lib/a.ex:3", "db: Could Not connect")
+    assert not re.search(r"\berror\b", "svc TimeoutError retrying", re.IGNORECASE)
