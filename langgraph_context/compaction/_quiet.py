@@ -170,7 +170,7 @@ class Quiet:
         todo = [j for j, n in enumerate(counts) if n is None]
         try:
             # Each message's count, as the counter sums them for a list (its memos).
-            fresh = self.o.token_counter._each([tail[j] for j in todo])  # type: ignore[attr-defined]
+            fresh = self.o.token_counter.count_each([tail[j] for j in todo])  # type: ignore[attr-defined]
         except (InvalidArgumentError, InvalidTypeError):
             return None  # malformed: the full step raises, naming its position
         for j, n in zip(todo, fresh, strict=True):

@@ -267,10 +267,31 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
-        return REPLY_PRIMING_TOKENS + sum(remembered_counts(self._histories, items, self._each))
+        counts = remembered_counts(self._histories, items, self.count_each)
+        return REPLY_PRIMING_TOKENS + sum(counts)
 
-    def _each(self, items: list[Any]) -> list[int]:
-        """Each item's count, through the message memo (checked as `as_messages` does)."""
+    def count_each(self, messages: Sequence[Any]) -> list[int]:
+        """Return each message's count, overhead included, reply priming not.
+
+        `count_messages` is `REPLY_PRIMING_TOKENS` plus their sum. Each message is
+        looked up by its content in the message memo (no read-back by identity, so a
+        caller that keeps its own counts of a history, such as compaction's no-op
+        check, pays only for the messages it hands over), and checked as `as_messages`
+        checks it.
+
+        Raises:
+            InvalidTypeError: If an item has a wrong type.
+            InvalidArgumentError: If an item is malformed (named by its position).
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> counter = default_counter()
+            >>> counts = counter.count_each([HumanMessage("hi"), HumanMessage("there")])
+            >>> sum(counts) + REPLY_PRIMING_TOKENS == counter.count_messages(
+            ...     [HumanMessage("hi"), HumanMessage("there")])
+            True
+        """
+        items = messages if isinstance(messages, list) else list(messages)
         if not items:
             return []
         known: dict[int, int] = {}
