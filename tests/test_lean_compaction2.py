@@ -11,7 +11,15 @@ import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
+from langgraph_context.compaction import create_compaction_node
 from langgraph_context.compaction._facts import (
     ERROR_LINE_CHARS,
     ERROR_RE,
@@ -22,6 +30,8 @@ from langgraph_context.compaction._facts import (
     clip,
     text_facts,
 )
+from langgraph_context.testing import ai_calls, tool_call
+from langgraph_context.tokens import TiktokenCounter, count_tokens
 
 
 def _plain_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -84,3 +94,55 @@ def test_error_lines_of_a_log_are_found_where_they_start_a_word() -> None:
     _, errors, _ = text_facts(text)
     assert errors == ("Error: disk full", "x ** (CompileError) lib/a.ex:3", "db: Could Not connect")
     assert not re.search(r"\berror\b", "svc TimeoutError retrying", re.IGNORECASE)
+
+
+def _thread(rounds: int) -> list[BaseMessage]:
+    """A system prompt, then `rounds` tool rounds with short results, then a question."""
+    thread: list[BaseMessage] = [SystemMessage("You read logs.", id="sys")]
+    for i in range(rounds):
+        thread.append(ai_calls(tool_call("read_log", {"n": i, "query": "ok"}, f"c{i}")))
+        thread.append(ToolMessage(f"log {i}: " + "ok " * 20, tool_call_id=f"c{i}", id=f"t{i}"))
+    thread.append(HumanMessage("what did the logs say?", id="q"))
+    return thread
+
+
+def test_an_argument_edited_in_place_is_counted_again() -> None:
+    """A remembered call whose argument is edited in place (same objects) fires the trigger."""
+    thread = _thread(12)
+    trigger = count_tokens(thread) + 200
+    node = create_compaction_node(trigger_tokens=trigger)
+    assert node.quiet({"messages": thread})
+    assert node.quiet({"messages": thread})  # remembered: read back
+    call = thread[3].tool_calls[0]  # type: ignore[attr-defined]
+    call["args"]["query"] = "every line " * 300  # the same dict, edited
+    assert count_tokens(thread) >= trigger
+    assert not node.quiet({"messages": thread})
+    update = node.invoke({"messages": thread})
+    assert update["compaction"]["count"] == 1
+
+
+def test_a_copy_sharing_an_argument_edited_in_place_is_counted_again() -> None:
+    """A copy replacing a call by id, its shared arguments edited in place, is recounted."""
+    thread = _thread(12)
+    trigger = count_tokens(thread) + 200
+    node = create_compaction_node(trigger_tokens=trigger)
+    assert node.quiet({"messages": thread})
+    copy = thread[-3].model_copy(update={"additional_kwargs": {"stamp": 1}})
+    copy.tool_calls[0]["args"]["query"] = "every line " * 300  # type: ignore[attr-defined]
+    edited = [*thread[:-3], copy, *thread[-2:]]
+    assert count_tokens(edited) >= trigger
+    assert not node.quiet({"messages": edited})
+
+
+def test_the_guard_tells_apart_what_the_count_depends_on() -> None:
+    """Equal guards for a copy; another role, name, call or argument gives another guard."""
+    guard = TiktokenCounter.count_guard
+    message = ai_calls(tool_call("read_log", {"n": 1}, "c1"))
+    assert guard(message) == guard(message.model_copy())
+    assert guard(message) != guard(ai_calls(tool_call("read_log", {"n": 2}, "c1")))
+    assert guard(message) != guard(ai_calls(tool_call("read_logs", {"n": 1}, "c1")))
+    text = HumanMessage("hi", id="m")
+    assert guard(text) != guard(AIMessage(text.content, id="m"))
+    assert guard(text) != guard(HumanMessage(text.content, id="m", name="ann"))
+    assert guard(HumanMessage([{"type": "text", "text": "hi"}])) is None
+    assert guard(ai_calls(tool_call("read_log", {"n": {"deep": 1}}, "c1"))) is None

@@ -10,11 +10,14 @@ compaction block, a counter whose count of a list is not the sum of its messages
 trigger kind it does not track, view mode) goes to the full `Step`, which decides as
 before.
 
-An edit in place of a remembered message's content (the same object given a new
-`content`) is seen: the content objects of the remembered part are compared by
-identity, one C-level pass, and the history is checked again from scratch. A history
-that lost messages (a `RemoveMessage`), or was reloaded from a checkpoint (new
-objects), matches no remembered one and is checked from scratch, once.
+"The same count" is the counter's own fingerprint, `TiktokenCounter.count_guard`. An edit
+in place of a remembered message is seen: its content objects are compared by
+identity (one C-level pass), and the messages whose count can change below their
+content's identity (tool calls, whose arguments are edited in place; list content)
+have their guard taken again; the history is checked again from the first edit on.
+A copy that replaced a message by id (the context's stamps) with an equal guard keeps
+its count. A history that lost messages (a `RemoveMessage`), or was reloaded from a
+checkpoint (new objects), matches no remembered one and is checked from scratch, once.
 """
 
 from __future__ import annotations
@@ -36,8 +39,13 @@ from langgraph_context.tokens.window import corrected_tokens, usage_ratio
 
 __all__ = ["MAX_HISTORIES", "Quiet"]
 
+identity_guard = TiktokenCounter.count_guard
+
 MAX_HISTORIES = 64
-"""Histories one node remembers (a weak reference and three ints a message each)."""
+"""Histories one node remembers (a weak reference, a guard and two ints a message each)."""
+
+Guard = tuple[Any, ...]
+"""`identity_guard` of a message: what its count depends on."""
 
 _content = operator.attrgetter("content")
 
@@ -47,31 +55,32 @@ class _Seen:
     """What the check of a remembered history found (every message clean)."""
 
     contents: tuple[int, ...]  # id() of each message's content, to see edits in place
-    shapes: tuple[int, ...]  # `_shape` of each message: a copy of it counts the same
+    guards: tuple[Guard | None, ...]  # `identity_guard` of each message
     counts: tuple[int, ...]  # the counter's count of each message (no reply priming)
     lead: int  # where the leading block of trusted system messages ends
+    watch: tuple[int, ...]  # positions whose count can change below the content's id
 
 
-_NOTHING = _Seen((), (), (), 0)
+_NOTHING = _Seen((), (), (), 0, ())
 
 
-def _shape(message: BaseMessage) -> int:
-    """A hash of what a message's count depends on, the content by identity.
+def _edited(items: list[Any], known: _Seen, matched: int) -> int:
+    """The first of `items[:matched]` edited in place since `known` (`matched`: none).
 
-    A copy made with `model_copy` (the context's stamped copy, replacing the message
-    by id) shares the content and tool call objects: the same shape, the same count.
+    A new content object shows in one C-level pass; the watched messages (tool calls,
+    list content) have their guard taken again (`None`: never trusted, re-checked).
     """
-    fields = message.__dict__  # a pydantic model's fields: no attribute lookups
-    return hash(
-        (
-            type(message),
-            fields.get("id"),
-            id(fields.get("content")),
-            id(fields.get("tool_calls")),
-            fields.get("name"),
-            fields.get("tool_call_id"),
-        )
-    )
+    contents = tuple(map(id, map(_content, items[:matched])))
+    if contents != known.contents[:matched]:
+        pairs = zip(contents, known.contents, strict=False)
+        matched = next(i for i, (now, then) in enumerate(pairs) if now != then)
+    for i in known.watch:
+        if i >= matched:
+            break
+        guard = identity_guard(items[i])
+        if guard is None or guard != known.guards[i]:
+            return i
+    return matched
 
 
 class Quiet:
@@ -119,22 +128,19 @@ class Quiet:
         """The check of `items`, from the remembered part on (`None`: not clean).
 
         The remembered part is the leading messages that are the very objects checked
-        before, with the very content objects; the messages after it are looked at
-        again (a copy of a remembered one, same shape, keeps its count).
+        before, unedited (`_edited`); the messages after it are looked at again (a
+        copy of a remembered one, with its guard, keeps its count).
         """
         matched, known = self._memo.matched(items)
         if known is None:
             return self._scan(items, _NOTHING, _NOTHING)
-        contents = tuple(map(id, map(_content, items[:matched])))
-        before = known.contents[:matched]
-        if contents != before:  # edited in place: checked again from the first edit on
-            pairs = zip(contents, before, strict=True)
-            matched = next(i for i, (now, then) in enumerate(pairs) if now != then)
+        matched = _edited(items, known, matched)
         kept = _Seen(
             known.contents[:matched],
-            known.shapes[:matched],
+            known.guards[:matched],
             known.counts[:matched],
             min(known.lead, matched),
+            tuple(i for i in known.watch if i < matched),
         )
         return self._scan(items, kept, known)
 
@@ -142,7 +148,7 @@ class Quiet:
         """`seen` extended over the rest of `items`, or `None` if one needs the full step.
 
         `known` is what the history was remembered with: a message of the rest with the
-        shape its position had there keeps the count it had.
+        guard its position had there keeps the count it had.
         """
         start = len(seen.counts)
         tail = items[start:]
@@ -162,10 +168,11 @@ class Quiet:
                 return None  # stored unfenced by an older version: refenced
             if is_provider_compaction(message):
                 return None  # the provider's cut moves what is counted
-        shapes = [_shape(m) for m in tail]
+        guards = list(map(identity_guard, tail))
+        old = known.guards
         counts: list[int | None] = [
-            known.counts[i] if i < len(known.shapes) and known.shapes[i] == shape else None
-            for i, shape in enumerate(shapes, start=start)
+            known.counts[i] if guard is not None and i < len(old) and old[i] == guard else None
+            for i, guard in enumerate(guards, start=start)
         ]
         todo = [j for j, n in enumerate(counts) if n is None]
         try:
@@ -175,11 +182,13 @@ class Quiet:
             return None  # malformed: the full step raises, naming its position
         for j, n in zip(todo, fresh, strict=True):
             counts[j] = int(n)
+        watch = [i for i, g in enumerate(guards, start=start) if g is None or g[-1]]
         return _Seen(
             (*seen.contents, *map(id, map(_content, tail))),
-            (*seen.shapes, *shapes),
+            (*seen.guards, *guards),
             (*seen.counts, *(n for n in counts if n is not None)),
             lead,
+            (*seen.watch, *watch),
         )
 
     def _fires(self, items: list[Any], seen: _Seen, usage: Any) -> bool:

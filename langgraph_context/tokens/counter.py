@@ -52,7 +52,7 @@ from langgraph_context.tokens._encodings import (
     encoding_name_for_model,
     load_encoding,
 )
-from langgraph_context.tokens._identity import Remembered, remembered_counts
+from langgraph_context.tokens._identity import Remembered, identity_guard, remembered_counts
 from langgraph_context.tokens._json import _to_json
 from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
 
@@ -173,6 +173,14 @@ class TiktokenCounter:
         # Histories counted lately, by identity (weakly): `_identity.remembered_counts`.
         self._histories: PrefixMemo[Remembered] = PrefixMemo(64)
 
+    count_guard = staticmethod(identity_guard)
+    """`count_guard(message)`: what a remembered count of `message` depends on.
+
+    Two messages (the same object later, or a copy) with equal guards count the same;
+    `None`: never trusted, counted by content. The counter's read-back by identity
+    and compaction's no-op check compare these.
+    """
+
     @property
     def exact(self) -> bool:
         """Whether counts come from a real BPE encoding (not the approximation)."""
@@ -282,14 +290,6 @@ class TiktokenCounter:
         Raises:
             InvalidTypeError: If an item has a wrong type.
             InvalidArgumentError: If an item is malformed (named by its position).
-
-        Example:
-            >>> from langchain_core.messages import HumanMessage
-            >>> counter = default_counter()
-            >>> counts = counter.count_each([HumanMessage("hi"), HumanMessage("there")])
-            >>> sum(counts) + REPLY_PRIMING_TOKENS == counter.count_messages(
-            ...     [HumanMessage("hi"), HumanMessage("there")])
-            True
         """
         items = messages if isinstance(messages, list) else list(messages)
         if not items:
