@@ -8,6 +8,7 @@ fingerprint per message. Each is checked against the plain way it replaced.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,6 +31,7 @@ from langgraph_context.compaction._facts import (
     clip,
     text_facts,
 )
+from langgraph_context.compaction.snapshot import _round_robin
 from langgraph_context.testing import ai_calls, tool_call
 from langgraph_context.tokens import TiktokenCounter, count_tokens
 
@@ -146,3 +148,42 @@ def test_the_guard_tells_apart_what_the_count_depends_on() -> None:
     assert guard(text) != guard(HumanMessage(text.content, id="m", name="ann"))
     assert guard(HumanMessage([{"type": "text", "text": "hi"}])) is None
     assert guard(ai_calls(tool_call("read_log", {"n": {"deep": 1}}, "c1"))) is None
+
+
+def _plain_round_robin(
+    sections: list[tuple[str, list[str], bool]], budget: int, counter: Any
+) -> list[list[str]]:
+    """The round robin as first written: the least-spent section found by `min` each time."""
+    chosen: list[list[str]] = [[] for _ in sections]
+    used = [0] * len(sections)
+    cursor = [0] * len(sections)
+    spent = 0
+    waiting = [s for s, (_, items, _) in enumerate(sections) if items]
+    while waiting:
+        s = min(waiting, key=lambda i: (used[i], i))
+        items = sections[s][1]
+        item = items[cursor[s]]
+        cursor[s] += 1
+        if cursor[s] >= len(items):
+            waiting.remove(s)
+        title_cost = counter(sections[s][0]) + 2 if not chosen[s] else 0
+        cost = counter(item) + 2 + title_cost
+        if spent + cost <= budget:
+            chosen[s].append(item)
+            spent += cost
+            used[s] += cost
+    return chosen
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.text(alphabet="ab c-1", max_size=30), max_size=12), max_size=6),
+    st.integers(min_value=0, max_value=200),
+)
+def test_the_round_robin_picks_what_the_plain_one_picks(
+    items: list[list[str]], budget: int
+) -> None:
+    """The heap-ordered round robin chooses the very items the `min`-ordered one did."""
+    sections = [(f"Section {i}", list(section), i % 2 == 0) for i, section in enumerate(items)]
+    counter = TiktokenCounter()
+    assert _round_robin(sections, budget, counter) == _plain_round_robin(sections, budget, counter)
