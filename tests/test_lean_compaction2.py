@@ -187,3 +187,16 @@ def test_the_round_robin_picks_what_the_plain_one_picks(
     sections = [(f"Section {i}", list(section), i % 2 == 0) for i, section in enumerate(items)]
     counter = TiktokenCounter()
     assert _round_robin(sections, budget, counter) == _plain_round_robin(sections, budget, counter)
+
+
+def test_a_block_appended_in_place_is_counted_again() -> None:
+    """A remembered message's list content given a block in place fires the trigger."""
+    thread = _thread(12)
+    thread.insert(1, HumanMessage([{"type": "text", "text": "read the logs"}], id="blocks"))
+    trigger = count_tokens(thread) + 200
+    node = create_compaction_node(trigger_tokens=trigger)
+    assert node.quiet({"messages": thread})
+    assert node.quiet({"messages": thread})
+    thread[1].content.append({"type": "text", "text": "every line " * 300})  # type: ignore[union-attr]
+    assert count_tokens(thread) >= trigger
+    assert not node.quiet({"messages": thread})

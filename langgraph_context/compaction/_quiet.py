@@ -10,18 +10,19 @@ compaction block, a counter whose count of a list is not the sum of its messages
 trigger kind it does not track, view mode) goes to the full `Step`, which decides as
 before.
 
-"The same count" is the counter's own fingerprint, `TiktokenCounter.count_guard`. An edit
-in place of a remembered message is seen: its content objects are compared by
-identity (one C-level pass), and the messages whose count can change below their
-content's identity (tool calls, whose arguments are edited in place; list content)
-have their guard taken again; the history is checked again from the first edit on.
-A copy that replaced a message by id (the context's stamps) with an equal guard keeps
-its count. A history that lost messages (a `RemoveMessage`), or was reloaded from a
-checkpoint (new objects), matches no remembered one and is checked from scratch, once.
+"The same count" is the counter's own fingerprint, `TiktokenCounter.count_guard`: a
+copy that replaced a message by id (the context's stamps) keeps its count only with an
+equal guard. An edit in place of a remembered message is seen: its content objects
+are compared by identity, and the parts that can change below that identity (list
+content, tool calls and their arguments) with copies taken when it was checked, each
+in one C-level comparison; the history is checked again from the first edit on. A
+history that lost messages (a `RemoveMessage`), or was reloaded from a checkpoint
+(new objects), matches no remembered one and is checked from scratch, once.
 """
 
 from __future__ import annotations
 
+import bisect
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,8 @@ __all__ = ["MAX_HISTORIES", "Quiet"]
 identity_guard = TiktokenCounter.count_guard
 
 MAX_HISTORIES = 64
-"""Histories one node remembers (a weak reference, a guard and two ints a message each)."""
+"""Histories one node remembers (per message: a weak reference, a guard, two ints, and
+a copy of its tool calls or list content if it has them)."""
 
 Guard = tuple[Any, ...]
 """`identity_guard` of a message: what its count depends on."""
@@ -58,29 +60,54 @@ class _Seen:
     guards: tuple[Guard | None, ...]  # `identity_guard` of each message
     counts: tuple[int, ...]  # the counter's count of each message (no reply priming)
     lead: int  # where the leading block of trusted system messages ends
-    watch: tuple[int, ...]  # positions whose count can change below the content's id
+    watch: tuple[int, ...]  # positions of messages with parts mutable in place
+    shots: tuple[Any, ...]  # a deep copy of those parts (`_mutable`), one per position
 
 
-_NOTHING = _Seen((), (), (), 0, ())
+_NOTHING = _Seen((), (), (), 0, (), ())
+
+
+def _mutable(message: BaseMessage) -> tuple[Any, Any]:
+    """The parts of a message its count depends on that can change in place.
+
+    List content (blocks) and tool calls (their arguments): a string content is
+    replaced, never edited, so its identity says it is unchanged.
+    """
+    fields = message.__dict__
+    content = fields.get("content")
+    return (content if type(content) is list else None, fields.get("tool_calls") or None)
+
+
+def _copied(value: Any) -> Any:
+    """A copy of nested dicts and lists (tuples too), sharing the leaves; equal to `value`."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return kind(map(_copied, value))
+    return value
 
 
 def _edited(items: list[Any], known: _Seen, matched: int) -> int:
     """The first of `items[:matched]` edited in place since `known` (`matched`: none).
 
-    A new content object shows in one C-level pass; the watched messages (tool calls,
-    list content) have their guard taken again (`None`: never trusted, re-checked).
+    A new content object shows in one C-level pass of identities; an edit in place of
+    list content or tool-call arguments, in one C-level comparison of the watched
+    messages' mutable parts with the deep copies taken when they were checked.
     """
     contents = tuple(map(id, map(_content, items[:matched])))
     if contents != known.contents[:matched]:
         pairs = zip(contents, known.contents, strict=False)
         matched = next(i for i, (now, then) in enumerate(pairs) if now != then)
-    for i in known.watch:
-        if i >= matched:
-            break
-        guard = identity_guard(items[i])
-        if guard is None or guard != known.guards[i]:
-            return i
-    return matched
+    live = bisect.bisect_left(known.watch, matched)
+    if not live:
+        return matched
+    now = list(map(_mutable, [items[i] for i in known.watch[:live]]))
+    if now == list(known.shots[:live]):
+        return matched
+    shots = known.shots[:live]
+    changed = next(j for j, (part, then) in enumerate(zip(now, shots, strict=True)) if part != then)
+    return known.watch[changed]
 
 
 class Quiet:
@@ -135,12 +162,14 @@ class Quiet:
         if known is None:
             return self._scan(items, _NOTHING, _NOTHING)
         matched = _edited(items, known, matched)
+        live = bisect.bisect_left(known.watch, matched)
         kept = _Seen(
             known.contents[:matched],
             known.guards[:matched],
             known.counts[:matched],
             min(known.lead, matched),
-            tuple(i for i in known.watch if i < matched),
+            known.watch[:live],
+            known.shots[:live],
         )
         return self._scan(items, kept, known)
 
@@ -182,13 +211,15 @@ class Quiet:
             return None  # malformed: the full step raises, naming its position
         for j, n in zip(todo, fresh, strict=True):
             counts[j] = int(n)
-        watch = [i for i, g in enumerate(guards, start=start) if g is None or g[-1]]
+        parts = list(map(_mutable, tail))
+        watch = [j for j, part in enumerate(parts) if part != (None, None)]
         return _Seen(
             (*seen.contents, *map(id, map(_content, tail))),
             (*seen.guards, *guards),
             (*seen.counts, *(n for n in counts if n is not None)),
             lead,
-            (*seen.watch, *watch),
+            (*seen.watch, *(start + j for j in watch)),
+            (*seen.shots, *(_copied(parts[j]) for j in watch)),
         )
 
     def _fires(self, items: list[Any], seen: _Seen, usage: Any) -> bool:
