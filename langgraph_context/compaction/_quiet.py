@@ -60,22 +60,25 @@ class _Seen:
     guards: tuple[Guard | None, ...]  # `identity_guard` of each message
     counts: tuple[int, ...]  # the counter's count of each message (no reply priming)
     lead: int  # where the leading block of trusted system messages ends
-    watch: tuple[int, ...]  # positions of messages with parts mutable in place
-    shots: tuple[Any, ...]  # a deep copy of those parts (`_mutable`), one per position
+    calls: tuple[tuple[int, ...], tuple[Any, ...]]  # positions with tool calls, copies
+    blocks: tuple[tuple[int, ...], tuple[Any, ...]]  # positions with list content, copies
 
 
-_NOTHING = _Seen((), (), (), 0, (), ())
+_NONE: tuple[tuple[int, ...], tuple[Any, ...]] = ((), ())
+_NOTHING = _Seen((), (), (), 0, _NONE, _NONE)
+_tool_calls = operator.attrgetter("tool_calls")
 
 
-def _mutable(message: BaseMessage) -> tuple[Any, Any]:
-    """The parts of a message its count depends on that can change in place.
+def _calls_of(message: BaseMessage, default: Any) -> Any:
+    """An AI message's tool calls (`default` for other messages)."""
+    return (
+        message.__dict__.get("tool_calls", default) if isinstance(message, AIMessage) else default
+    )
 
-    List content (blocks) and tool calls (their arguments): a string content is
-    replaced, never edited, so its identity says it is unchanged.
-    """
-    fields = message.__dict__
-    content = fields.get("content")
-    return (content if type(content) is list else None, fields.get("tool_calls") or None)
+
+def _content_of(message: BaseMessage, default: Any) -> Any:
+    """A message's content."""
+    return message.__dict__.get("content", default)
 
 
 def _copied(value: Any) -> Any:
@@ -88,26 +91,56 @@ def _copied(value: Any) -> Any:
     return value
 
 
+def _first_change(
+    items: list[Any], watched: tuple[tuple[int, ...], tuple[Any, ...]], get: Any, end: int
+) -> int:
+    """The first watched position before `end` whose part `get` no longer equals its copy."""
+    positions, copies = watched
+    live = bisect.bisect_left(positions, end)
+    if not live:
+        return end
+    now = list(map(get, [items[i] for i in positions[:live]]))
+    if now == list(copies[:live]):  # one C-level comparison
+        return end
+    pairs = zip(now, copies[:live], strict=True)
+    return positions[next(j for j, (part, then) in enumerate(pairs) if part != then)]
+
+
 def _edited(items: list[Any], known: _Seen, matched: int) -> int:
     """The first of `items[:matched]` edited in place since `known` (`matched`: none).
 
-    A new content object shows in one C-level pass of identities; an edit in place of
-    list content or tool-call arguments, in one C-level comparison of the watched
-    messages' mutable parts with the deep copies taken when they were checked.
+    A new content object shows in one C-level pass of identities. A string content
+    is replaced, never edited; what can change in place below that identity (tool
+    calls and their arguments, list content) is compared with the copies taken when
+    the message was checked, one C-level comparison each.
     """
     contents = tuple(map(id, map(_content, items[:matched])))
     if contents != known.contents[:matched]:
         pairs = zip(contents, known.contents, strict=False)
         matched = next(i for i, (now, then) in enumerate(pairs) if now != then)
-    live = bisect.bisect_left(known.watch, matched)
-    if not live:
-        return matched
-    now = list(map(_mutable, [items[i] for i in known.watch[:live]]))
-    if now == list(known.shots[:live]):
-        return matched
-    shots = known.shots[:live]
-    changed = next(j for j, (part, then) in enumerate(zip(now, shots, strict=True)) if part != then)
-    return known.watch[changed]
+    matched = _first_change(items, known.calls, _tool_calls, matched)
+    return _first_change(items, known.blocks, _content, matched)
+
+
+def _watched(
+    tail: list[BaseMessage], start: int, kind: type[Any], get: Any
+) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """Positions (from `start`) of the messages of `tail` with a `kind` part, and copies."""
+    found = [(j, part) for j, m in enumerate(tail) if type(part := get(m, None)) is kind and part]
+    return tuple(start + j for j, _ in found), tuple(_copied(part) for _, part in found)
+
+
+def _extended(
+    old: tuple[tuple[int, ...], tuple[Any, ...]], new: tuple[tuple[int, ...], tuple[Any, ...]]
+) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    return (*old[0], *new[0]), (*old[1], *new[1])
+
+
+def _cut(
+    watched: tuple[tuple[int, ...], tuple[Any, ...]], end: int
+) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    live = bisect.bisect_left(watched[0], end)
+    return watched[0][:live], watched[1][:live]
 
 
 class Quiet:
@@ -162,14 +195,13 @@ class Quiet:
         if known is None:
             return self._scan(items, _NOTHING, _NOTHING)
         matched = _edited(items, known, matched)
-        live = bisect.bisect_left(known.watch, matched)
         kept = _Seen(
             known.contents[:matched],
             known.guards[:matched],
             known.counts[:matched],
             min(known.lead, matched),
-            known.watch[:live],
-            known.shots[:live],
+            _cut(known.calls, matched),
+            _cut(known.blocks, matched),
         )
         return self._scan(items, kept, known)
 
@@ -211,15 +243,13 @@ class Quiet:
             return None  # malformed: the full step raises, naming its position
         for j, n in zip(todo, fresh, strict=True):
             counts[j] = int(n)
-        parts = list(map(_mutable, tail))
-        watch = [j for j, part in enumerate(parts) if part != (None, None)]
         return _Seen(
             (*seen.contents, *map(id, map(_content, tail))),
             (*seen.guards, *guards),
             (*seen.counts, *(n for n in counts if n is not None)),
             lead,
-            (*seen.watch, *(start + j for j in watch)),
-            (*seen.shots, *(_copied(parts[j]) for j in watch)),
+            _extended(seen.calls, _watched(tail, start, list, _calls_of)),
+            _extended(seen.blocks, _watched(tail, start, list, _content_of)),
         )
 
     def _fires(self, items: list[Any], seen: _Seen, usage: Any) -> bool:
