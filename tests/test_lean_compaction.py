@@ -188,13 +188,13 @@ def test_a_quiet_call_counts_only_the_appended_messages(monkeypatch: pytest.Monk
     thread = _grown(80)
     assert node.invoke({"messages": thread[:70]}) == {}
     counted: list[BaseMessage] = []
-    each = TiktokenCounter._each
+    each = TiktokenCounter.count_each
 
     def spy(self: TiktokenCounter, items: list[Any]) -> list[int]:
         counted.extend(items)
         return each(self, items)
 
-    monkeypatch.setattr(TiktokenCounter, "_each", spy)
+    monkeypatch.setattr(TiktokenCounter, "count_each", spy)
     monkeypatch.setattr(TiktokenCounter, "count_messages", _no_whole_count)
     assert node.invoke({"messages": thread[:73]}) == {}
     assert counted == thread[70:73]
@@ -248,13 +248,13 @@ def test_a_stamped_copy_keeps_its_count_and_an_edited_copy_is_recounted(
     thread = _grown(22)
     assert node.invoke({"messages": thread}) == {}
     counted: list[BaseMessage] = []
-    each = TiktokenCounter._each
+    each = TiktokenCounter.count_each
 
     def spy(self: TiktokenCounter, items: list[Any]) -> list[int]:
         counted.extend(items)
         return each(self, items)
 
-    monkeypatch.setattr(TiktokenCounter, "_each", spy)
+    monkeypatch.setattr(TiktokenCounter, "count_each", spy)
     kwargs = {"additional_kwargs": {"timestamp": "2026-11-27T13:00:00+00:00"}}
     stamped = [m.model_copy(update=kwargs) for m in thread[-3:]]
     assert node.invoke({"messages": [*thread[:-3], *stamped]}) == {}

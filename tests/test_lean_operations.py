@@ -74,7 +74,7 @@ def test_a_model_call_counts_by_content_only_what_is_new(
 ) -> None:
     """Within a turn, a call counts by content a handful of messages, however long the history."""
     counted: list[int | None] = []  # messages counted by content; None: a model call
-    each = TiktokenCounter._each
+    each = TiktokenCounter.count_each
     generate = _Looping._generate
 
     def spy(self: TiktokenCounter, items: list[Any]) -> list[int]:
@@ -88,7 +88,7 @@ def test_a_model_call_counts_by_content_only_what_is_new(
     model, graph = _agent()
     runs = _turns(graph, model, 4)
     next(runs)  # the first turn fills the memos
-    monkeypatch.setattr(TiktokenCounter, "_each", spy)
+    monkeypatch.setattr(TiktokenCounter, "count_each", spy)
     monkeypatch.setattr(_Looping, "_generate", marked)
     per_call: list[int] = []
     for _ in range(3):

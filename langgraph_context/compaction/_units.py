@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_context.compaction.snapshot import compaction_kind
 from langgraph_context.tokens import TiktokenCounter, TokenCounter, truncate_text
+from langgraph_context.tokens.counter import REPLY_PRIMING_TOKENS
 
 CLEARED_TOOL_RESULT = (
     "[Tool output cleared by compaction to save context. Call the tool again if you still need it.]"
@@ -55,13 +57,25 @@ class Costs:
     def __init__(self, token_counter: TokenCounter, sample: BaseMessage) -> None:
         self.token_counter = token_counter
         self.additive = isinstance(token_counter, TiktokenCounter)
-        one = int(token_counter([sample]))
-        self.overhead = 2 * one - int(token_counter([sample, sample]))
+        # The package's own count of a list is the reply priming plus its messages':
+        # the overhead is known without counting the sample twice.
+        self._own = self.additive and _sums_its_messages(type(token_counter))
+        if self._own:
+            self.overhead = REPLY_PRIMING_TOKENS
+        else:
+            one = int(token_counter([sample]))
+            self.overhead = 2 * one - int(token_counter([sample, sample]))
 
     def of(self, message: BaseMessage) -> int:
         if isinstance(self.token_counter, TiktokenCounter):
             return self.token_counter.count_message(message)
         return int(self.token_counter([message])) - self.overhead
+
+    def each(self, messages: list[BaseMessage]) -> list[int]:
+        """`[self.of(m) for m in messages]`, in one pass of the package's counter."""
+        if self._own:
+            return self.token_counter.count_each(messages)  # type: ignore[attr-defined, no-any-return]
+        return [self.of(m) for m in messages]
 
     def total(self, messages: Sequence[BaseMessage], known: int | None = None) -> int:
         """Return the tokens of `messages`; `known` is their summed per-message cost."""
@@ -70,6 +84,14 @@ class Costs:
         if self.additive:
             return self.overhead + (known if known is not None else sum(map(self.of, messages)))
         return int(self.token_counter(list(messages)))
+
+
+def _sums_its_messages(kind: type[Any]) -> bool:
+    """Whether a `TiktokenCounter` class counts as the base class does (not overridden)."""
+    return all(
+        getattr(kind, name) is getattr(TiktokenCounter, name)
+        for name in ("__call__", "count_messages", "count_message", "count_each")
+    )
 
 
 @dataclass

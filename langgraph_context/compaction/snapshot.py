@@ -9,6 +9,7 @@ never invents anything: every line of a snapshot is copied from the evicted text
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,23 +232,29 @@ def _round_robin(
     does not fit is skipped for the next.
     """
     chosen: list[list[str]] = [[] for _ in sections]
-    used = [0] * len(sections)
     cursor = [0] * len(sections)
+    titles: dict[int, int] = {}  # a section's title cost, counted once
     spent = 0
-    waiting = [s for s, (_, items, _) in enumerate(sections) if items]
+    # The next section is the one that has spent the fewest tokens (the lower index
+    # on a tie): a heap of (spent, index), as only the section just served changes.
+    waiting = [(0, s) for s, (_, items, _) in enumerate(sections) if items]
     while waiting:
-        s = min(waiting, key=lambda i: (used[i], i))
+        used, s = heapq.heappop(waiting)
         items = sections[s][1]
         item = items[cursor[s]]
         cursor[s] += 1
-        if cursor[s] >= len(items):
-            waiting.remove(s)
-        title_cost = counter(sections[s][0]) + 2 if not chosen[s] else 0
+        title_cost = 0
+        if not chosen[s]:
+            if s not in titles:
+                titles[s] = counter(sections[s][0]) + 2
+            title_cost = titles[s]
         cost = counter(item) + 2 + title_cost
         if spent + cost <= budget:
             chosen[s].append(item)
             spent += cost
-            used[s] += cost
+            used += cost
+        if cursor[s] < len(items):
+            heapq.heappush(waiting, (used, s))
     return chosen
 
 

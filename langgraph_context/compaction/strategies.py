@@ -256,7 +256,7 @@ def compact_messages(
         stats = CompactionStats("none", target_tokens, 0, 0, 0, 0, repairs=repairs)
         return CompactionResult([], stats)
     costs = Costs(counter, items[0])
-    item_costs = [costs.of(m) for m in items]
+    item_costs = costs.each(items)
     tokens_before = costs.total(items, sum(item_costs))
     if tokens_before <= target_tokens:
         stats = CompactionStats(

@@ -60,27 +60,29 @@ def remembered_counts(
 
 
 def identity_guard(message: BaseMessage) -> tuple[Any, ...] | None:
-    """What a remembered count of `message` (the same object) depends on, or `None`.
+    """What the count of `message` depends on, compared by identity and value, or `None`.
 
-    Only a message whose count cannot change unseen qualifies: string content, and
-    tool calls (if any) whose arguments are flat dicts of scalars, snapshotted here
-    (an edit in place replaces a value, and the snapshot no longer equals). List
-    content and nested arguments can change below any snapshot: `None`, recounted
-    by content. The content, name and ids are compared by identity and value.
+    The one fingerprint of "the same count": two messages (the same object later, or a
+    copy that replaced it by id) with equal guards count the same. Only a message
+    whose count cannot change unseen qualifies: string content, and tool calls (if
+    any) whose arguments are flat dicts of scalars, snapshotted here (an edit in place
+    replaces a value, and the snapshot no longer equals). List content and nested
+    arguments can change below any snapshot: `None`, recounted by content. The class
+    (the role), the content, name and ids are compared by identity and value.
     """
     fields = message.__dict__  # a pydantic model's fields: no attribute lookups
     content = fields.get("content")
     if type(content) is not str or fields.get("invalid_tool_calls"):
         return None
     calls = fields.get("tool_calls")
-    shots: list[tuple[Any, ...]] = []
-    for call in calls or ():
-        args = call.get("args") if type(call) is dict else None
-        if type(args) is not dict:
-            return None
-        items = tuple(args.items())
-        if any(type(v) not in _SCALARS for _, v in items):
-            return None
-        shots.append((call.get("name"), call.get("id"), items))
+    shots: tuple[tuple[Any, ...], ...] = ()
+    if calls:
+        taken: list[tuple[Any, ...]] = []
+        for call in calls:
+            args = call.get("args") if type(call) is dict else None
+            if type(args) is not dict or not _SCALARS.issuperset(map(type, args.values())):
+                return None
+            taken.append((call.get("name"), call.get("id"), tuple(args.items())))
+        shots = tuple(taken)
     name, call_id = fields.get("name"), fields.get("tool_call_id")
-    return (id(content), len(content), name, call_id, id(calls), tuple(shots))
+    return (type(message), id(content), len(content), name, call_id, id(calls), shots)

@@ -52,7 +52,7 @@ from langgraph_context.tokens._encodings import (
     encoding_name_for_model,
     load_encoding,
 )
-from langgraph_context.tokens._identity import Remembered, remembered_counts
+from langgraph_context.tokens._identity import Remembered, identity_guard, remembered_counts
 from langgraph_context.tokens._json import _to_json
 from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
 
@@ -173,6 +173,14 @@ class TiktokenCounter:
         # Histories counted lately, by identity (weakly): `_identity.remembered_counts`.
         self._histories: PrefixMemo[Remembered] = PrefixMemo(64)
 
+    count_guard = staticmethod(identity_guard)
+    """`count_guard(message)`: what a remembered count of `message` depends on.
+
+    Two messages (the same object later, or a copy) with equal guards count the same;
+    `None`: never trusted, counted by content. The counter's read-back by identity
+    and compaction's no-op check compare these.
+    """
+
     @property
     def exact(self) -> bool:
         """Whether counts come from a real BPE encoding (not the approximation)."""
@@ -267,10 +275,23 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
-        return REPLY_PRIMING_TOKENS + sum(remembered_counts(self._histories, items, self._each))
+        counts = remembered_counts(self._histories, items, self.count_each)
+        return REPLY_PRIMING_TOKENS + sum(counts)
 
-    def _each(self, items: list[Any]) -> list[int]:
-        """Each item's count, through the message memo (checked as `as_messages` does)."""
+    def count_each(self, messages: Sequence[Any]) -> list[int]:
+        """Return each message's count, overhead included, reply priming not.
+
+        `count_messages` is `REPLY_PRIMING_TOKENS` plus their sum. Each message is
+        looked up by its content in the message memo (no read-back by identity, so a
+        caller that keeps its own counts of a history, such as compaction's no-op
+        check, pays only for the messages it hands over), and checked as `as_messages`
+        checks it.
+
+        Raises:
+            InvalidTypeError: If an item has a wrong type.
+            InvalidArgumentError: If an item is malformed (named by its position).
+        """
+        items = messages if isinstance(messages, list) else list(messages)
         if not items:
             return []
         known: dict[int, int] = {}
