@@ -256,6 +256,27 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             read_back=read_back,
         )
 
+    def capped_update(
+        self, kept: Any, added: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[PutOp], BaseStore | None]:
+        """The update keeping the thread's index within the caps once `added` joins `kept`.
+
+        Args:
+            kept: The index in state (anything but a dict counts as empty).
+            added: The entries this update adds.
+
+        Returns:
+            `(update, store deletes, the run's store)`: the update's `recall` holds
+            `added` and the drops; `({}, [], None)` when the index stays within the caps.
+        """
+        base = kept if isinstance(kept, dict) else {}
+        merged = {**base, **added} if added else base
+        if not merged or not self.limits.over(merged, time()):
+            return {}, [], None
+        store, namespace = _run_namespace(self.namespace)
+        drops, deletes = dropped(merged, self.limits, namespace)
+        return {**drops, RECALL_KEY: {**added, **drops[RECALL_KEY]}}, deletes, store
+
     def _capped(
         self, request: ToolCallRequest, result: _Result
     ) -> tuple[_Result, list[PutOp], BaseStore | None]:
@@ -265,25 +286,21 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         one of them drops and counts); an update that is not a dict is left as it is
         (the next round checks). Also returns the store deletes and the store.
         """
-        state = request.state if isinstance(request.state, dict) else {}
-        index = state.get(RECALL_KEY)
-        index = index if isinstance(index, dict) else {}
         update = result.update if isinstance(result, Command) else {}
-        if not isinstance(update, dict):
+        if not isinstance(update, dict) or not _first_call(request):
             return result, [], None
+        state = request.state if isinstance(request.state, dict) else {}
         added = update.get(RECALL_KEY)
-        added = added if isinstance(added, dict) else {}
-        merged = {**index, **added} if added else index
-        if not merged or not self.limits.over(merged, time()) or not _first_call(request):
+        caps, deletes, store = self.capped_update(
+            state.get(RECALL_KEY), added if isinstance(added, dict) else {}
+        )
+        if not caps:
             return result, [], None
-        store, namespace = _run_namespace(self.namespace)
-        drops, ops = dropped(merged, self.limits, namespace)
         if isinstance(result, Command):
-            entries = {**added, **drops[RECALL_KEY]}
-            result = dataclasses.replace(result, update={**update, **drops, RECALL_KEY: entries})
+            result = dataclasses.replace(result, update={**update, **caps})
         else:
-            result = Command(update={"messages": [result], **drops})
-        return result, ops, store
+            result = Command(update={"messages": [result], **caps})
+        return result, deletes, store
 
     def _through(
         self, request: ToolCallRequest, result: _Result

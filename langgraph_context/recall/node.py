@@ -6,7 +6,6 @@ Run it right after your `ToolNode` (whose tools include `read_tool_output` and
 
 from __future__ import annotations
 
-from time import time
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
@@ -21,10 +20,9 @@ from langgraph_context.recall.archive import (
     DEFAULT_RECALL_NAMESPACE,
     RECALL_KEY,
     RecallLimits,
-    dropped,
     merge_recall,
 )
-from langgraph_context.recall.middleware import RecallMiddleware, _run_namespace
+from langgraph_context.recall.middleware import RecallMiddleware
 from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter
 
@@ -56,13 +54,9 @@ def _step(keeper: RecallMiddleware, state: Any, messages_key: str) -> _Step:
     update: dict[str, Any] = {messages_key: cut}
     if index:
         update[RECALL_KEY] = index
-        kept = get_state_value(state, RECALL_KEY, None)
-        merged = {**kept, **index} if isinstance(kept, dict) else index
-        if keeper.limits.over(merged, time()):
-            _, namespace = _run_namespace(keeper.namespace)
-            drops, deletes = dropped(merged, keeper.limits, namespace)
-            update.update(drops, **{RECALL_KEY: {**index, **drops[RECALL_KEY]}})
-            ops.extend(deletes)
+        caps, deletes, _ = keeper.capped_update(get_state_value(state, RECALL_KEY, None), index)
+        update.update(caps)
+        ops.extend(deletes)
     return update, ops, store
 
 
