@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
-from langgraph_context.agents._hooks import drop_hooks
+from langgraph_context.agents._hooks import chain_model_calls, drop_hooks
 from langgraph_context.toolkit import check_distinct_tools, tool_name
 
 __all__ = ["check_tools_at_build", "require_own_tools"]
@@ -60,14 +60,15 @@ def check_tools_at_build(
     middleware: Sequence[AgentMiddleware[Any, Any]],
     ours: Sequence[AgentMiddleware[Any, Any]],
 ) -> list[AgentMiddleware[Any, Any]]:
-    """Refuse shared tool names before `create_agent` runs; drop the per-call checks of `ours`.
+    """Refuse shared tool names before `create_agent` runs; drop and chain hooks of `ours`.
 
     `create_agent` binds `tools` and every middleware's `tools`; checked here, each of
     `ours` that checks them at its first call (`StateToolsMiddleware`, `PinnedMiddleware`)
     is swapped for a subclass without model-call hooks, so no call is wrapped in a check
     that can no longer fail (each wrapper costs a traced call per model call). When one of
     the caller's `middleware` wraps model calls (it may add tools to a request), the
-    per-call checks stay.
+    per-call checks stay. Then adjacent model-call wrappers of `ours` are chained under
+    one traced wrapper (`chain_model_calls`).
 
     Args:
         tools: The agent's own tools.
@@ -75,7 +76,7 @@ def check_tools_at_build(
         ours: The middleware the factory made (their `checks` already checked).
 
     Returns:
-        `[*middleware, *ours]`, for `create_agent(middleware=...)`.
+        `[*middleware, *ours]` (ours chained), for `create_agent(middleware=...)`.
 
     Raises:
         ValueError: Naming both tools of a name used twice.
@@ -87,7 +88,7 @@ def check_tools_at_build(
         for made in ours:
             if isinstance(made, _CheckedModelCall) and _wraps_model_call(made):
                 drop_hooks(made, "wrap_model_call", "awrap_model_call")
-    return [*middleware, *ours]
+    return [*middleware, *chain_model_calls(ours)]
 
 
 def require_own_tools(middleware: AgentMiddleware[Any, Any], request: ModelRequest) -> None:
