@@ -49,10 +49,16 @@ from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
 from langgraph_context.tokens._encodings import (
     DEFAULT_ENCODING,
+    approximate_text_tokens,
     encoding_name_for_model,
     load_encoding,
 )
-from langgraph_context.tokens._identity import Remembered, identity_guard, remembered_counts
+from langgraph_context.tokens._identity import (
+    Counted,
+    RunningCounts,
+    identity_guard,
+    running_counts,
+)
 from langgraph_context.tokens._json import _to_json
 from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
 
@@ -93,27 +99,6 @@ class TokenCounter(Protocol):
     def __call__(self, value: Any, /) -> int:
         """Return the token count of `value` (a `str` or a list of messages)."""
         ...
-
-
-def approximate_text_tokens(text: str) -> int:
-    """Approximate a token count without any tokenizer.
-
-    ASCII text averages about four characters a token in BPE vocabularies; other
-    characters (CJK, accents, emoji) are counted one token each, which is close for
-    CJK and errs high elsewhere.
-
-    Args:
-        text: The text to measure.
-
-    Returns:
-        The approximate number of tokens.
-
-    Example:
-        >>> approximate_text_tokens("hello world!")
-        3
-    """
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
-    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
 
 
 class TiktokenCounter:
@@ -170,8 +155,8 @@ class TiktokenCounter:
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
         self._message_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
-        # Histories counted lately, by identity (weakly): `_identity.remembered_counts`.
-        self._histories: PrefixMemo[Remembered] = PrefixMemo(64)
+        # Histories counted lately, by identity (weakly): `_identity.running_counts`.
+        self._histories: PrefixMemo[Counted] = PrefixMemo(64)
 
     count_guard = staticmethod(identity_guard)
     """`count_guard(message)`: what a remembered count of `message` depends on.
@@ -275,17 +260,31 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
-        counts = remembered_counts(self._histories, items, self.count_each)
-        return REPLY_PRIMING_TOKENS + sum(counts)
+        return REPLY_PRIMING_TOKENS + self.running_counts(items).total()
+
+    def running_counts(self, messages: list[Any]) -> RunningCounts:
+        """Return the running counts of `messages` (overhead per message, no reply priming).
+
+        The one count of a history that every caller shares: the running sums of the
+        latest histories counted are remembered by identity (weakly), so a count of
+        the same messages plus some more counts the new ones only (`count_messages`,
+        compaction's no-op check and the context's fit all read it). A message edited
+        in place since it was counted is counted again, from the first edit on.
+
+        Raises:
+            InvalidTypeError: If an item has a wrong type.
+            InvalidArgumentError: If an item is malformed (named by its position).
+        """
+        if not messages:
+            return RunningCounts(0, 0, (), 0)
+        return running_counts(self._histories, messages, self.count_each)
 
     def count_each(self, messages: Sequence[Any]) -> list[int]:
         """Return each message's count, overhead included, reply priming not.
 
         `count_messages` is `REPLY_PRIMING_TOKENS` plus their sum. Each message is
-        looked up by its content in the message memo (no read-back by identity, so a
-        caller that keeps its own counts of a history, such as compaction's no-op
-        check, pays only for the messages it hands over), and checked as `as_messages`
-        checks it.
+        looked up by its content in the message memo (no read-back by identity), and
+        checked as `as_messages` checks it.
 
         Raises:
             InvalidTypeError: If an item has a wrong type.
