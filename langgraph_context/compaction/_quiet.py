@@ -71,7 +71,7 @@ class Quiet:
         items = get_state_value(state, o.messages_key, [])
         if not isinstance(items, list) or not items:
             return False
-        if not all(isinstance(m, BaseMessage) for m in items):
+        if not all(issubclass(kind, BaseMessage) for kind in set(map(type, items))):
             return False  # dicts and tuples are converted (and checked) by the full step
         try:
             counts = o.token_counter.running_counts(items)  # type: ignore[attr-defined]

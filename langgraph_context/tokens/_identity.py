@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 
 from langgraph_context._memo import PrefixMemo
 
-__all__ = ["Counted", "RunningCounts", "identity_guard", "running_counts"]
+__all__ = ["Counted", "RunningCounts", "identity_guard", "messages_only", "running_counts"]
 
 Guard = tuple[Any, ...]
 """`identity_guard` of a message: what its count depends on."""
@@ -97,7 +97,7 @@ def running_counts(
         matched, known = memo.matched(items[1:])
         skip = 1 if known is not None else 0
     body = items[skip:]
-    if not all(isinstance(m, BaseMessage) for m in body):
+    if not messages_only(body):
         first = sum(count_each(items[:skip]))
         return RunningCounts(first, skip, tuple(accumulate(count_each(body))), 0)
     seen = _NOTHING if known is None else known
@@ -152,6 +152,11 @@ def _extended(
     )
 
 
+def messages_only(items: list[Any]) -> bool:
+    """Whether every item is a message (one C-level pass over their types)."""
+    return all(issubclass(kind, BaseMessage) for kind in set(map(type, items)))
+
+
 def _unedited(items: list[Any], known: Counted, matched: int) -> int:
     """How many of `items[:matched]` precede the first one edited in place since `known`.
 
@@ -173,7 +178,7 @@ def _first_change(items: list[Any], watched: Watched, get: Any, end: int) -> int
     live = bisect.bisect_left(positions, end)
     if not live:
         return end
-    now = list(map(get, [items[i] for i in positions[:live]]))
+    now = list(map(get, map(items.__getitem__, positions[:live])))
     if now == list(copies[:live]):  # one C-level comparison
         return end
     pairs = zip(now, copies[:live], strict=True)
