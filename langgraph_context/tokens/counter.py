@@ -199,7 +199,9 @@ class TiktokenCounter:
             raise InvalidTypeError(msg)
         if self._encoding is None:
             return approximate_text_tokens(text)
-        return len(self._encoding.encode(text, disallowed_special=()))
+        # tiktoken's documented equivalent of `encode(text, disallowed_special=())`,
+        # without its special-token arguments: about half the cost of a short text.
+        return len(self._encoding.encode_ordinary(text))
 
     def __call__(self, value: Any, /) -> int:
         """Count a string, a message, or a sequence of messages (objects or dicts).
