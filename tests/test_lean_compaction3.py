@@ -21,7 +21,16 @@ from langchain_core.messages import (
 )
 from langgraph.graph import START, MessagesState, StateGraph
 
+from benchmarks.lean.__main__ import log_text
 from langgraph_context.compaction import create_compaction_node
+from langgraph_context.compaction._facts import (
+    _DELIMITED_ID_RE,
+    ID_RE,
+    IDS_PER_MESSAGE,
+    SCAN_CHARS,
+    is_identifier,
+    text_ids,
+)
 from langgraph_context.context import (
     ContextBuilder,
     ContextConfig,
@@ -161,3 +170,39 @@ def test_running_counts_equal_cold_counts_over_calls_and_edits(
         cold = TiktokenCounter()
         for end in range(len(items) + 1):
             assert counts.total(end) == (cold(items[:end]) - 3 if end else 0)
+
+
+def _plain_text_ids(text: str) -> tuple[str, ...]:
+    """`text_ids` as first written: `ID_RE` tried at every position, each word checked."""
+    found: dict[str, None] = {}
+    for match in ID_RE.finditer(text[:SCAN_CHARS]):
+        word = match.group()
+        if not is_identifier(word):
+            continue
+        found[word] = None
+        if len(found) == IDS_PER_MESSAGE:
+            break
+    return tuple(found)
+
+
+_ID_PIECES = [*"aZx09_-/. =\n:[]()\t", "\u00e9", "\u0663", "\u017f", "\u212a"]
+_ID_TEXT = st.lists(
+    st.sampled_from([*_ID_PIECES, "utf-8", "42ms", "2nd", "1e-9", "svc-3", "id=0a1b2c"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ID_TEXT)
+def test_the_delimited_id_scan_finds_what_id_re_finds(text: str) -> None:
+    """The scan led by the delimiter matches `ID_RE`'s ids, in order, and `text_ids` agrees."""
+    assert [m.group(1) for m in _DELIMITED_ID_RE.finditer(" " + text)] == ID_RE.findall(text)
+    assert text_ids.__wrapped__(text) == _plain_text_ids(text)
+
+
+def test_text_ids_of_a_log_equal_the_plain_scan() -> None:
+    """On generated logs (dates repeated per line, hex ids) both scans keep the same ids."""
+    for seed in range(30):
+        text = log_text(seed)
+        assert text_ids.__wrapped__(text) == _plain_text_ids(text)
+        assert len(text_ids.__wrapped__(text)) == IDS_PER_MESSAGE
