@@ -195,20 +195,41 @@ def _content_of(message: BaseMessage) -> Any:
     return message.__dict__.get("content")
 
 
-def _copied(value: Any) -> Any:
+_COPY_DEPTH = 32
+
+
+class _TooDeep(Exception):
+    """A part nested deeper than `_COPY_DEPTH`: not copied (nor compared)."""
+
+
+def _copied(value: Any, depth: int = 0) -> Any:
     """A copy of nested dicts and lists (tuples too), sharing the leaves; equal to `value`."""
     kind = type(value)
-    if kind is dict:
-        return {key: _copied(item) for key, item in value.items()}
-    if kind is list or kind is tuple:
-        return kind(map(_copied, value))
+    if kind is dict or kind is list or kind is tuple:
+        if depth == _COPY_DEPTH:
+            raise _TooDeep
+        if kind is dict:
+            return {key: _copied(item, depth + 1) for key, item in value.items()}
+        return kind(_copied(item, depth + 1) for item in value)
     return value
+
+
+def _copy_or_mark(part: Any) -> Any:
+    """`_copied(part)`, or for a part too deep to compare, a mark equal to nothing.
+
+    A message with such a part never counts as unedited: it is counted again (by
+    content) each time, like a message without a guard.
+    """
+    try:
+        return _copied(part)
+    except _TooDeep:
+        return object()
 
 
 def _watched(tail: list[BaseMessage], start: int, get: Callable[[Any], Any]) -> Watched:
     """Positions (from `start`) of the messages of `tail` with a non-empty list part."""
     found = [(j, part) for j, m in enumerate(tail) if type(part := get(m)) is list and part]
-    return tuple(start + j for j, _ in found), tuple(_copied(part) for _, part in found)
+    return tuple(start + j for j, _ in found), tuple(_copy_or_mark(part) for _, part in found)
 
 
 def _joined(old: Watched, new: Watched) -> Watched:

@@ -159,12 +159,8 @@ class TiktokenCounter:
         self._histories: PrefixMemo[Counted] = PrefixMemo(64)
 
     count_guard = staticmethod(identity_guard)
-    """`count_guard(message)`: what a remembered count of `message` depends on.
-
-    Two messages (the same object later, or a copy) with equal guards count the same;
-    `None`: never trusted, counted by content. The counter's read-back by identity
-    and compaction's no-op check compare these.
-    """
+    """`count_guard(message)`: what a remembered count of `message` depends on (`None`:
+    never trusted); a copy with an equal guard counts the same (`running_counts`)."""
 
     @property
     def exact(self) -> bool:
@@ -296,16 +292,17 @@ class TiktokenCounter:
         if not items:
             return []
         known: dict[int, int] = {}
-        dict_keys: dict[int, tuple[Any, ...]] = {}
+        missed: dict[int, tuple[int, int]] = {}  # the memo key of each item not found
         for i, item in enumerate(items):
             if isinstance(item, BaseMessage):
                 key = plain_key(item)  # None unless the message is well formed
             else:
                 key = dict_key(item) if isinstance(item, dict) else None
             if key is not None:
-                n = self._message_memo.get(digest(key))
+                found = digest(key)
+                n = self._message_memo.get(found)
                 if n is None:
-                    dict_keys[i] = key
+                    missed[i] = found
                 else:
                     known[i] = n
         todo = [i for i in range(len(items)) if i not in known]
@@ -315,9 +312,13 @@ class TiktokenCounter:
             as_messages(items)  # the same error, naming the position in `messages`
             raise
         for i, message in zip(todo, checked, strict=True):
-            n = self._count_checked(message)
-            if i in dict_keys and not isinstance(items[i], BaseMessage):
-                self._message_memo.put(digest(dict_keys[i]), n, size=ENTRY_BYTES)
+            if message is items[i] and i in missed:  # its key is known: no second walk
+                n = self._count_message_uncached(message)
+                self._message_memo.put(missed[i], n, size=ENTRY_BYTES)
+            else:
+                n = self._count_checked(message)
+                if i in missed and not isinstance(items[i], BaseMessage):
+                    self._message_memo.put(missed[i], n, size=ENTRY_BYTES)
             known[i] = n
         return [known[i] for i in range(len(items))]
 
