@@ -112,6 +112,11 @@ def running_counts(
     first = head[1] if skip else 0
     if matched == len(body) and head is seen.head:
         return RunningCounts(first, skip, seen.sums[:matched], kept)
+    if matched == len(seen.sums) == len(body) - 1 and matched and head is seen.head:
+        # One message past a remembered history (the context's closing message, built
+        # anew each call): counted by content, not remembered (nothing would match it).
+        (last,) = count_each(body[matched:])
+        return RunningCounts(first, skip, (*seen.sums, seen.sums[-1] + last), kept)
     counted = _extended(body, seen, matched, count_each, head)
     memo.remember(body, counted)
     return RunningCounts(first, skip, counted.sums, kept)
