@@ -20,10 +20,10 @@ histories a check passed, by weak references to their messages (it keeps none al
 so the next request over the same messages plus what was appended checks only the
 tail. `messages` holds one, of the histories of at most 64 first messages (two
 histories each: a stored one and the copies sent for it); so does each
-`TiktokenCounter` (the counts of the messages of its latest histories); so do
-`without_stamps` and `provider_ready_history`, and each compaction node (its no-op
-check, `compaction._quiet`), and each cache-layout context node (the running sums
-of its window's counts, `context._cache_node`).
+`TiktokenCounter` (the running counts of its latest histories, which
+`count_messages`, compaction's no-op check and the context's fit share:
+`tokens._identity`); so do `without_stamps` and `provider_ready_history`, and each
+compaction node (the histories its no-op check found clean, `compaction._quiet`).
 
 `RecentMemo` keeps a few values by keys compared by equality (which tests identity
 first): each `ContextBuilder` holds two, of its latest builds and of its fixed-section
@@ -35,6 +35,7 @@ most 200,000 characters: about 1 MB per builder at most, whatever it has served.
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import threading
 import weakref
@@ -184,8 +185,13 @@ class RecentMemo(Generic[V]):
 def value_bytes(value: Any) -> int:
     """About how many bytes `value` holds: strings, numbers and nested tuples/lists."""
     if isinstance(value, (tuple, list)):
+        if set(map(type, value)) <= _FLAT:  # strings only (most memoized facts): in C
+            return sys.getsizeof(value) + sum(map(sys.getsizeof, value))
         return sys.getsizeof(value) + sum(value_bytes(item) for item in value)
     return sys.getsizeof(value)
+
+
+_FLAT = frozenset({str})
 
 
 def memo_by_text(max_bytes: int) -> Callable[[Callable[[str], V]], Callable[[str], V]]:
@@ -347,9 +353,8 @@ class PrefixMemo(Generic[V]):
 
 def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:
     """How many leading `items` are the objects `refs` point at (the shorter decides)."""
-    n = 0
-    for ref, item in zip(refs, items, strict=False):
-        if ref() is not item:
-            break
-        n += 1
-    return n
+    same = list(map(operator.is_, map(_deref, refs), items))  # in C: no Python per item
+    return same.index(False) if False in same else len(same)
+
+
+_deref = weakref.ref.__call__

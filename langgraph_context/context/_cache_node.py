@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 
-from langgraph_context._memo import PrefixMemo, RecentMemo
+from langgraph_context._memo import RecentMemo
 from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
@@ -35,7 +35,6 @@ from langgraph_context.messages import content_text, provider_ready_history
 from langgraph_context.safety.boundary import HARDENING_INSTRUCTION
 from langgraph_context.state import require_state_keys
 from langgraph_context.tokens import TiktokenCounter, TokenCounter
-from langgraph_context.tokens.counter import REPLY_PRIMING_TOKENS
 
 __all__ = ["cache_node"]
 
@@ -71,36 +70,23 @@ def _head(builder: ContextBuilder, instructions: str | None) -> int:
 
 
 def _counted(
-    counter: TokenCounter,
-    memo: PrefixMemo[list[tuple[int, int]]],
-    heads: RecentMemo[int],
-    system: str,
-    items: list[BaseMessage],
+    counter: TokenCounter, heads: RecentMemo[int], system: str, items: list[BaseMessage]
 ) -> int:
-    """`counter([SystemMessage(system), *items])`, reading back sums made last calls.
+    """`counter([SystemMessage(system), *items])`, reading back the counts of last calls.
 
-    A `TiktokenCounter` counts a list as its priming plus each message's count, so
-    the running sums of `items[1:]` (the first may be a fresh opening turn) are
-    remembered with its message objects in `memo` (weakly), at the end of each
-    call's list: a call counts only what follows the last sum it shares, in one
-    batch; the system message's count is kept in `heads`. Like the node's other
-    memos (`without_stamps`, `provider_ready_history`) this trusts a message not to
-    be edited in place. Any other counter counts the whole list.
+    A `TiktokenCounter` counts a list as its priming plus each message's count: the
+    system message's count with the priming is kept in `heads`, and `items` are
+    counted by the counter's running counts (`TiktokenCounter.running_counts`), which
+    the compaction's no-op check shares and which count a message edited in place
+    again. Any other counter counts the whole list.
     """
-    if type(counter) is not TiktokenCounter or len(items) < 2:
+    if type(counter) is not TiktokenCounter or not items:
         return int(counter([SystemMessage(system), *items]))
-    rest = items[1:]
-    matched, sums = memo.matched(rest)
-    kept = [(end, total) for end, total in sums or () if end <= matched]
-    at, total = kept[-1] if kept else (0, 0)
-    if at < len(rest):
-        total += counter(rest[at:]) - REPLY_PRIMING_TOKENS
-        memo.remember(rest, [*kept, (len(rest), total)])
     head = heads.get(system)  # the system message's count with the priming
     if head is None:
         head = int(counter([SystemMessage(system)]))
         heads.put(system, head)
-    return head + counter.count_message(items[0]) + total
+    return head + counter.running_counts(items).total()
 
 
 def _sent(system: str, rest: list[BaseMessage]) -> list[BaseMessage]:
@@ -143,7 +129,7 @@ def cache_node(
     # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
-    counted, heads = PrefixMemo[list[tuple[int, int]]](64), RecentMemo[int](2)  # `_counted`
+    heads = RecentMemo[int](2)  # `_counted`
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -181,7 +167,7 @@ def cache_node(
             head = _head(builder, instructions)
             whole = yield build([])
         window = _verbatim(builder, [], body)
-        if _counted(counter, counted, heads, whole.text, [*window, *tail]) <= limit:
+        if _counted(counter, heads, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))

@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import importlib.util
 import logging
+import math
 from pathlib import Path
 
 import tiktoken
@@ -156,3 +157,24 @@ def encoding_name_for_model(model: str) -> str:
             model,
         )
         return "cl100k_base"
+
+
+def approximate_text_tokens(text: str) -> int:
+    """Approximate a token count without any tokenizer.
+
+    ASCII text averages about four characters a token in BPE vocabularies; other
+    characters (CJK, accents, emoji) are counted one token each, which is close for
+    CJK and errs high elsewhere.
+
+    Args:
+        text: The text to measure.
+
+    Returns:
+        The approximate number of tokens.
+
+    Example:
+        >>> approximate_text_tokens("hello world!")
+        3
+    """
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)

@@ -49,10 +49,16 @@ from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import as_messages
 from langgraph_context.tokens._encodings import (
     DEFAULT_ENCODING,
+    approximate_text_tokens,
     encoding_name_for_model,
     load_encoding,
 )
-from langgraph_context.tokens._identity import Remembered, identity_guard, remembered_counts
+from langgraph_context.tokens._identity import (
+    Counted,
+    RunningCounts,
+    identity_guard,
+    running_counts,
+)
 from langgraph_context.tokens._json import _to_json
 from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
 
@@ -93,27 +99,6 @@ class TokenCounter(Protocol):
     def __call__(self, value: Any, /) -> int:
         """Return the token count of `value` (a `str` or a list of messages)."""
         ...
-
-
-def approximate_text_tokens(text: str) -> int:
-    """Approximate a token count without any tokenizer.
-
-    ASCII text averages about four characters a token in BPE vocabularies; other
-    characters (CJK, accents, emoji) are counted one token each, which is close for
-    CJK and errs high elsewhere.
-
-    Args:
-        text: The text to measure.
-
-    Returns:
-        The approximate number of tokens.
-
-    Example:
-        >>> approximate_text_tokens("hello world!")
-        3
-    """
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
-    return math.ceil(ascii_chars / 4) + (len(text) - ascii_chars)
 
 
 class TiktokenCounter:
@@ -170,16 +155,12 @@ class TiktokenCounter:
         # flat snapshot: a message edited in place (a block appended, tool-call args
         # changed by a human-in-the-loop step) gets a new key and is recounted.
         self._message_memo: SizedMemo[tuple[int, int], int] = SizedMemo(max_memo_bytes)
-        # Histories counted lately, by identity (weakly): `_identity.remembered_counts`.
-        self._histories: PrefixMemo[Remembered] = PrefixMemo(64)
+        # Histories counted lately, by identity (weakly): `_identity.running_counts`.
+        self._histories: PrefixMemo[Counted] = PrefixMemo(64)
 
     count_guard = staticmethod(identity_guard)
-    """`count_guard(message)`: what a remembered count of `message` depends on.
-
-    Two messages (the same object later, or a copy) with equal guards count the same;
-    `None`: never trusted, counted by content. The counter's read-back by identity
-    and compaction's no-op check compare these.
-    """
+    """`count_guard(message)`: what a remembered count of `message` depends on (`None`:
+    never trusted); a copy with an equal guard counts the same (`running_counts`)."""
 
     @property
     def exact(self) -> bool:
@@ -214,7 +195,9 @@ class TiktokenCounter:
             raise InvalidTypeError(msg)
         if self._encoding is None:
             return approximate_text_tokens(text)
-        return len(self._encoding.encode(text, disallowed_special=()))
+        # tiktoken's documented equivalent of `encode(text, disallowed_special=())`,
+        # without its special-token arguments: about half the cost of a short text.
+        return len(self._encoding.encode_ordinary(text))
 
     def __call__(self, value: Any, /) -> int:
         """Count a string, a message, or a sequence of messages (objects or dicts).
@@ -275,17 +258,31 @@ class TiktokenCounter:
         items = list(messages)
         if not items:
             return 0
-        counts = remembered_counts(self._histories, items, self.count_each)
-        return REPLY_PRIMING_TOKENS + sum(counts)
+        return REPLY_PRIMING_TOKENS + self.running_counts(items).total()
+
+    def running_counts(self, messages: list[Any]) -> RunningCounts:
+        """Return the running counts of `messages` (overhead per message, no reply priming).
+
+        The one count of a history that every caller shares: the running sums of the
+        latest histories counted are remembered by identity (weakly), so a count of
+        the same messages plus some more counts the new ones only (`count_messages`,
+        compaction's no-op check and the context's fit all read it). A message edited
+        in place since it was counted is counted again, from the first edit on.
+
+        Raises:
+            InvalidTypeError: If an item has a wrong type.
+            InvalidArgumentError: If an item is malformed (named by its position).
+        """
+        if not messages:
+            return RunningCounts(0, 0, (), 0)
+        return running_counts(self._histories, messages, self.count_each)
 
     def count_each(self, messages: Sequence[Any]) -> list[int]:
         """Return each message's count, overhead included, reply priming not.
 
         `count_messages` is `REPLY_PRIMING_TOKENS` plus their sum. Each message is
-        looked up by its content in the message memo (no read-back by identity, so a
-        caller that keeps its own counts of a history, such as compaction's no-op
-        check, pays only for the messages it hands over), and checked as `as_messages`
-        checks it.
+        looked up by its content in the message memo (no read-back by identity), and
+        checked as `as_messages` checks it.
 
         Raises:
             InvalidTypeError: If an item has a wrong type.
@@ -295,16 +292,17 @@ class TiktokenCounter:
         if not items:
             return []
         known: dict[int, int] = {}
-        dict_keys: dict[int, tuple[Any, ...]] = {}
+        missed: dict[int, tuple[int, int]] = {}  # the memo key of each item not found
         for i, item in enumerate(items):
             if isinstance(item, BaseMessage):
                 key = plain_key(item)  # None unless the message is well formed
             else:
                 key = dict_key(item) if isinstance(item, dict) else None
             if key is not None:
-                n = self._message_memo.get(digest(key))
+                found = digest(key)
+                n = self._message_memo.get(found)
                 if n is None:
-                    dict_keys[i] = key
+                    missed[i] = found
                 else:
                     known[i] = n
         todo = [i for i in range(len(items)) if i not in known]
@@ -314,9 +312,13 @@ class TiktokenCounter:
             as_messages(items)  # the same error, naming the position in `messages`
             raise
         for i, message in zip(todo, checked, strict=True):
-            n = self._count_checked(message)
-            if i in dict_keys and not isinstance(items[i], BaseMessage):
-                self._message_memo.put(digest(dict_keys[i]), n, size=ENTRY_BYTES)
+            if message is items[i] and i in missed:  # its key is known: no second walk
+                n = self._count_message_uncached(message)
+                self._message_memo.put(missed[i], n, size=ENTRY_BYTES)
+            else:
+                n = self._count_checked(message)
+                if i in missed and not isinstance(items[i], BaseMessage):
+                    self._message_memo.put(missed[i], n, size=ENTRY_BYTES)
             known[i] = n
         return [known[i] for i in range(len(items))]
 
