@@ -18,6 +18,7 @@ from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
 from langgraph_context.context._history import node_history, warn_if_short
+from langgraph_context.context._reuse import HeadBuilds
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import (
@@ -144,6 +145,7 @@ def cache_node(
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
     counted, heads = PrefixMemo[list[tuple[int, int]]](64), RecentMemo[int](2)  # `_counted`
+    heads_built = HeadBuilds()  # the system head over no messages, read back (`_reuse`)
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -162,6 +164,16 @@ def cache_node(
             kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
             return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
 
+        def whole_head() -> Steps[ContextResult]:
+            """The head over no older messages: read back while the state is the same."""
+            key = None if later else heads_built.key(head_builder, state, instructions, head)
+            known = heads_built.get(key, head_builder)
+            if known is not None:
+                return known
+            made: ContextResult = yield build([])
+            heads_built.keep(key, made)
+            return made
+
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
             sent = _sent(result.text, rest)
             # `fits`: this system message and `rest` were counted within the limit; the
@@ -174,12 +186,12 @@ def cache_node(
         # While the whole history fits beside the system message as it is, it is sent
         # whole: the share set aside for turns before the window waits until there are
         # some, so nothing moves before the budget is really reached.
-        whole: ContextResult = yield build([])
+        whole = yield from whole_head()
         if line and not due and any(not p.is_trusted for p in whole.selected):
             # Pinned state is fenced (notes, recorded rules, hot issues): harden too.
             instructions = _instructions(system, system_instructions, line)
             head = _head(builder, instructions)
-            whole = yield build([])
+            whole = yield from whole_head()
         window = _verbatim(builder, [], body)
         if _counted(counter, counted, heads, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
