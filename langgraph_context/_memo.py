@@ -293,12 +293,16 @@ class PrefixMemo(Generic[V]):
                 best, found = n, data
         return best, found
 
-    def remember(self, items: Sequence[Any], data: V) -> None:
+    def remember(
+        self, items: Sequence[Any], data: V, *, known: tuple[int, V | None] | None = None
+    ) -> None:
         """Remember `items` (which passed the check) with `data`.
 
         It replaces the sequence with its first object that it shares most with, when
         that is more than the first object; else it joins them (the oldest goes past
         `variants`). Objects that cannot be weakly referenced are not remembered.
+        `known`: what `matched` answered for these items (unchanged since), so the
+        sequences are not walked again to find the one they share most with.
         """
         if not items:
             return
@@ -307,7 +311,7 @@ class PrefixMemo(Generic[V]):
             entry = self._data.pop(key, None)
             kept: list[weakref.ref[Any]] = []
             if entry:
-                shared = [_shared(old, items) for old, _ in entry]
+                shared = _known_shares(entry, known) or [_shared(old, items) for old, _ in entry]
                 k = max(range(len(entry)), key=shared.__getitem__)
                 if shared[k] > 1:  # the history it extends: its references are reused
                     kept = entry.pop(k)[0][: shared[k]]
@@ -343,6 +347,20 @@ class PrefixMemo(Generic[V]):
         """Forget every sequence."""
         with self._lock:
             self._data.clear()
+
+
+def _known_shares(entry: list[tuple[Any, Any]], known: tuple[int, Any] | None) -> list[int] | None:
+    """What each sequence of `entry` shares, from a `matched` answer (`None`: walk them).
+
+    The sequence remembered with the answer's data shares what it found; the others
+    share at most that (it was the longest), and `remember` keeps the longest. Data
+    no longer in the entry (replaced meanwhile) or an answer of no match: `None`.
+    """
+    if known is None or known[1] is None or known[0] < 1:
+        return None
+    n, data = known
+    mine = [found is data for _, found in entry]
+    return [n if m else 1 for m in mine] if mine.count(True) == 1 else None
 
 
 def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:
