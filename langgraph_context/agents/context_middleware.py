@@ -23,6 +23,7 @@ from langchain.agents.middleware.types import ExtendedModelResponse, ModelCallRe
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Command
 
+from langgraph_context._memo import RecentMemo
 from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
 from langgraph_context.agents._hooks import arun_inner, drop_hooks, run_inner
@@ -245,6 +246,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         )
         self._cache_breakpoints = cache_breakpoints
         self._marks: tuple[Any, Mapping[str, str] | None, bool] | None = None  # (model, ...)
+        self._systems = RecentMemo[SystemMessage](1)  # the latest system message sent
         self._metered: tuple[Callable[..., Any], Callable[..., Any]] | None = None  # `_absorb`
         self._read_tool = read_tool
         self._name = name
@@ -320,10 +322,20 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         if due and HARDENING_INSTRUCTION not in text:
             text = _joined(text, HARDENING_INSTRUCTION)
         return request.override(
-            system_message=SystemMessage(text) if text else None,
+            system_message=self._system_message(text),
             # Provider-ready as the context node's output is: roles alternate, nothing empty.
             messages=provider_ready_history(messages),  # type: ignore[arg-type]
         )
+
+    def _system_message(self, text: str) -> SystemMessage | None:
+        """`SystemMessage(text)` (`None` for no text), the last call's when the text is the same."""
+        if not text:
+            return None
+        known = self._systems.get(text)
+        if known is None:
+            known = SystemMessage(text)
+            self._systems.put(text, known)
+        return known
 
     def _assembled(self, request: ModelRequest[Any], out: Any) -> ModelRequest[Any]:
         """The request with the assembled context after the agent's own prompt."""
@@ -339,7 +351,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             assembled = assembled.replace(f"\n{HARDENING_INSTRUCTION}", "", 1)
         text = _joined(prompt, assembled)
         return request.override(
-            system_message=SystemMessage(text) if text else None,
+            system_message=self._system_message(text),
             # The node sends its messages without stamps (`without_stamps`) already.
             messages=view[head:],
         )

@@ -51,7 +51,22 @@ def _verbatim(
     if builder.sanitize:  # `defused` fences compaction messages too
         return [defused(m, builder.detector) for m in window]
     # Compaction writes user messages only (`compaction_kind`): the rest pass as they are.
-    return [fenced_compaction_message(m) if isinstance(m, HumanMessage) else m for m in window]
+    kinds = list(map(type, window))
+    if any(k is not HumanMessage and issubclass(k, HumanMessage) for k in set(kinds)):
+        return [fenced_compaction_message(m) if isinstance(m, HumanMessage) else m for m in window]
+    # The user messages found by C-level scans of the types (a few in a long window).
+    at = -1
+    while (at := _index(kinds, HumanMessage, at + 1)) >= 0:
+        window[at] = fenced_compaction_message(window[at])
+    return window
+
+
+def _index(items: list[Any], value: Any, start: int) -> int:
+    """`items.index(value, start)`, or -1."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
 
 
 def _instructions(
@@ -104,14 +119,21 @@ def _counted(
     return head + counter.count_message(items[0]) + total
 
 
-def _sent(system: str, rest: list[BaseMessage]) -> list[BaseMessage]:
+def _sent(
+    systems: RecentMemo[SystemMessage], system: str, rest: list[BaseMessage]
+) -> list[BaseMessage]:
     """The model input: the system message, then `rest` provider-ready, without stamps.
 
     The plan joins the last user turn when it follows one (roles alternate). `rest`
     is made provider-ready before its stamps go (equal messages either way): it holds
-    the repaired history's own objects, whose walks are remembered.
+    the repaired history's own objects, whose walks are remembered. The system message
+    of the same text is the last call's (`systems`): nothing changes a sent message.
     """
-    return [SystemMessage(system), *without_stamps(provider_ready_history(rest))]
+    head = systems.get(system)
+    if head is None:
+        head = SystemMessage(system)
+        systems.put(system, head)
+    return [head, *without_stamps(provider_ready_history(rest))]
 
 
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
@@ -146,6 +168,7 @@ def cache_node(
     head_builder.hardening = "" if protect else head_builder.hardening
     counted, heads = PrefixMemo[list[tuple[int, int]]](64), RecentMemo[int](2)  # `_counted`
     heads_built = HeadBuilds()  # the system head over no messages, read back (`_reuse`)
+    systems = RecentMemo[SystemMessage](1)  # the latest system message sent (`_sent`)
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -175,7 +198,7 @@ def cache_node(
             return made
 
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
-            sent = _sent(result.text, rest)
+            sent = _sent(systems, result.text, rest)
             # `fits`: this system message and `rest` were counted within the limit; the
             # stamps removed are not counted, merging and dropping only take tokens
             # away, so unless the last repair added results, the count would repeat.
