@@ -30,6 +30,10 @@ first): each `ContextBuilder` holds two, of its latest builds and of its fixed-s
 counts (`context._reuse`), so the system head a model call rebuilds from unchanged
 state is read back. At most 4 entries each, a build only when its packets hold at
 most 200,000 characters: about 1 MB per builder at most, whatever it has served.
+Each cache-layout context node holds two more: its latest two heads built over no
+messages, keyed by copies of the pinned state they read (`context._reuse.HeadBuilds`),
+and its latest system message; each `ContextMiddleware` its latest system message.
+Their size is that of one thread's system head and pinned state.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ from langgraph_context._memo import PrefixMemo
 from langgraph_context.messages._history import _calls, _results, repair_history
 
 _Walk = tuple[list[BaseMessage | None], list[int]]
+_CONTENT = operator.attrgetter("content")
 _READY: PrefixMemo[_Walk] = PrefixMemo(64)
 """Recent repaired histories, by identity (weakly), with the walk over them: each
 message sent (`None` where it was the history's own message, which is not kept), and
@@ -117,6 +119,8 @@ def at_most_cache_marks(messages: list[BaseMessage], limit: int = 4) -> list[Bas
         A new list.
     """
     out = list(messages)
+    if set(map(type, map(_CONTENT, out))) <= {str}:  # a C loop: the usual, no list content
+        return out
     # Marks sit in list content only: plain-text messages (most of them) are not looked into.
     extra = sum(_marks(m) for m in out if type(m.content) is not str) - limit
     for i, message in enumerate(out):
