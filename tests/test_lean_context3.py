@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -64,6 +65,20 @@ def test_the_factory_runs_the_cache_meter_inside_the_context_wrapper(
     usage = state["cache_usage"]
     assert (usage["calls"], usage["input"], usage["cache_read"]) == (2, 1850, 800)
     assert state["token_usage"]  # the context's own record is there beside it
+
+
+def test_the_absorbed_meter_records_on_async_calls_too() -> None:
+    """`ainvoke` goes through the async twin: the meter inside records as well."""
+    model = ScriptedChatModel(responses=[_answer("one", 600, 0), _answer("two", 640, 500)])
+    agent = create_context_agent(model, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "a"}}
+
+    async def run() -> Any:
+        await agent.ainvoke({"messages": [HumanMessage("first")]}, config)
+        return await agent.ainvoke({"messages": [HumanMessage("second")]}, config)
+
+    usage = asyncio.run(run())["cache_usage"]
+    assert (usage["calls"], usage["input"], usage["cache_read"]) == (2, 1240, 500)
 
 
 def test_a_callers_context_middleware_leaves_the_meter_its_wrapper(
