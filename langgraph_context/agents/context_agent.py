@@ -210,8 +210,7 @@ def create_context_agent(
     made = _context(context, budget, bool(own), (cache_breakpoints, context_window), read_tool)
     if made is not context:  # ours alone: a caller's middleware may serve other agents
         made._absorb(metering)  # the meter runs inside it: one traced wrapper less per call
-    ours.append(made)
-    ours.append(metering)  # innermost: it sees the request as sent (and adds its state)
+    ours += [made, metering]  # the meter innermost: it sees the request as sent
     return create_agent(
         chat,
         list(tools),

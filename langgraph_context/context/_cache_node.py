@@ -136,6 +136,21 @@ def _sent(
     return [head, *without_stamps(provider_ready_history(rest))]
 
 
+def _built(
+    memo: HeadBuilds, builder: ContextBuilder, view: StateView, instructions: str | None, head: int
+) -> Steps[ContextResult]:
+    """The system head over `view`; over no messages, read back while its state is the same."""
+    # The state the default sources read past the view (messages and plan are not these).
+    key = None if view.messages else memo.key(builder, view._state, instructions, head)
+    known = memo.get(key, builder)
+    if known is not None:
+        return known
+    kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
+    made: ContextResult = yield Call(builder.build_result, builder.abuild_result, ("",), kwargs)
+    memo.keep(key, made)
+    return made
+
+
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
     """The node's update, plus the newly stamped messages (replaced by id in state)."""
     return {**update, messages_key: stamped} if stamped else update
@@ -182,20 +197,9 @@ def cache_node(
         instructions = _instructions(system, system_instructions, line if due else "")
         head = _head(builder, instructions)
 
-        def build(older: list[BaseMessage]) -> Call:
+        def build(older: list[BaseMessage]) -> Steps[ContextResult]:
             view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
-            kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
-            return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
-
-        def whole_head() -> Steps[ContextResult]:
-            """The head over no older messages: read back while the state is the same."""
-            key = None if later else heads_built.key(head_builder, state, instructions, head)
-            known = heads_built.get(key, head_builder)
-            if known is not None:
-                return known
-            made: ContextResult = yield build([])
-            heads_built.keep(key, made)
-            return made
+            return _built(heads_built, head_builder, view, instructions, head)
 
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
             sent = _sent(systems, result.text, rest)
@@ -209,12 +213,12 @@ def cache_node(
         # While the whole history fits beside the system message as it is, it is sent
         # whole: the share set aside for turns before the window waits until there are
         # some, so nothing moves before the budget is really reached.
-        whole = yield from whole_head()
+        whole = yield from build([])
         if line and not due and any(not p.is_trusted for p in whole.selected):
             # Pinned state is fenced (notes, recorded rules, hot issues): harden too.
             instructions = _instructions(system, system_instructions, line)
             head = _head(builder, instructions)
-            whole = yield from whole_head()
+            whole = yield from build([])
         window = _verbatim(builder, [], body)
         if _counted(counter, counted, heads, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
@@ -226,7 +230,7 @@ def cache_node(
         window = _verbatim(builder, body[:cut], body[cut:])
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
-        result: ContextResult = (yield build(body[:cut])) if cut else whole
+        result = (yield from build(body[:cut])) if cut else whole
         return done(result, [*window, *tail], fits=False)
 
     def run(state: Any) -> dict[str, Any]:
