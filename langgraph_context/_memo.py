@@ -30,6 +30,10 @@ first): each `ContextBuilder` holds two, of its latest builds and of its fixed-s
 counts (`context._reuse`), so the system head a model call rebuilds from unchanged
 state is read back. At most 4 entries each, a build only when its packets hold at
 most 200,000 characters: about 1 MB per builder at most, whatever it has served.
+Each cache-layout context node holds two more: its latest two heads built over no
+messages, keyed by copies of the pinned state they read (`context._reuse.HeadBuilds`),
+and its latest system message; each `ContextMiddleware` its latest system message.
+Their size is that of one thread's system head and pinned state.
 """
 
 from __future__ import annotations
@@ -299,12 +303,16 @@ class PrefixMemo(Generic[V]):
                 best, found = n, data
         return best, found
 
-    def remember(self, items: Sequence[Any], data: V) -> None:
+    def remember(
+        self, items: Sequence[Any], data: V, *, known: tuple[int, V | None] | None = None
+    ) -> None:
         """Remember `items` (which passed the check) with `data`.
 
         It replaces the sequence with its first object that it shares most with, when
         that is more than the first object; else it joins them (the oldest goes past
         `variants`). Objects that cannot be weakly referenced are not remembered.
+        `known`: what `matched` answered for these items (unchanged since), so the
+        sequences are not walked again to find the one they share most with.
         """
         if not items:
             return
@@ -313,7 +321,7 @@ class PrefixMemo(Generic[V]):
             entry = self._data.pop(key, None)
             kept: list[weakref.ref[Any]] = []
             if entry:
-                shared = [_shared(old, items) for old, _ in entry]
+                shared = _known_shares(entry, known) or [_shared(old, items) for old, _ in entry]
                 k = max(range(len(entry)), key=shared.__getitem__)
                 if shared[k] > 1:  # the history it extends: its references are reused
                     kept = entry.pop(k)[0][: shared[k]]
@@ -349,6 +357,20 @@ class PrefixMemo(Generic[V]):
         """Forget every sequence."""
         with self._lock:
             self._data.clear()
+
+
+def _known_shares(entry: list[tuple[Any, Any]], known: tuple[int, Any] | None) -> list[int] | None:
+    """What each sequence of `entry` shares, from a `matched` answer (`None`: walk them).
+
+    The sequence remembered with the answer's data shares what it found; the others
+    share at most that (it was the longest), and `remember` keeps the longest. Data
+    no longer in the entry (replaced meanwhile) or an answer of no match: `None`.
+    """
+    if known is None or known[1] is None or known[0] < 1:
+        return None
+    n, data = known
+    mine = [found is data for _, found in entry]
+    return [n if m else 1 for m in mine] if mine.count(True) == 1 else None
 
 
 def _shared(refs: list[weakref.ref[Any]], items: Sequence[Any]) -> int:

@@ -18,6 +18,7 @@ from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
 from langgraph_context.context._history import node_history, warn_if_short
+from langgraph_context.context._reuse import HeadBuilds
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
 from langgraph_context.context._window import (
@@ -49,7 +50,22 @@ def _verbatim(
     if builder.sanitize:  # `defused` fences compaction messages too
         return [defused(m, builder.detector) for m in window]
     # Compaction writes user messages only (`compaction_kind`): the rest pass as they are.
-    return [fenced_compaction_message(m) if isinstance(m, HumanMessage) else m for m in window]
+    kinds = list(map(type, window))
+    if any(k is not HumanMessage and issubclass(k, HumanMessage) for k in set(kinds)):
+        return [fenced_compaction_message(m) if isinstance(m, HumanMessage) else m for m in window]
+    # The user messages found by C-level scans of the types (a few in a long window).
+    at = -1
+    while (at := _index(kinds, HumanMessage, at + 1)) >= 0:
+        window[at] = fenced_compaction_message(window[at])
+    return window
+
+
+def _index(items: list[Any], value: Any, start: int) -> int:
+    """`items.index(value, start)`, or -1."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
 
 
 def _instructions(
@@ -89,14 +105,36 @@ def _counted(
     return head + counter.running_counts(items).total()
 
 
-def _sent(system: str, rest: list[BaseMessage]) -> list[BaseMessage]:
+def _sent(
+    systems: RecentMemo[SystemMessage], system: str, rest: list[BaseMessage]
+) -> list[BaseMessage]:
     """The model input: the system message, then `rest` provider-ready, without stamps.
 
     The plan joins the last user turn when it follows one (roles alternate). `rest`
     is made provider-ready before its stamps go (equal messages either way): it holds
-    the repaired history's own objects, whose walks are remembered.
+    the repaired history's own objects, whose walks are remembered. The system message
+    of the same text is the last call's (`systems`): nothing changes a sent message.
     """
-    return [SystemMessage(system), *without_stamps(provider_ready_history(rest))]
+    head = systems.get(system)
+    if head is None:
+        head = SystemMessage(system)
+        systems.put(system, head)
+    return [head, *without_stamps(provider_ready_history(rest))]
+
+
+def _built(
+    memo: HeadBuilds, builder: ContextBuilder, view: StateView, instructions: str | None, head: int
+) -> Steps[ContextResult]:
+    """The system head over `view`; over no messages, read back while its state is the same."""
+    # The state the default sources read past the view (messages and plan are not these).
+    key = None if view.messages else memo.key(builder, view._state, instructions, head)
+    known = memo.get(key, builder)
+    if known is not None:
+        return known
+    kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
+    made: ContextResult = yield Call(builder.build_result, builder.abuild_result, ("",), kwargs)
+    memo.keep(key, made)
+    return made
 
 
 def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict[str, Any]:
@@ -130,6 +168,8 @@ def cache_node(
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
     heads = RecentMemo[int](2)  # `_counted`
+    heads_built = HeadBuilds()  # the system head over no messages, read back (`_reuse`)
+    systems = RecentMemo[SystemMessage](1)  # the latest system message sent (`_sent`)
 
     def steps(state: Any) -> Steps[dict[str, Any]]:
         require_state_keys({output_key: "ContextStateMixin"}, node=name)
@@ -143,13 +183,12 @@ def cache_node(
         instructions = _instructions(system, system_instructions, line if due else "")
         head = _head(builder, instructions)
 
-        def build(older: list[BaseMessage]) -> Call:
+        def build(older: list[BaseMessage]) -> Steps[ContextResult]:
             view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
-            kwargs = {"system_instructions": instructions, "state": view, "max_tokens": head}
-            return Call(head_builder.build_result, head_builder.abuild_result, ("",), kwargs)
+            return _built(heads_built, head_builder, view, instructions, head)
 
         def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
-            sent = _sent(result.text, rest)
+            sent = _sent(systems, result.text, rest)
             # `fits`: this system message and `rest` were counted within the limit; the
             # stamps removed are not counted, merging and dropping only take tokens
             # away, so unless the last repair added results, the count would repeat.
@@ -160,12 +199,12 @@ def cache_node(
         # While the whole history fits beside the system message as it is, it is sent
         # whole: the share set aside for turns before the window waits until there are
         # some, so nothing moves before the budget is really reached.
-        whole: ContextResult = yield build([])
+        whole = yield from build([])
         if line and not due and any(not p.is_trusted for p in whole.selected):
             # Pinned state is fenced (notes, recorded rules, hot issues): harden too.
             instructions = _instructions(system, system_instructions, line)
             head = _head(builder, instructions)
-            whole = yield build([])
+            whole = yield from build([])
         window = _verbatim(builder, [], body)
         if _counted(counter, heads, whole.text, [*window, *tail]) <= limit:
             return done(whole, [*window, *tail], fits=True)
@@ -177,7 +216,7 @@ def cache_node(
         window = _verbatim(builder, body[:cut], body[cut:])
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
-        result: ContextResult = (yield build(body[:cut])) if cut else whole
+        result = (yield from build(body[:cut])) if cut else whole
         return done(result, [*window, *tail], fits=False)
 
     def run(state: Any) -> dict[str, Any]:

@@ -28,7 +28,14 @@ def node_history(
     calls answered "cancelled", orphan results and state edits dropped); state keeps
     what it has.
     """
-    messages = as_messages(get_state_value(state, messages_key, []))
+    raw = get_state_value(state, messages_key, [])
+    kinds = set(map(type, raw)) if isinstance(raw, list) else {object}
+    plain = all(issubclass(k, BaseMessage) and not issubclass(k, SystemMessage) for k in kinds)
+    if plain and not stamp_times:
+        # Message objects, no system message, nothing to stamp (a middleware stamped
+        # them): the repair checks them as `as_messages` would, in its one pass.
+        return repair_history(raw).messages, []
+    messages = as_messages(raw)
     if any(issubclass(kind, SystemMessage) for kind in set(map(type, messages))):
         # Only a system message can need the mark; most histories hold none (the
         # agent's prompt travels beside them), and `map(type, ...)` is a C loop.

@@ -12,15 +12,17 @@ still read every time; only the pipeline after the gather is skipped.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from typing import Any
 
 from langgraph_context._memo import RecentMemo
-from langgraph_context.context.gather import GatherResult
+from langgraph_context.context.gather import DEFAULT_STATE_SOURCES, GatherResult
 from langgraph_context.context.result import ContextResult
+from langgraph_context.state import get_state_value
 
-__all__ = ["REUSE_CHARS", "REUSE_ENTRIES", "Reuse"]
+__all__ = ["REUSE_CHARS", "REUSE_ENTRIES", "HeadBuilds", "Reuse"]
 
 REUSE_ENTRIES = 4
 """Builds (and fixed-section counts) each builder keeps."""
@@ -96,3 +98,55 @@ class Reuse:
         """Keep a fixed-section count under `key` (nothing when `key` is `None`)."""
         if key is not None:
             self._fixed.put(key, tokens)
+
+
+_READ_STATE = ("note", "constraints", "hot_issues")
+"""What the default state sources read besides the messages and the plan."""
+
+
+class HeadBuilds:
+    """A cache node's latest system heads over no messages, by the state they read.
+
+    While the whole history fits, a cache node builds its system head from its
+    instructions and the pinned state alone (no message goes into it), on every model
+    call; the state rarely changes. With the default state sources and no stage of
+    the caller's (`Reuse`), such a build is a function of the builder's settings, the
+    instructions, the budget and the `note`, `constraints` and `hot_issues` values:
+    those are the key. The values are kept as deep copies (a state value edited in
+    place is another key) and compared by equality, so the gather, the key of
+    `Reuse` over the gathered packets and the pipeline are all skipped. At most two
+    builds, no message in either: bounded by the pinned state of one thread.
+    """
+
+    __slots__ = ("_builds",)
+
+    def __init__(self) -> None:
+        self._builds: RecentMemo[ContextResult] = RecentMemo(2)
+
+    def key(self, builder: Any, state: Any, instructions: str | None, head: int) -> Any:
+        """The key of a build over no messages (`None`: it is not kept)."""
+        if builder.state_sources != DEFAULT_STATE_SOURCES:
+            return None
+        settings = builder._reuse._settings(builder)
+        if settings is None:
+            return None
+        values = tuple(get_state_value(state, name, None) for name in _READ_STATE)
+        return (settings, instructions, head, values)
+
+    def get(self, key: Any, builder: Any) -> ContextResult | None:
+        """The build kept under `key`, its findings and debug line logged as a build's."""
+        found = self._builds.get(key) if key is not None else None
+        if found is not None:
+            builder._replayed(found)
+        return found
+
+    def keep(self, key: Any, result: ContextResult) -> None:
+        """Keep `result` under `key`, its state values copied (nothing when uncopyable)."""
+        if key is None:
+            return
+        settings, instructions, head, values = key
+        try:
+            copied = copy.deepcopy(values)
+        except Exception:  # a state value that cannot be copied: not kept
+            return
+        self._builds.put((settings, instructions, head, copied), result)

@@ -62,8 +62,11 @@ def split_pinned(
     while lead < len(messages) and is_trusted_system(messages[lead]):
         lead += 1
     system = [m for m in messages[:lead] if isinstance(m, SystemMessage)]
-    later: list[BaseMessage] = [m for m in messages[lead:] if isinstance(m, SystemMessage)]
-    body = [m for m in messages[lead:] if not isinstance(m, SystemMessage)]
+    rest = list(messages[lead:])
+    if not any(issubclass(kind, SystemMessage) for kind in set(map(type, rest))):
+        return system, [], rest  # the usual: no system message further down (a C loop)
+    later: list[BaseMessage] = [m for m in rest if isinstance(m, SystemMessage)]
+    body = [m for m in rest if not isinstance(m, SystemMessage)]
     return system, later, body
 
 

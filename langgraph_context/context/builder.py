@@ -148,11 +148,8 @@ class ContextBuilder:
             msg = f"max_summary_tokens must be >= 1, got {max_summary_tokens}"
             raise InvalidArgumentError(msg)
         if summarizer is not None and max_summary_tokens >= config.max_tokens:
-            msg = (
-                f"max_summary_tokens ({max_summary_tokens}) must be below config.max_tokens "
-                f"({config.max_tokens})"
-            )
-            raise InvalidArgumentError(msg)
+            msg = f"max_summary_tokens ({max_summary_tokens}) must be below config.max_tokens"
+            raise InvalidArgumentError(f"{msg} ({config.max_tokens})")
         self.config = config
         self.token_counter = resolve_counter(token_counter)
         self.sources = tuple(sources)
@@ -334,6 +331,13 @@ class ContextBuilder:
         logger.debug("context built: %s", result.stats)
         return result
 
+    def _replayed(self, known: ContextResult) -> None:
+        """Log a build read back as a build of its packets does (findings, debug line)."""
+        if known.findings:
+            untrusted_findings(known.selected, detector=self.detector)
+        if logger.isEnabledFor(logging.DEBUG):  # `stats` is not free: made when shown
+            logger.debug("context built: %s", known.stats)
+
     def _steps(
         self,
         user_query: str,
@@ -350,9 +354,7 @@ class ContextBuilder:
         )
         key = self._reuse.build_key(self, user_query, gathered, max_tokens)
         if (known := self._reuse.build(key, started)) is not None:
-            if known.findings:  # logged again, as a build of these packets logs them
-                untrusted_findings(known.selected, detector=self.detector)
-            logger.debug("context built: %s", known.stats)
+            self._replayed(known)
             return known
         protection = self._protection(gathered)
         limit, role, rest, costs, (budget, max_summary_tokens) = self._prepare(

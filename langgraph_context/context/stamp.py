@@ -36,8 +36,9 @@ __all__ = [
 
 MESSAGE_TIME_KEY = "timestamp"
 
-_UNSTAMPED: PrefixMemo[list[BaseMessage | None]] = PrefixMemo(64)
-"""The copies `without_stamps` made for recent histories (by identity; see `PrefixMemo`).
+_UNSTAMPED: PrefixMemo[tuple[list[BaseMessage | None], int]] = PrefixMemo(64)
+"""The copies `without_stamps` made for recent histories (by identity; see `PrefixMemo`),
+and where the first message that went as itself (`None`) is.
 
 Every model call sends the history again: its leading messages get the copies they
 got last time, so only the appended ones are copied, and the request's messages are
@@ -148,12 +149,19 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         The same messages, each stamped one replaced by a copy without the key.
     """
     items = list(messages)
-    known, copies = _UNSTAMPED.matched(items)
-    made = [*(copies or [])[:known], *map(_unstamped, items[known:])]
+    answer = _UNSTAMPED.matched(items)
+    known, walk = answer
+    copies, first = walk or ([], 0)
     # Only the copies are kept (`None` where the message went as itself): holding a
     # history's own messages would keep its first one, and so the entry, alive.
-    made = [None if c is m else c for c, m in zip(made, items, strict=True)]
-    _UNSTAMPED.remember(items, made)
+    tail = items[known:]
+    new = [None if c is m else c for c, m in zip(map(_unstamped, tail), tail, strict=True)]
+    made = [*copies[:known], *new]
+    if first >= known:  # where the first `None` is (`len(made)`: none)
+        first = known + next((i for i, c in enumerate(new) if c is None), len(new))
+    _UNSTAMPED.remember(items, (made, first), known=answer)
+    if first == len(made):  # every message went as a copy (the usual: all are stamped)
+        return list(made)  # type: ignore[arg-type]
     return [m if c is None else c for c, m in zip(made, items, strict=True)]
 
 

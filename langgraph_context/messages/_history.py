@@ -261,6 +261,7 @@ def _screened_walk(
     as it is, unless its walk excused a pending call and this one does not.
     """
     items, shared, walked = checked_messages(messages)
+    found_walk = walked  # what the memo answered (`walked` is replaced below)
     exact = isinstance(walked, Walked) and shared == len(items) == walked.size
     if exact and (walked.strict or allow_pending):  # the very history a walk found clean
         return [], items
@@ -285,7 +286,7 @@ def _screened_walk(
         turns = (k for k, m in enumerate(items) if not isinstance(m, SystemMessage))
         first_turn = next(turns, len(items))
         walked = Walked([*resume.starts, *starts], first_turn, len(items), not allow_pending)
-        CLEAN_HISTORIES.remember(items, walked)
+        CLEAN_HISTORIES.remember(items, walked, known=(shared, found_walk))
     return found, [*items[: resume.at], *out]
 
 

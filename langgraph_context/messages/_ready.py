@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +13,7 @@ from langgraph_context._memo import PrefixMemo
 from langgraph_context.messages._history import _calls, _results, repair_history
 
 _Walk = tuple[list[BaseMessage | None], list[int]]
+_CONTENT = operator.attrgetter("content")
 _READY: PrefixMemo[_Walk] = PrefixMemo(64)
 """Recent repaired histories, by identity (weakly), with the walk over them: each
 message sent (`None` where it was the history's own message, which is not kept), and
@@ -51,7 +54,8 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
         ['human', 'ai', 'tool', 'human']
     """
     repaired = repair_history(messages).messages
-    out, ends = _resumed(repaired)
+    out, ends, made, known = _resumed(repaired)
+    resumed = len(out)
     started = any(not isinstance(m, SystemMessage) for m in out)  # a non-system one sent
     for index in range(ends[-1] + 1 if ends else 0, len(repaired)):
         original = repaired[index]
@@ -70,28 +74,35 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
         else:
             out.append(message)
             ends.append(index)
-    made = [None if m is repaired[end] else m for m, end in zip(out, ends, strict=True)]
-    _READY.remember(repaired, (made, ends))
+    # The last message resumed may have merged a later one: it is looked at again.
+    at = max(0, resumed - 1)
+    made = made[:at] + [
+        None if m is repaired[end] else m for m, end in zip(out[at:], ends[at:], strict=True)
+    ]
+    _READY.remember(repaired, (made, ends), known=known)
     return at_most_cache_marks(out)
 
 
-def _resumed(repaired: list[BaseMessage]) -> tuple[list[BaseMessage], list[int]]:
+def _resumed(
+    repaired: list[BaseMessage],
+) -> tuple[list[BaseMessage], list[int], list[BaseMessage | None], tuple[int, _Walk | None]]:
     """The messages sent for the part of `repaired` a recent walk already did.
 
     A message sent is kept when every history message that went into it is one of
     the matched objects: the walk was then where it is now (a message after it may
     still merge into the last one). Merged and converted messages so stay the same
-    objects from call to call.
+    objects from call to call. Also returned: the kept part of the walk's `made`,
+    and what `_READY.matched` answered.
     """
-    matched, walk = _READY.matched(repaired)
+    known = _READY.matched(repaired)
+    matched, walk = known
     if walk is None:
-        return [], []
+        return [], [], [], known
     made, ends = walk
-    keep = 0
-    while keep < len(ends) and ends[keep] < matched:
-        keep += 1
+    keep = bisect.bisect_left(ends, matched)  # `ends` ascend
     kept = zip(made[:keep], ends[:keep], strict=True)
-    return [repaired[end] if m is None else m for m, end in kept], ends[:keep]
+    out = [repaired[end] if m is None else m for m, end in kept]
+    return out, ends[:keep], made[:keep], known
 
 
 def at_most_cache_marks(messages: list[BaseMessage], limit: int = 4) -> list[BaseMessage]:
@@ -108,6 +119,8 @@ def at_most_cache_marks(messages: list[BaseMessage], limit: int = 4) -> list[Bas
         A new list.
     """
     out = list(messages)
+    if set(map(type, map(_CONTENT, out))) <= {str}:  # a C loop: the usual, no list content
+        return out
     # Marks sit in list content only: plain-text messages (most of them) are not looked into.
     extra = sum(_marks(m) for m in out if type(m.content) is not str) - limit
     for i, message in enumerate(out):
