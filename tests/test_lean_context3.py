@@ -1,4 +1,4 @@
-"""Lean per call, fourth pass (issue 35): fewer wrappers, head read back, fewer walks."""
+"""Lean per call, fourth pass (issue 35): one model-call wrapper, head read back, fewer walks."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_context import create_context_agent
 from langgraph_context._memo import PrefixMemo
 from langgraph_context.agents import ContextMiddleware
+from langgraph_context.agents._hooks import chain_model_calls
 from langgraph_context.compaction.provenance import COMPACTION_MARKER, fenced_compaction_message
 from langgraph_context.context import ContextBuilder, ContextConfig
 from langgraph_context.context._cache_node import _verbatim
@@ -53,12 +54,12 @@ def _traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_the_factory_runs_the_cache_meter_inside_the_context_wrapper(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """No traced wrapper of its own for the meter; it still records what the cache read."""
+    """One traced wrapper for our model-call parts; the meter still records the cache."""
     names = _traced(monkeypatch)
     model = ScriptedChatModel(responses=[_answer("one", 900, 0), _answer("two", 950, 800)])
     agent = create_context_agent(model, checkpointer=InMemorySaver())
-    assert "prompt_cache.wrap_model_call" not in names
-    assert "context.wrap_model_call" in names
+    wrapped = [n for n in names if n.endswith(".wrap_model_call")]
+    assert wrapped == ["compaction+context+prompt_cache.wrap_model_call"]
     config: Any = {"configurable": {"thread_id": "m"}}
     agent.invoke({"messages": [HumanMessage("first")]}, config)
     state = agent.invoke({"messages": [HumanMessage("second")]}, config)
@@ -67,8 +68,8 @@ def test_the_factory_runs_the_cache_meter_inside_the_context_wrapper(
     assert state["token_usage"]  # the context's own record is there beside it
 
 
-def test_the_absorbed_meter_records_on_async_calls_too() -> None:
-    """`ainvoke` goes through the async twin: the meter inside records as well."""
+def test_the_chained_meter_records_on_async_calls_too() -> None:
+    """`ainvoke` goes through the async twin: the chained meter records as well."""
     model = ScriptedChatModel(responses=[_answer("one", 600, 0), _answer("two", 640, 500)])
     agent = create_context_agent(model, checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "a"}}
@@ -81,27 +82,31 @@ def test_the_absorbed_meter_records_on_async_calls_too() -> None:
     assert (usage["calls"], usage["input"], usage["cache_read"]) == (2, 1240, 500)
 
 
-def test_a_callers_context_middleware_leaves_the_meter_its_wrapper(
+def test_a_callers_context_middleware_is_chained_but_left_unchanged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A middleware the caller made (it may serve other agents) is not given the meter."""
+    """A middleware the caller made (it may serve other agents) keeps its own hooks."""
     names = _traced(monkeypatch)
     mine = ContextMiddleware(2_000)
     create_context_agent(ScriptedChatModel(responses=[AIMessage("ok")]), context=mine)
-    assert "prompt_cache.wrap_model_call" in names
-    assert mine._metered is None
+    assert [n for n in names if n.endswith(".wrap_model_call")] == [
+        "compaction+context+prompt_cache.wrap_model_call"
+    ]
+    assert type(mine) is ContextMiddleware
+    names.clear()
+    create_agent(ScriptedChatModel(responses=[AIMessage("ok")]), middleware=[mine])
+    assert names == ["context.wrap_model_call", "context.awrap_model_call"]
 
 
-def test_an_absorbed_meter_records_what_a_separate_one_records() -> None:
-    """The meter inside the context wrapper writes the same state as one of its own."""
+def test_a_chained_meter_records_what_a_separate_one_records() -> None:
+    """The meter chained inside the context wrapper writes the same state as one alone."""
     states = []
-    for absorbed in (False, True):
+    for chained in (False, True):
         replies: list[BaseMessage] = [_answer("a", 700, 0), _answer("b", 720, 650)]
-        meter, context = PromptCacheMiddleware(), ContextMiddleware(2_000)
-        if absorbed:
-            context._absorb(meter)
+        parts = [ContextMiddleware(2_000), PromptCacheMiddleware()]
         model = ScriptedChatModel(responses=replies)
-        agent = create_agent(model, middleware=[context, meter], checkpointer=InMemorySaver())
+        listed = chain_model_calls(parts) if chained else parts
+        agent = create_agent(model, middleware=listed, checkpointer=InMemorySaver())
         config: Any = {"configurable": {"thread_id": "same"}}
         agent.invoke({"messages": [HumanMessage("hello")]}, config)
         state = agent.invoke({"messages": [HumanMessage("again")]}, config)
@@ -121,10 +126,9 @@ def test_a_model_asked_again_keeps_only_the_last_meter_record() -> None:
             "input_token_details": {"cache_read": 0},
         },
     )
-    meter, context = PromptCacheMiddleware(), ContextMiddleware(2_000)
-    context._absorb(meter)
+    parts = chain_model_calls([ContextMiddleware(2_000), PromptCacheMiddleware()])
     model = ScriptedChatModel(responses=[bad, _answer("fine", 500, 300)])
-    agent = create_agent(model, middleware=[context, meter])
+    agent = create_agent(model, middleware=parts)
     state = agent.invoke({"messages": [HumanMessage("go")]})
     assert len(model.seen) == 2
     assert (state["cache_usage"]["calls"], state["cache_usage"]["cache_read"]) == (1, 300)

@@ -208,8 +208,6 @@ def create_context_agent(
             step.prefix_cache = metering  # the summarizer is sent the agent's own prefix
     read_tool = f"{note_prefix}_query_note" if note_prefix else "query_note"
     made = _context(context, budget, bool(own), (cache_breakpoints, context_window), read_tool)
-    if made is not context:  # ours alone: a caller's middleware may serve other agents
-        made._absorb(metering)  # the meter runs inside it: one traced wrapper less per call
     ours += [made, metering]  # the meter innermost: it sees the request as sent
     return create_agent(
         chat,

@@ -26,7 +26,7 @@ from langgraph.types import Command
 from langgraph_context._memo import RecentMemo
 from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
-from langgraph_context.agents._hooks import arun_inner, drop_hooks, run_inner
+from langgraph_context.agents._hooks import arun_inner, run_inner
 from langgraph_context.agents._overflow import Window
 from langgraph_context.compaction.provenance import (
     fenced_compaction_message,
@@ -247,7 +247,6 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         self._cache_breakpoints = cache_breakpoints
         self._marks: tuple[Any, Mapping[str, str] | None, bool] | None = None  # (model, ...)
         self._systems = RecentMemo[SystemMessage](1)  # the latest system message sent
-        self._metered: tuple[Callable[..., Any], Callable[..., Any]] | None = None  # `_absorb`
         self._read_tool = read_tool
         self._name = name
         self.tools = []
@@ -256,18 +255,6 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
     def name(self) -> str:
         """The middleware's name in the agent graph."""
         return self._name
-
-    def _absorb(self, metering: AgentMiddleware[Any, Any]) -> None:
-        """Run `metering`'s model-call wrapper inside this one's (the next one inward).
-
-        `create_agent` wraps every middleware's `wrap_model_call` in a traced call, paid
-        on every model call; the factory puts the prompt-cache meter right inside this
-        middleware, so calling it from here sends the same request and records the same
-        state (its update joins this one's: the keys are apart), one traced call less.
-        """
-        # Bound before its hooks go: the methods found now are the meter's own.
-        self._metered = (metering.wrap_model_call, metering.awrap_model_call)
-        drop_hooks(metering, "wrap_model_call", "awrap_model_call")
 
     def _steps(
         self, request: ModelRequest[Any]
@@ -297,7 +284,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             out = yield ("context", state)
             request = self._assembled(request, out)
         request = self._marked(request)
-        answer, inner = _split((yield ("model", request)))
+        answer = yield ("model", request)
         answered: list[BaseMessage] = []
         for _ in range(_MALFORMED_RETRIES):
             errors = _malformed_calls(answer)
@@ -307,10 +294,10 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             # this model call (no tool ran; the provider refuses a call left unanswered).
             answered += [*answer.result, *errors]
             request = request.override(messages=[*request.messages, *answer.result, *errors])  # type: ignore[list-item]
-            answer, inner = _split((yield ("model", request)))
+            answer = yield ("model", request)
         if isinstance(answer, Failed):
             raise answer.error
-        return self._learned(answer, stamped, request, answered, inner)
+        return self._learned(answer, stamped, request, answered)
 
     def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:
         """The prompt, the `[State]` block and the whole history, untrusted parts fenced."""
@@ -381,20 +368,21 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
 
     def _learned(
         self,
-        answer: ModelResponse[Any] | AIMessage,
+        answer: ModelCallResult[Any],
         stamped: list[BaseMessage],
         sent: ModelRequest[Any],
         answered: list[BaseMessage],
-        inner: dict[str, Any],
     ) -> ModelCallResult[Any]:
         """The answer, its reply stamped, with the stamped arrivals and the usage record.
 
         The usage record counts the request as sent (this middleware made it last), so
         it replaces one an outer middleware would make from the unassembled history.
-        `inner`: the update the handler's answer carried (`_split`).
         """
-        update = dict(inner)
-        response = ModelResponse(result=[answer]) if isinstance(answer, AIMessage) else answer
+        command = answer.command if isinstance(answer, ExtendedModelResponse) else None
+        update = dict(command.update) if command and isinstance(command.update, dict) else {}
+        response = answer.model_response if isinstance(answer, ExtendedModelResponse) else answer
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
         if answered:
             response = dataclasses.replace(response, result=[*answered, *response.result])
         if self._stamp_times:
@@ -423,8 +411,6 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             kind, value = step
             if kind == "context" and self._node is not None:
                 return run_inner(self._node, value)
-            if self._metered is not None:
-                return self._metered[0](value, handler)
             return handler(value)
 
         return drive(self._steps(request), call)
@@ -440,25 +426,9 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             kind, value = step
             if kind == "context" and self._node is not None:
                 return await arun_inner(self._node, value)
-            if self._metered is not None:
-                return await self._metered[1](value, handler)
             return await handler(value)
 
         return await adrive(self._steps(request), acall)
-
-
-def _split(answer: Any) -> tuple[Any, dict[str, Any]]:
-    """`(response, update)`: an answer that carries a state update, taken apart.
-
-    As `create_agent` does between two wrappers: the inner one's update is kept
-    aside (the last call's, when the model is asked again) and the outer one sees the
-    model's response alone.
-    """
-    if not isinstance(answer, ExtendedModelResponse):
-        return answer, {}
-    command = answer.command
-    update = command.update if command is not None else None
-    return answer.model_response, dict(update) if isinstance(update, dict) else {}
 
 
 def _malformed_calls(answer: Any) -> list[BaseMessage]:
