@@ -27,6 +27,7 @@ __all__ = [
     "chain_model_calls",
     "drop_before_model",
     "drop_hooks",
+    "overrides",
     "quiet_config",
     "run_inner",
 ]
@@ -42,9 +43,9 @@ def drop_hooks(middleware: AgentMiddleware[Any, Any], *hooks: str) -> None:
     do nothing still costs that per call. The instance's class is swapped for a
     (cached) subclass with `AgentMiddleware`'s versions; `isinstance` checks still hold.
     """
-    cls = type(middleware)
-    if all(getattr(cls, h) is getattr(AgentMiddleware, h) for h in hooks):
+    if not overrides(middleware, *hooks):
         return
+    cls = type(middleware)
     key = (cls, hooks)
     if key not in _HOOKLESS:
         body: dict[str, Any] = {h: getattr(AgentMiddleware, h) for h in hooks}
@@ -97,13 +98,15 @@ _OTHER_HOOKS = tuple(
 )
 
 
-def _overrides(middleware: AgentMiddleware[Any, Any], hook: str) -> bool:
-    return getattr(type(middleware), hook) is not getattr(AgentMiddleware, hook)
+def overrides(middleware: AgentMiddleware[Any, Any], *hooks: str) -> bool:
+    """Whether `middleware`'s class overrides any of `AgentMiddleware`'s `hooks`."""
+    cls = type(middleware)
+    return any(getattr(cls, h) is not getattr(AgentMiddleware, h) for h in hooks)
 
 
 def _wraps_only_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
-    return all(_overrides(middleware, h) for h in _WRAPS) and not any(
-        _overrides(middleware, h) for h in _OTHER_HOOKS
+    return all(overrides(middleware, h) for h in _WRAPS) and not overrides(
+        middleware, *_OTHER_HOOKS
     )
 
 

@@ -14,10 +14,12 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
-from langgraph_context.agents._hooks import chain_model_calls, drop_hooks
+from langgraph_context.agents._hooks import chain_model_calls, drop_hooks, overrides
 from langgraph_context.toolkit import check_distinct_tools, tool_name
 
 __all__ = ["check_tools_at_build", "require_own_tools"]
+
+_WRAPS = ("wrap_model_call", "awrap_model_call")
 
 
 class _CheckedModelCall:
@@ -45,14 +47,6 @@ class _CheckedModelCall:
         """Async twin of `wrap_model_call`."""
         self._check_request(request)
         return await handler(request)
-
-
-def _wraps_model_call(middleware: Any) -> bool:
-    cls = type(middleware)
-    return (
-        getattr(cls, "wrap_model_call", None) is not AgentMiddleware.wrap_model_call
-        or getattr(cls, "awrap_model_call", None) is not AgentMiddleware.awrap_model_call
-    )
 
 
 def check_tools_at_build(
@@ -84,10 +78,10 @@ def check_tools_at_build(
     named = [(f"tools[{i}]", t) for i, t in enumerate(tools)]
     named += [(f"{m.name} tool", t) for m in [*middleware, *ours] for t in getattr(m, "tools", [])]
     check_distinct_tools(named)
-    if not any(_wraps_model_call(m) for m in middleware):
+    if not any(overrides(m, *_WRAPS) for m in middleware):
         for made in ours:
-            if isinstance(made, _CheckedModelCall) and _wraps_model_call(made):
-                drop_hooks(made, "wrap_model_call", "awrap_model_call")
+            if isinstance(made, _CheckedModelCall) and overrides(made, *_WRAPS):
+                drop_hooks(made, *_WRAPS)
     return [*middleware, *chain_model_calls(ours)]
 
 
