@@ -7,8 +7,17 @@ so the notice the model read never changes. The thread's index (`recall`: handle
 that made it. The text itself sits in the graph's `BaseStore` under
 `(*namespace, <user>, <thread>)` when one is compiled in and the run names its user
 (`configurable["user_id"]` or the run context's `user_id`, as the constraint store
-reads it), else in the index entry itself (checkpointed state). Either way nothing
-is shared across threads or users.
+reads it), else in checkpointed state. Either way nothing is shared across threads
+or users.
+
+In state, a text first sits in its index entry. Once those texts pass `HOT_CHARS`,
+the round that passes it moves them all to `recall_texts` (handle -> text) and leaves
+their entries without a text. A checkpointer writes every channel that changed at
+each step in full, so an index holding every text would rewrite all of them at every
+tool round (a 200-entry archive is about 1 MB per round, kept per checkpoint);
+`recall_texts` changes only at a move, about once per `HOT_CHARS` of new text. A
+dropped entry's text stays in `recall_texts`, out of reach (a handle is read through
+the index), until the next move clears it: at most about `HOT_CHARS` more.
 
 The thread's archive is bounded (`RecallLimits`): past `max_items` or `max_bytes`
 the oldest entries are dropped first, counted in `recall_dropped` and logged;
@@ -40,7 +49,9 @@ __all__ = [
     "adelete_recall",
     "count_dropped",
     "delete_recall",
+    "entry_text",
     "merge_recall",
+    "merge_texts",
     "message_handle",
     "output_handle",
     "recall_namespace",
@@ -51,6 +62,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_RECALL_NAMESPACE: tuple[str, ...] = ("langgraph_context", "recall")
 RECALL_KEY = "recall"
 DROPPED_KEY = "recall_dropped"
+TEXTS_KEY = "recall_texts"
+HOT_CHARS = 64_000
 DEFAULT_MAX_ITEMS = 200
 DEFAULT_MAX_BYTES = 4_000_000
 _USER_KEY = "user_id"
@@ -62,7 +75,7 @@ _chars = operator.itemgetter("chars")
 
 
 class RecallEntry(TypedDict, total=False):
-    """One kept text: what it is, who wrote it, its size, when; its text if in state."""
+    """One kept text: what it is, who wrote it, its size, when; its text until it moves."""
 
     kind: EntryKind
     source: str
@@ -76,6 +89,9 @@ def merge_recall(
     right: Mapping[str, RecallEntry | None] | None,
 ) -> dict[str, RecallEntry]:
     """Merge two archive indexes by handle; a `None` entry on the right deletes one.
+
+    A handle's first entry stays, except that the same entry without its `text`
+    replaces it (the text moved to `recall_texts`).
 
     Args:
         left: The current index (or `None`).
@@ -92,9 +108,62 @@ def merge_recall(
     for handle, entry in (right or {}).items():
         if entry is None:
             merged.pop(handle, None)
-        elif handle not in merged:  # a handle's text never changes: the first write stays
-            merged[handle] = entry
+        elif handle not in merged or _moved(merged[handle], entry):
+            merged[handle] = entry  # else the first write stays: a handle's text never changes
     return merged
+
+
+def _moved(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether `new` is `old` without its text (which moved to `recall_texts`)."""
+    if "text" in new or "text" not in old or len(new) != len(old) - 1:
+        return False
+    return all(old.get(k) == v for k, v in new.items())
+
+
+def merge_texts(
+    left: Mapping[str, str | None] | None, right: Mapping[str, str | None] | None
+) -> dict[str, str]:
+    """Merge moved texts by handle; a `None` text on the right deletes one.
+
+    Example:
+        >>> merge_texts({"a": "x"}, {"b": "y", "a": None})
+        {'b': 'y'}
+    """
+    merged: dict[str, str] = {k: v for k, v in (left or {}).items() if v is not None}
+    for handle, text in (right or {}).items():
+        if text is None:
+            merged.pop(handle, None)
+        else:
+            merged.setdefault(handle, text)
+    return merged
+
+
+def entry_text(
+    handle: str, entry: Mapping[str, Any], texts: Mapping[str, Any] | None
+) -> str | None:
+    """The text of `handle` kept in state: in its entry, else in `recall_texts`."""
+    text = entry.get("text")
+    if text is None and isinstance(texts, Mapping):
+        text = texts.get(handle)
+    return text if isinstance(text, str) else None
+
+
+def moved(index: Mapping[str, RecallEntry], texts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The update moving the index's texts to `recall_texts` once they pass `HOT_CHARS`.
+
+    Args:
+        index: The index as it will stand (state and this round's entries).
+        texts: `recall_texts` in state (its texts of dropped handles are cleared).
+
+    Returns:
+        `{recall: entries without text, recall_texts: their texts}`, or `{}`.
+    """
+    hot = {h: e for h, e in index.items() if e is not None and "text" in e}
+    if sum(len(e["text"]) for e in hot.values()) <= HOT_CHARS:
+        return {}
+    entries = {h: {k: v for k, v in e.items() if k != "text"} for h, e in hot.items()}
+    gone = {h: None for h in (texts or {}) if h not in index}
+    return {RECALL_KEY: entries, TEXTS_KEY: {**gone, **{h: e["text"] for h, e in hot.items()}}}
 
 
 def count_dropped(left: int | None, right: int | None) -> int:
@@ -103,9 +172,10 @@ def count_dropped(left: int | None, right: int | None) -> int:
 
 
 class RecallStateMixin(TypedDict, total=False):
-    """Adds `recall` (the thread's archive index) and `recall_dropped` (entries dropped)."""
+    """Adds `recall` (the archive's index), `recall_texts` (moved texts), `recall_dropped`."""
 
     recall: Annotated[dict[str, RecallEntry], merge_recall]
+    recall_texts: Annotated[dict[str, str], merge_texts]
     recall_dropped: Annotated[int, count_dropped]
 
 

@@ -52,14 +52,18 @@ from langgraph_context.packet import ContextPacket
 from langgraph_context.recall.archive import (
     DEFAULT_RECALL_NAMESPACE,
     RECALL_KEY,
+    TEXTS_KEY,
     EntryKind,
     RecallEntry,
     RecallLimits,
     count_dropped,
     dropped,
+    entry_text,
     kept_entries,
     merge_recall,
+    merge_texts,
     message_handle,
+    moved,
     output_handle,
     recall_namespace,
 )
@@ -81,9 +85,10 @@ _RECALL_HEAD = "[Recalled] Passages kept from earlier in this conversation (read
 
 
 class RecallAgentState(AgentState[Any]):
-    """Agent state plus the thread's archive index and its dropped count."""
+    """Agent state plus the thread's archive index, its moved texts and its dropped count."""
 
     recall: NotRequired[Annotated[dict[str, RecallEntry], OmitFromInput, merge_recall]]
+    recall_texts: NotRequired[Annotated[dict[str, str], OmitFromInput, merge_texts]]
     recall_dropped: NotRequired[Annotated[int, OmitFromInput, count_dropped]]
 
 
@@ -108,8 +113,8 @@ def _render(message: BaseMessage) -> str:
     return f"{text}{calls}".strip()
 
 
-def _index(request: ModelRequest[Any]) -> dict[str, RecallEntry]:
-    index = request.state.get(RECALL_KEY) if isinstance(request.state, dict) else None
+def _index(request: ModelRequest[Any], key: str = RECALL_KEY) -> dict[str, Any]:
+    index = request.state.get(key) if isinstance(request.state, dict) else None
     return index if isinstance(index, dict) else {}
 
 
@@ -257,25 +262,39 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         )
 
     def capped_update(
-        self, kept: Any, added: dict[str, Any]
+        self, kept: Any, added: dict[str, Any], texts: Any = None
     ) -> tuple[dict[str, Any], list[PutOp], BaseStore | None]:
         """The update keeping the thread's index within the caps once `added` joins `kept`.
+
+        It also moves the index's texts to `recall_texts` once they pass
+        `archive.HOT_CHARS` (so each checkpoint does not rewrite them all).
 
         Args:
             kept: The index in state (anything but a dict counts as empty).
             added: The entries this update adds.
+            texts: `recall_texts` in state.
 
         Returns:
             `(update, store deletes, the run's store)`: the update's `recall` holds
-            `added` and the drops; `({}, [], None)` when the index stays within the caps.
+            `added`, the drops and the moves; `({}, [], None)` when nothing changes.
         """
         base = kept if isinstance(kept, dict) else {}
         merged = {**base, **added} if added else base
-        if not merged or not self.limits.over(merged, time()):
+        if not merged:
             return {}, [], None
-        store, namespace = _run_namespace(self.namespace)
-        drops, deletes = dropped(merged, self.limits, namespace)
-        return {**drops, RECALL_KEY: {**added, **drops[RECALL_KEY]}}, deletes, store
+        update: dict[str, Any] = {}
+        deletes: list[PutOp] = []
+        store = None
+        if self.limits.over(merged, time()):
+            store, namespace = _run_namespace(self.namespace)
+            drops, deletes = dropped(merged, self.limits, namespace)
+            update = {**drops, RECALL_KEY: {**added, **drops[RECALL_KEY]}}
+            merged = {h: e for h, e in merged.items() if h not in drops[RECALL_KEY]}
+        move = moved(merged, texts if isinstance(texts, dict) else None)
+        if move:
+            entries = {**added, **update.get(RECALL_KEY, {}), **move[RECALL_KEY]}
+            update = {**update, **move, RECALL_KEY: entries}
+        return update, deletes, store
 
     def _capped(
         self, request: ToolCallRequest, result: _Result
@@ -292,7 +311,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         state = request.state if isinstance(request.state, dict) else {}
         added = update.get(RECALL_KEY)
         caps, deletes, store = self.capped_update(
-            state.get(RECALL_KEY), added if isinstance(added, dict) else {}
+            state.get(RECALL_KEY), added if isinstance(added, dict) else {}, state.get(TEXTS_KEY)
         )
         if not caps:
             return result, [], None
@@ -332,13 +351,13 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         """The request with the archive's best passages for the latest request, fenced."""
         if self.max_recall_tokens is None:
             return request
-        index = _index(request)
+        index, moved_texts = _index(request), _index(request, TEXTS_KEY)
         query = _latest_request(request.messages) if index else ""
         if not query.strip():
             return request
         texts = []
         for handle, entry in index.items():
-            text = entry.get("text") or (stored.get(handle) or {}).get("text")
+            text = entry_text(handle, entry, moved_texts) or (stored.get(handle) or {}).get("text")
             if isinstance(text, str):
                 texts.append((handle, text))
         hits = search_passages(
@@ -357,7 +376,8 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
 
     def _stored(self, request: ModelRequest[Any]) -> BaseStore | None:
         """The run's store when the index keeps some texts there (to read them from)."""
-        if not any("text" not in e for e in _index(request).values()):
+        moved_texts = _index(request, TEXTS_KEY)
+        if all(entry_text(h, e, moved_texts) is not None for h, e in _index(request).items()):
             return None
         store, _ = _run_namespace(self.namespace)
         return store

@@ -19,6 +19,7 @@ from langgraph_context.messages import as_messages
 from langgraph_context.recall.archive import (
     DEFAULT_RECALL_NAMESPACE,
     RECALL_KEY,
+    TEXTS_KEY,
     RecallLimits,
     merge_recall,
 )
@@ -54,7 +55,11 @@ def _step(keeper: RecallMiddleware, state: Any, messages_key: str) -> _Step:
     update: dict[str, Any] = {messages_key: cut}
     if index:
         update[RECALL_KEY] = index
-        caps, deletes, _ = keeper.capped_update(get_state_value(state, RECALL_KEY, None), index)
+        caps, deletes, _ = keeper.capped_update(
+            get_state_value(state, RECALL_KEY, None),
+            index,
+            get_state_value(state, TEXTS_KEY, None),
+        )
         update.update(caps)
         ops.extend(deletes)
     return update, ops, store

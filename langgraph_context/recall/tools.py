@@ -21,7 +21,9 @@ from langgraph_context.packet import ContextPacket
 from langgraph_context.recall.archive import (
     DEFAULT_RECALL_NAMESPACE,
     RECALL_KEY,
+    TEXTS_KEY,
     RecallEntry,
+    entry_text,
     recall_namespace,
 )
 from langgraph_context.recall.read import PageError, read_page, search_passages
@@ -47,14 +49,14 @@ class _Unknown(PageError):
     """A handle this thread does not hold."""
 
 
-def _index(runtime: ToolRuntime) -> Mapping[str, RecallEntry]:
+def _index(runtime: ToolRuntime, key: str = RECALL_KEY) -> Mapping[str, Any]:
     state = runtime.state
-    index = state.get(RECALL_KEY) if isinstance(state, Mapping) else None
+    index = state.get(key) if isinstance(state, Mapping) else None
     return index if isinstance(index, Mapping) else {}
 
 
 def _entry(runtime: ToolRuntime, handle: Any) -> RecallEntry:
-    index = _index(runtime)
+    index: Mapping[str, RecallEntry] = _index(runtime)
     entry = index.get(handle) if isinstance(handle, str) else None
     if entry is None:
         known = list(index)[-_SHOWN_HANDLES:]
@@ -171,7 +173,7 @@ def create_read_tool_output_tool(
 
         def work() -> str:
             entry = _entry(runtime, handle)
-            text = entry.get("text")
+            text = entry_text(handle, entry, _index(runtime, TEXTS_KEY))
             if text is None:
                 store, where = _where(runtime, namespace)
                 item = store.get(where, handle)
@@ -190,7 +192,7 @@ def create_read_tool_output_tool(
 
         async def work() -> str:
             entry = _entry(runtime, handle)
-            text = entry.get("text")
+            text = entry_text(handle, entry, _index(runtime, TEXTS_KEY))
             if text is None:
                 store, where = _where(runtime, namespace)
                 item = await store.aget(where, handle)
@@ -202,10 +204,16 @@ def create_read_tool_output_tool(
     return spec.build(read_tool_output, coroutine=aread_tool_output)
 
 
-def _texts(index: Mapping[str, RecallEntry], stored: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _in_state(runtime: ToolRuntime) -> list[tuple[str, str | None]]:
+    """Each handle of the thread's index with its text kept in state (or `None`)."""
+    moved = _index(runtime, TEXTS_KEY)
+    return [(h, entry_text(h, e, moved)) for h, e in _index(runtime).items()]
+
+
+def _texts(kept: list[tuple[str, str | None]], stored: Mapping[str, Any]) -> list[tuple[str, str]]:
     out = []
-    for handle, entry in index.items():
-        text = entry.get("text")
+    for handle, held in kept:
+        text = held
         if text is None:
             value = stored.get(handle)
             text = value.get("text") if isinstance(value, Mapping) else None
@@ -245,13 +253,13 @@ def create_search_history_tool(
         """Search kept texts."""
 
         def work() -> str:
-            index = _index(runtime)
+            kept = _in_state(runtime)
             stored: dict[str, Any] = {}
-            if any("text" not in e for e in index.values()):
+            if any(text is None for _, text in kept):
                 store, where = _where(runtime, namespace)
-                items = store.search(where, limit=len(index) + _SHOWN_HANDLES)
+                items = store.search(where, limit=len(kept) + _SHOWN_HANDLES)
                 stored = {item.key: item.value for item in items}
-            return _hits(query, _texts(index, stored), cap)
+            return _hits(query, _texts(kept, stored), cap)
 
         return _answer(runtime, work)
 
@@ -259,13 +267,13 @@ def create_search_history_tool(
         """Search kept texts."""
 
         async def work() -> str:
-            index = _index(runtime)
+            kept = _in_state(runtime)
             stored: dict[str, Any] = {}
-            if any("text" not in e for e in index.values()):
+            if any(text is None for _, text in kept):
                 store, where = _where(runtime, namespace)
-                items = await store.asearch(where, limit=len(index) + _SHOWN_HANDLES)
+                items = await store.asearch(where, limit=len(kept) + _SHOWN_HANDLES)
                 stored = {item.key: item.value for item in items}
-            return _hits(query, _texts(index, stored), cap)
+            return _hits(query, _texts(kept, stored), cap)
 
         return await _aanswer(runtime, work)
 
