@@ -20,11 +20,13 @@ from langgraph_context.recall import (
     RecallMiddleware,
     RecallStateMixin,
     create_offload_node,
+    merge_recall,
+    merge_texts,
 )
-from langgraph_context.recall.archive import HOT_CHARS, merge_recall, merge_texts
+from langgraph_context.recall.archive import HOT_CHARS
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
-LINES = 400  # one log is about 9,000 characters: about 7 of them pass HOT_CHARS
+LINES = 400  # one log is about 11,800 characters: 6 of them pass HOT_CHARS
 
 
 def _log(n: int) -> str:

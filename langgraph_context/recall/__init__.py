@@ -13,6 +13,7 @@ from langgraph_context.recall.archive import (
     adelete_recall,
     delete_recall,
     merge_recall,
+    merge_texts,
     recall_namespace,
 )
 from langgraph_context.recall.middleware import RecallAgentState, RecallMiddleware
@@ -36,5 +37,6 @@ __all__ = [
     "create_search_history_tool",
     "delete_recall",
     "merge_recall",
+    "merge_texts",
     "recall_namespace",
 ]
