@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 
 from langgraph_context.compaction.entry import CUT_MARKER, cut_tool_result, without_cut_notice
-from langgraph_context.tokens import TiktokenCounter, _ends, truncate_text
+from langgraph_context.tokens import TiktokenCounter, _cut, _ends, truncate_text
 from tests.test_lean_cut import _texts, _uneven
 
 
@@ -112,3 +112,35 @@ def test_any_far_over_text_is_cut_within_its_budget(
     cut = truncate_text(text, limit, token_counter=counter, marker=marker, keep="ends")
     assert counter.remembered(cut) == counter.count_fresh(cut) <= limit
     assert (cut is text) == (counter.count_fresh(text) <= limit)
+
+
+_STRETCHES = [
+    " of", " this", "~1900-token", " 48", "\n[...", "...]\n", " 12,345", "0x1f", "é", "日本",
+    " read_tool_output(handle=\"out-3f2a\",", "\n", "  ", " A", "'s", "9", "1234567", "\t", ".",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base", "r50k_base"])
+@settings(max_examples=120, deadline=None)
+@given(words=st.lists(st.sampled_from(_STRETCHES), max_size=40), digits=st.integers(0, 10**9))
+def test_a_notice_counted_from_remembered_stretches_counts_as_encoded(
+    encoding: str, words: list[str], digits: int
+) -> None:
+    """Summed stretch counts (numbers remembered as zeros) equal one encoding, asked twice."""
+    tokenizer = TiktokenCounter(encoding).encoding
+    enc = _cut._Encoded(tokenizer, "x")
+    for text in ("".join(words), "".join(words).replace("9", str(digits))):
+        exact = len(tokenizer.encode_ordinary(text))  # type: ignore[union-attr]
+        assert enc._pieces(text.encode()) == exact == enc._pieces(text.encode())
+
+
+def test_the_remembered_stretches_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past its entry cap the stretch memo starts over; a stretch too long is not kept."""
+    monkeypatch.setattr(_cut, "_PIECE_ENTRIES", 8)
+    monkeypatch.setattr(_cut, "_PIECES", {})
+    enc = _cut._Encoded(TiktokenCounter().encoding, "x")
+    for i in range(30):
+        enc._pieces(f" word{chr(97 + i % 26)}{i} next".encode())
+        assert len(_cut._PIECES) <= 8
+    enc._pieces(b" " + b"x" * 100)
+    assert all(len(key) <= _cut._PIECE_BYTES for _, key in _cut._PIECES)

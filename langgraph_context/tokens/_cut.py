@@ -29,7 +29,16 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langgraph_context.tokens._ends import _GUESS, _Beyond, _boundary, _encode, _encoded_ends, _Ends
+from langgraph_context.tokens._ends import (
+    _BOUNDARY,
+    _GUESS,
+    _NEWLINE,
+    _Beyond,
+    _boundary,
+    _encode,
+    _encoded_ends,
+    _Ends,
+)
 
 __all__ = ["bpe_cut"]
 
@@ -55,6 +64,15 @@ _GROUPED = frozenset(
 )
 _SINGLE_GROUPS: dict[str, bool] = {}  # encoding name -> every digit group is one token
 _DIGITS = re.compile(rb"[0-9]+")
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+# Token counts of the stretches between piece boundaries of the cut's notices, whose
+# wording repeats from cut to cut (only their numbers and handle change): a notice is
+# counted from these, encoding only the stretches not seen yet. Bounded: stretches of
+# at most `_PIECE_BYTES` bytes, at most `_PIECE_ENTRIES` of them (~0.3 MB with the
+# dict's own table), all dropped when full (they come back with the next notices).
+_PIECES: dict[tuple[str, bytes], int] = {}
+_PIECE_BYTES = 64
+_PIECE_ENTRIES = 2_048
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
 
 
@@ -179,10 +197,42 @@ class _Encoded:
 
     def marker_count(self, marker: bytes) -> int:
         """Tokens of `marker` alone; its tokens after its first byte are kept for `_joined`."""
-        total = self.count(marker)
+        total = self._pieces(marker)
         if self.exact and len(marker) > 1 and _boundary(marker, 1):
-            self._inner.setdefault(self._key(marker), total - self.count(marker[:1]))
+            # a boundary after the first byte: it is a newline or is before a space
+            self._inner.setdefault(self._key(marker), total - 1)  # (one ASCII byte: a token)
         return total
+
+    def _pieces(self, data: bytes) -> int:
+        """Tokens of `data`, summed over its stretches between piece boundaries (`_PIECES`).
+
+        Where digit runs count by their length alone, a stretch is remembered with its
+        digits as zeros (same length, same boundaries), so the notice's numbers hit too.
+        """
+        if not self.exact:
+            return self.count(data)
+        keyed = data.translate(_ZEROS) if self._grouped and data.isascii() else data
+        name, total, last = self.encoding.name, 0, 0
+        for found in _BOUNDARY.finditer(keyed):
+            at = found.start() + (keyed[found.start()] == _NEWLINE)
+            if at > last:
+                total += self._piece(name, data, keyed, last, at)
+                last = at
+        return total + self._piece(name, data, keyed, last, len(data))
+
+    def _piece(self, name: str, data: bytes, keyed: bytes, start: int, stop: int) -> int:
+        """Tokens of `data[start:stop]`, a stretch between two boundaries, remembered."""
+        if start == stop:
+            return 0
+        key = (name, keyed[start:stop])
+        known = _PIECES.get(key)
+        if known is None:
+            known = self.count(data[start:stop])
+            if stop - start <= _PIECE_BYTES:
+                if len(_PIECES) >= _PIECE_ENTRIES:
+                    _PIECES.clear()
+                _PIECES[key] = known
+        return known
 
     def _joined(self, left: bytes, marker: bytes, right: bytes) -> int:
         """Tokens of `left + marker + right`, not encoding the marker again where it can.
@@ -201,7 +251,7 @@ class _Encoded:
             return self.count(joined)
         key = self._key(marker)
         if key not in self._inner:
-            self._inner[key] = self.count(marker[1:])
+            self._inner[key] = self._pieces(marker[1:])
         return self.count(joined[:first]) + self._inner[key] + (self.count(right) if right else 0)
 
 

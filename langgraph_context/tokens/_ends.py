@@ -179,17 +179,20 @@ def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
     `None` when the text may not be over, or is mostly its ends (encode it whole).
     """
     need = max_tokens * _FIRST_SHARE // 100 + 1
+    least = max(1, need - _GROW)  # an end this long is kept (the cut grows it if need be)
     head: list[int] = []
     tail: list[int] = []
     end, start = 0, len(data)
     most = int(len(data) * _MOST_SHARE)
     guess = float(_GUESS)
-    while len(head) < need or len(tail) < need:
+    while len(head) < least or len(tail) < least:
         for at_head in (True, False):
             have = len(head) if at_head else len(tail)
-            if have >= need:
+            if have >= least:
                 continue
-            grown = _grown(encoding, data, (end, start), at_head, (need - have) * guess)
+            # the tail is sized at the head's bytes per token: a margin, not a second encode
+            more = need - have + (0 if at_head else 2 * _GROW)
+            grown = _grown(encoding, data, (end, start), at_head, more * guess)
             if grown is None:
                 return None  # the two ends would meet
             tokens, cut = grown
