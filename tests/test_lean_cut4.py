@@ -141,6 +141,6 @@ def test_the_remembered_stretches_are_bounded(monkeypatch: pytest.MonkeyPatch) -
     enc = _cut._Encoded(TiktokenCounter().encoding, "x")
     for i in range(30):
         enc._pieces(f" word{chr(97 + i % 26)}{i} next".encode())
-        assert len(_cut._PIECES) <= 8
+        assert 0 < sum(map(len, _cut._PIECES.values())) <= 8
     enc._pieces(b" " + b"x" * 100)
-    assert all(len(key) <= _cut._PIECE_BYTES for _, key in _cut._PIECES)
+    assert all(len(key) <= _cut._PIECE_BYTES for memo in _cut._PIECES.values() for key in memo)

