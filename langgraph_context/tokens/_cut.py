@@ -107,9 +107,14 @@ class _Encoded:
         self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
         self._grouped = self.exact and _groups_digits(encoding)
         self._inner: dict[bytes, int] = {}  # a marker's tokens after its first byte, by `_key`
+        self._counts: dict[bytes, int] = {}  # this cut's counted stretches (dropped with it)
 
     def count(self, data: bytes) -> int:
-        return len(_encode(self.encoding, data))
+        """Tokens of `data` (a cut's second try meets the same junction stretches again)."""
+        known = self._counts.get(data)
+        if known is None:
+            known = self._counts[data] = len(_encode(self.encoding, data))
+        return known
 
     def width(self, token: int) -> int:
         return len(self.encoding.decode_single_token_bytes(token))
