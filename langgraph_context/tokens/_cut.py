@@ -237,7 +237,7 @@ class _Encoded:
 
         A piece boundary after the marker's first byte and one after the marker split
         the count: the marker's part between them is counted once per cut (a marker
-        differing only in its numbers' digits, not their groups, counts the same).
+        differing only in its numbers' digits, not their lengths, counts the same).
         """
         joined = left + marker + right
         first, last = len(left) + 1, len(left) + len(marker)
