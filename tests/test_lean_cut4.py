@@ -135,12 +135,14 @@ def test_a_notice_counted_from_remembered_stretches_counts_as_encoded(
 
 
 def test_the_remembered_stretches_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Past its entry cap the stretch memo starts over; a stretch too long is not kept."""
-    monkeypatch.setattr(_cut, "_PIECE_ENTRIES", 8)
+    """The stretch memo holds at most its bytes; a stretch too long is not kept."""
+    monkeypatch.setattr(_cut, "_PIECE_MEMO_BYTES", 4 * (_cut.ENTRY_BYTES + 16))
     monkeypatch.setattr(_cut, "_PIECES", {})
     enc = _cut._Encoded(TiktokenCounter().encoding, "x")
     for i in range(30):
         enc._pieces(f" word{chr(97 + i % 26)}{i} next".encode())
-        assert 0 < sum(map(len, _cut._PIECES.values())) <= 8
+        memo = _cut._PIECES[TiktokenCounter().encoding.name]  # type: ignore[union-attr]
+        assert 0 < memo.size <= _cut._PIECE_MEMO_BYTES
+    assert memo.get(b" next") == 1  # used by every text: kept while others go
     enc._pieces(b" " + b"x" * 100)
-    assert all(len(key) <= _cut._PIECE_BYTES for memo in _cut._PIECES.values() for key in memo)
+    assert memo.get(b" " + b"x" * 100) is None

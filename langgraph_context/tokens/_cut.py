@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langgraph_context._memo import ENTRY_BYTES, SizedMemo
 from langgraph_context.tokens._ends import (
     _GUESS,
     _Beyond,
@@ -66,12 +67,12 @@ _ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _SPLIT = re.compile(rb"(?= [A-Za-z])|(?<=\n)(?=[\x21-\x7e])")
 # Token counts of the stretches between piece boundaries of the cut's notices, whose
 # wording repeats from cut to cut (only their numbers and handle change): a notice is
-# counted from these, encoding only the stretches not seen yet. Bounded, per encoding:
-# stretches of at most `_PIECE_BYTES` bytes, at most `_PIECE_ENTRIES` of them (~0.3 MB
-# with the dict's own table), all dropped when full (they come back with the next notice).
-_PIECES: dict[str, dict[bytes, int]] = {}
+# counted from these, encoding only the stretches not seen yet. One memo per encoding,
+# of stretches of at most `_PIECE_BYTES` bytes, bounded at `_PIECE_MEMO_BYTES` (each
+# entry weighs its bytes and `ENTRY_BYTES`), least recently used out first.
+_PIECES: dict[str, SizedMemo[bytes, int]] = {}
 _PIECE_BYTES = 64
-_PIECE_ENTRIES = 2_048
+_PIECE_MEMO_BYTES = 256_000
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
 
 
@@ -214,7 +215,9 @@ class _Encoded:
         if not self.exact:
             return self.count(data)
         keyed = self._key(data)
-        memo = _PIECES.setdefault(self.encoding.name, {})
+        memo = _PIECES.get(self.encoding.name)
+        if memo is None:
+            memo = _PIECES.setdefault(self.encoding.name, SizedMemo(_PIECE_MEMO_BYTES))
         stretches = _SPLIT.split(keyed)
         counts = list(map(memo.get, stretches))
         if None not in counts:
@@ -225,9 +228,7 @@ class _Encoded:
             if tokens is None:
                 tokens = self.count(data[at : at + len(stretch)]) if stretch else 0
                 if len(stretch) <= _PIECE_BYTES:
-                    if len(memo) >= _PIECE_ENTRIES:
-                        memo.clear()
-                    memo[stretch] = tokens
+                    memo.put(stretch, tokens, size=len(stretch) + ENTRY_BYTES)
             total += tokens
             at += len(stretch)
         return total
