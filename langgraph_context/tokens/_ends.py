@@ -8,7 +8,16 @@ cut asks for more. When the two ends and a few boundary-aligned stretches of the
 middle hold more tokens than the limit, the text is over it for certain (stretches
 between boundaries add their own tokens, the rest of the middle adds more); the cut
 is made and counted exactly from the ends, and only the text's total (which the
-marker is given) is estimated, from the middle's bytes at the stretches' density.
+marker is given) is estimated.
+
+Most long tool output (logs, prose, JSON with spaces) looks alike from end to end:
+then no stretch is encoded. The piece boundaries inside the middle are counted (a
+byte scan, no encoding): each piece holds a token at least, so they prove the text
+over; the middle's tokens are estimated twice, at the ends' tokens per byte and per
+boundary. When the two agree (within `_AGREE`), the text is taken as even and their
+mean is the estimate (within 4% of the exact total on the tests' logs, prose and
+JSON). When they do not (dense ends around plain prose, text without boundaries), or
+the boundaries do not prove it over, the stretches are encoded as before.
 """
 
 from __future__ import annotations
@@ -19,6 +28,12 @@ from itertools import accumulate
 from typing import Any, overload
 
 _SPACE, _NEWLINE = 0x20, 0x0A
+
+
+def _is_letter(byte: int) -> bool:
+    return 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+
+
 _BOUNDARY = re.compile(rb"\n[\x21-\x7e]| [A-Za-z]")  # the two piece boundaries, found fast
 _LINE = re.compile(rb"\n[\x21-\x7e]")  # the newline boundary alone
 _FIRST_SHARE = 47  # percent of the limit each end is first encoded to (it grows on demand)
@@ -27,14 +42,18 @@ _GUESS = 3  # bytes per token first assumed when sizing an end (it grows when sh
 _MOST_SHARE = 0.7  # above this share of the text in its two ends, encode it whole
 _SAMPLES, _SAMPLE_BYTES = 3, 160  # stretches of the middle encoded to estimate its tokens
 _SAMPLE_SHARE = 32  # a stretch spans 1/32 of the middle (on to a boundary), as with 4 stretches
+_AGREE = 1.12  # the two estimates of an even text's middle are this close (the tests' <= 1.04)
+# A byte map under which the two piece boundaries are three byte pairs: " a" (a space,
+# an ASCII letter), "\na" and "\nb" (a newline, a printable non-space), so `bytes.count`
+# finds them in C (a regular expression's `findall` takes ~30x as long on a 4 kB log).
+_KINDS = bytes(
+    b if b in b" \n" else 0x61 if _is_letter(b) else 0x62 if 0x21 <= b <= 0x7E else 0x63
+    for b in range(256)
+)
 
 
 class _Beyond(LookupError):
     """A token of the middle was asked for, which a text encoded only at its ends lacks."""
-
-
-def _is_letter(byte: int) -> bool:
-    return 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
 
 
 def _boundary(data: bytes, pos: int) -> str:
@@ -160,17 +179,20 @@ def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
     `None` when the text may not be over, or is mostly its ends (encode it whole).
     """
     need = max_tokens * _FIRST_SHARE // 100 + 1
+    least = max(1, need - _GROW)  # an end this long is kept (the cut grows it if need be)
     head: list[int] = []
     tail: list[int] = []
     end, start = 0, len(data)
     most = int(len(data) * _MOST_SHARE)
     guess = float(_GUESS)
-    while len(head) < need or len(tail) < need:
+    while len(head) < least or len(tail) < least:
         for at_head in (True, False):
             have = len(head) if at_head else len(tail)
-            if have >= need:
+            if have >= least:
                 continue
-            grown = _grown(encoding, data, (end, start), at_head, (need - have) * guess)
+            # the tail is sized at the head's bytes per token: a margin, not a second encode
+            more = need - have + (0 if at_head else 2 * _GROW)
+            grown = _grown(encoding, data, (end, start), at_head, more * guess)
             if grown is None:
                 return None  # the two ends would meet
             tokens, cut = grown
@@ -184,11 +206,45 @@ def _encoded_ends(encoding: Any, data: bytes, max_tokens: int) -> _Ends | None:
         if end + len(data) - start > most:
             return None  # the ends would be most of the text: encoding it whole costs as much
     known = len(head) + len(tail)
+    even = _even_middle(data, (end, start), known, max_tokens)
+    if even is not None:
+        return _Ends(head, tail, known + even, (encoding, data, end, start))
     density = known / (end + len(data) - start)
     sampled, middle = _middle_tokens(encoding, data, (end, start), density)
     if known + sampled <= max_tokens:
         return None  # maybe not over: count it whole
     return _Ends(head, tail, known + middle, (encoding, data, end, start))
+
+
+def _marks(kinds: bytes, start: int, stop: int) -> int:
+    """Piece boundaries in `kinds[start:stop]` (`kinds`: a text under `_KINDS`)."""
+    return (
+        kinds.count(b" a", start, stop)
+        + kinds.count(b"\na", start, stop)
+        + kinds.count(b"\nb", start, stop)
+    )
+
+
+def _even_middle(data: bytes, middle: tuple[int, int], known: int, max_tokens: int) -> int | None:
+    """The middle's estimated tokens when it looks like the ends and proves the text over.
+
+    `None` when its piece boundaries leave the text possibly within `max_tokens`, or the
+    middle's tokens estimated at the ends' tokens per byte and per boundary disagree.
+    """
+    end, start = middle
+    kinds = data.translate(_KINDS)
+    inside = _marks(kinds, end + 1, start)  # each piece between them is a token at least
+    floor = inside + 1
+    if known + floor <= max_tokens:
+        return None
+    marks = _marks(kinds, 0, end) + _marks(kinds, start, len(data))
+    if not marks or not inside:
+        return None
+    by_bytes = (start - end) * known / (end + len(data) - start)
+    by_marks = inside * known / marks
+    if max(by_bytes, by_marks) > _AGREE * min(by_bytes, by_marks):
+        return None
+    return max(floor, round((by_bytes + by_marks) / 2))
 
 
 def _middle_tokens(
