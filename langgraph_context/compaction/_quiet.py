@@ -77,22 +77,26 @@ class Quiet:
             counts = o.token_counter.running_counts(items)  # type: ignore[attr-defined]
         except (InvalidArgumentError, InvalidTypeError):
             return False  # malformed: the full step raises, naming its position
-        lead = self._lead(items, counts.kept)
+        known = self._memo.matched(items)
+        lead = self._lead(items, counts.kept, known)
         if lead is None:
             return False
         usage = get_state_value(state, o.keys.usage_key, None)
         if self._fires(items, counts.total, usage):
             return False
-        self._memo.remember(items, lead)
+        self._memo.remember(items, lead, known=known)
         return True
 
-    def _lead(self, items: list[BaseMessage], kept: int) -> int | None:
+    def _lead(
+        self, items: list[BaseMessage], kept: int, known: tuple[int, int | None]
+    ) -> int | None:
         """Where the leading trusted system messages of clean `items` end (`None`: not clean).
 
-        The leading messages this check saw before, and the counter read back as the
-        very objects unedited (`kept`), keep their verdict; the rest are looked at.
+        The leading messages this check saw before (`known`, the memo's answer), and
+        the counter read back as the very objects unedited (`kept`), keep their
+        verdict; the rest are looked at.
         """
-        matched, lead = self._memo.matched(items)
+        matched, lead = known
         start = min(matched, kept)
         lead = 0 if lead is None else min(lead, start)
         for i in range(start, len(items)):
