@@ -180,3 +180,26 @@ def test_the_prompt_is_hardened_once_a_snapshot_is_in_the_history() -> None:
     assert plain == "Answer briefly."
     assert hardened.startswith("Answer briefly.")
     assert HARDENING_INSTRUCTION in hardened
+
+
+def test_a_refused_list_is_refused_again_without_a_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node asks again about the list the middleware's check refused: no second count."""
+    counter = TiktokenCounter()
+    node = create_compaction_node(trigger_tokens=200, token_counter=counter)
+    history = _history(6)
+    state = {"messages": history}
+    counts: list[int] = []
+    running = counter.running_counts
+
+    def counted(items: list[Any]) -> Any:
+        counts.append(len(items))
+        return running(items)
+
+    monkeypatch.setattr(counter, "running_counts", counted)
+    assert not node.quiet(state)  # over 200 tokens: the trigger fires
+    assert not node.quiet(state)
+    assert counts == [len(history)]
+    history.append(HumanMessage("one more"))  # the same list, longer: asked again
+    assert not node.quiet(state)
+    assert counts == [len(history) - 1, len(history)]
+    assert node.invoke({"messages": list(history)})["compaction"]["count"] == 1
