@@ -12,7 +12,8 @@ with it. The process-wide memos and their bounds:
 * `tokens.TiktokenCounter` (the shared default counter): text and message counts,
   1 MB each;
 * `scoring`: BM25 terms of texts, 2 MB; stems of English words, 8,192 words;
-* `compaction._facts`: ids and facts of message texts, 0.5 MB each;
+* `compaction._facts`: ids and facts of message texts, 0.5 MB each; the
+  `is_identifier` verdicts of 2,048 words (of at most 48 characters);
 * `context._sizing.PacketSizer` (one per builder): rendered packet costs, 2 MB;
 * `tokens._cut`: token counts of the stretches of the tool-output cut's notices (at
   most 64 bytes each, kept as bytes: fixed wording, numbers as zeros), 0.25 MB per

@@ -27,6 +27,7 @@ the rules).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
@@ -60,7 +61,7 @@ from langgraph_context.compaction.options import (
     SummaryOptions,
     Trigger,
 )
-from langgraph_context.compaction.provenance import is_untrusted_compaction
+from langgraph_context.compaction.provenance import COMPACTION_MARKER, is_untrusted_compaction
 from langgraph_context.compaction.strategies import DEFAULT_KEEP_TOOL_ROUNDS, Strategy
 from langgraph_context.context.stamp import without_stamps
 from langgraph_context.providers.models import resolved_model
@@ -70,6 +71,9 @@ from langgraph_context.state import get_state_value
 from langgraph_context.tokens import TokenCounter, TokenUsage, resolve_counter
 
 __all__ = ["CompactionAgentState", "CompactionMiddleware"]
+
+_ADDITIONAL_KWARGS = operator.attrgetter("additional_kwargs")
+_HAS_MARKER = operator.methodcaller("__contains__", COMPACTION_MARKER)
 
 _Step = tuple[str, Any]
 """`("compaction", state)` for the view-mode node, `("model", request)` for the model."""
@@ -88,7 +92,10 @@ def _hardened(request: ModelRequest[Any]) -> ModelRequest[Any]:
     A summary or snapshot is untrusted text, and SECURITY.md wants the hardening line
     present whenever untrusted text is. Block content keeps its blocks (cache marks).
     """
-    if not any(map(is_untrusted_compaction, request.messages)):
+    # Only a message with the marker can be compaction's: most requests have none,
+    # and looking for the key is one C-level pass (the exact check is Python per message).
+    kwargs = map(_ADDITIONAL_KWARGS, request.messages)
+    if not any(map(_HAS_MARKER, kwargs)) or not any(map(is_untrusted_compaction, request.messages)):
         return request
     system = request.system_message
     content: Any = system.content if system is not None else ""

@@ -46,7 +46,7 @@ class Quiet:
         options: The node's settings.
     """
 
-    __slots__ = ("_memo", "enabled", "o")
+    __slots__ = ("_memo", "_refused", "enabled", "o")
 
     def __init__(self, options: Config) -> None:
         self.o = options
@@ -59,6 +59,10 @@ class Quiet:
             and all(kind in SUM_TRIGGERS for kind, _ in options.triggers)
         )
         self._memo: PrefixMemo[int] = PrefixMemo(MAX_HISTORIES)
+        # The list (by id and length) of the latest "not sure": the middleware asks
+        # first, then the node it runs asks again about the very same list. A stale
+        # match (a new list at a freed one's address) only costs the full step.
+        self._refused: tuple[int, int] = (0, -1)
 
     def __call__(self, state: Any) -> bool:
         """True when the node has nothing to do for `state` (its update is `{}`).
@@ -69,7 +73,7 @@ class Quiet:
         if not self.enabled or get_state_value(state, o.keys.request_key, False):
             return False
         items = get_state_value(state, o.messages_key, [])
-        if not isinstance(items, list) or not items:
+        if not isinstance(items, list) or not items or self._refused == (id(items), len(items)):
             return False
         if not all(issubclass(kind, BaseMessage) for kind in set(map(type, items))):
             return False  # dicts and tuples are converted (and checked) by the full step
@@ -77,22 +81,25 @@ class Quiet:
             counts = o.token_counter.running_counts(items)  # type: ignore[attr-defined]
         except (InvalidArgumentError, InvalidTypeError):
             return False  # malformed: the full step raises, naming its position
-        lead = self._lead(items, counts.kept)
-        if lead is None:
-            return False
+        known = self._memo.matched(items)
+        lead = self._lead(items, counts.kept, known)
         usage = get_state_value(state, o.keys.usage_key, None)
-        if self._fires(items, counts.total, usage):
+        if lead is None or self._fires(items, counts.total, usage):
+            self._refused = (id(items), len(items))
             return False
-        self._memo.remember(items, lead)
+        self._memo.remember(items, lead, known=known)
         return True
 
-    def _lead(self, items: list[BaseMessage], kept: int) -> int | None:
+    def _lead(
+        self, items: list[BaseMessage], kept: int, known: tuple[int, int | None]
+    ) -> int | None:
         """Where the leading trusted system messages of clean `items` end (`None`: not clean).
 
-        The leading messages this check saw before, and the counter read back as the
-        very objects unedited (`kept`), keep their verdict; the rest are looked at.
+        The leading messages this check saw before (`known`, the memo's answer), and
+        the counter read back as the very objects unedited (`kept`), keep their
+        verdict; the rest are looked at.
         """
-        matched, lead = self._memo.matched(items)
+        matched, lead = known
         start = min(matched, kept)
         lead = 0 if lead is None else min(lead, start)
         for i in range(start, len(items)):

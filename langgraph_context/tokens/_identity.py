@@ -106,6 +106,7 @@ def running_counts(
         guard = identity_guard(items[0]) if isinstance(items[0], BaseMessage) else None
         if guard is None or guard != head[0]:
             head = (guard, sum(count_each(items[:1])))
+    answer = (matched, known)  # what the memo found, for `remember` (no second walk)
     matched = _unedited(body, seen, matched)
     # A fresh first message was not read back: nothing before it is vouched for.
     kept = matched + skip if system or not skip else 0
@@ -118,7 +119,7 @@ def running_counts(
         (last,) = count_each(body[matched:])
         return RunningCounts(first, skip, (*seen.sums, seen.sums[-1] + last), kept)
     counted = _extended(body, seen, matched, count_each, head)
-    memo.remember(body, counted)
+    memo.remember(body, counted, known=answer)
     return RunningCounts(first, skip, counted.sums, kept)
 
 
