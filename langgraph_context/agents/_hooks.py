@@ -16,7 +16,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain.agents.middleware.types import ExtendedModelResponse
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langchain_core.runnables.config import merge_configs, set_config_context
+from langchain_core.runnables.config import set_config_context
 from langgraph.config import get_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command, Send
@@ -65,11 +65,17 @@ def quiet_config(config: RunnableConfig) -> RunnableConfig:
     Its output goes back to the middleware (the model's input, a compacted view),
     never to state, so the node's check that the graph has a channel for its output
     key (which reads the task's channel reader) does not apply: the reader is left out.
+    What `merge_configs(config, {"tags": [TAG_NOSTREAM]})` gives, less its copies (a
+    runnable run under it copies the callbacks and metadata it takes: `ensure_config`),
+    which cost about 0.1 ms per model call.
     """
-    quiet = merge_configs(config, {"tags": [TAG_NOSTREAM]})
-    configurable = dict(quiet.get("configurable") or {})
+    configurable = dict(config.get("configurable") or {})
     configurable.pop("__pregel_read", None)
-    return {**quiet, "configurable": configurable}
+    quiet: RunnableConfig = {**config, "configurable": configurable}
+    tags = list(config.get("tags") or [])
+    if TAG_NOSTREAM not in tags:
+        quiet["tags"] = [*tags, TAG_NOSTREAM]
+    return quiet
 
 
 def run_inner(node: RunnableLambda[Any, Any], value: Any) -> Any:
