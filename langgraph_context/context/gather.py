@@ -130,8 +130,11 @@ def message_time(message: BaseMessage) -> float | None:
         1683554160.0
     """
     for holder in (message.additional_kwargs, message.response_metadata):
+        if not holder or not isinstance(holder, dict):
+            continue
         for key in _TIME_KEYS:
-            stamp = _seconds(holder.get(key)) if isinstance(holder, dict) else None
+            value = holder.get(key)
+            stamp = None if value is None else _seconds(value)
             if stamp is not None:
                 return stamp
     return None
