@@ -247,11 +247,16 @@ def test_generated_files_never_break_the_other_notes(
     assert [p.read_bytes() for p in paths] == files
 
 
+_NOTE_TEXT = st.characters(blacklist_characters="\x00", blacklist_categories=["Cs"])
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    title=st.text(min_size=1, max_size=200).filter(lambda t: t.strip()),
-    content=st.text(max_size=500),
-    tags=st.lists(st.text(min_size=1, max_size=20).filter(lambda t: t.strip()), max_size=4),
+    title=st.text(_NOTE_TEXT, min_size=1, max_size=200).filter(lambda t: t.strip()),
+    content=st.text(_NOTE_TEXT, max_size=500),
+    tags=st.lists(
+        st.text(_NOTE_TEXT, min_size=1, max_size=20).filter(lambda t: t.strip()), max_size=4
+    ),
 )
 def test_valid_notes_round_trip_exactly(
     tmp_path_factory: Any, title: str, content: str, tags: list[str]
@@ -263,6 +268,29 @@ def test_valid_notes_round_trip_exactly(
     assert fresh.read(note.id) == note
     assert fresh.list() == [note]
     assert fresh.unreadable() == []
+
+
+@pytest.mark.parametrize("field", ["title", "content", "tags"])
+@pytest.mark.parametrize("backend", ["files", "langgraph store"])
+def test_a_nul_character_is_refused_as_it_is_written(
+    tmp_path: Path, field: str, backend: str
+) -> None:
+    """A NUL in a note's title, content or tag is refused naming it; nothing is written."""
+    store: Any = (
+        FileNotebookStore(tmp_path, durable=False)
+        if backend == "files"
+        else LangGraphNotebookStore(InMemoryStore(), namespace=("notes",))
+    )
+    args: dict[str, Any] = {"title": "t", "content": "c", "tags": ["x"]}
+    args[field] = ["a\x00b"] if field == "tags" else "a\x00b"
+    name = "tag" if field == "tags" else field
+    with pytest.raises(NotebookError, match=rf"{name} contains a NUL character"):
+        store.create(args["title"], args["content"], tags=args["tags"])
+    assert store.list() == []
+    note = store.create("t", "c")
+    with pytest.raises(NotebookError, match="content contains a NUL character"):
+        store.update(note.id, content="\x00")
+    assert store.read(note.id).content == "c"
 
 
 # -- the LangGraph-store backend ---------------------------------------------------------

@@ -69,7 +69,14 @@ class UnreadableNoteWarning(UserWarning):
 
 
 def _check_utf8(value: str, name: str) -> str:
-    """Refuse text that cannot be saved as UTF-8 (an unpaired surrogate, e.g. a cut emoji)."""
+    """Refuse text a note cannot hold: an unpaired surrogate (e.g. a cut emoji) or a NUL.
+
+    A NUL is valid UTF-8, but a note file holding one reads as binary (and a Postgres
+    store refuses it in JSON), so it is refused as it is written, not lost on reading.
+    """
+    if "\x00" in value:
+        msg = f"{name} contains a NUL character (\\x00), which a text note cannot hold; remove it"
+        raise NotebookError(msg)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
