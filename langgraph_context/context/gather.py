@@ -130,9 +130,7 @@ def message_time(message: BaseMessage) -> float | None:
         1683554160.0
     """
     for holder in (message.additional_kwargs, message.response_metadata):
-        if not holder or not isinstance(holder, dict):
-            continue
-        for key in _TIME_KEYS:
+        for key in _TIME_KEYS if holder and isinstance(holder, dict) else ():
             value = holder.get(key)
             stamp = None if value is None else _seconds(value)
             if stamp is not None:
