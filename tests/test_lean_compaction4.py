@@ -99,13 +99,8 @@ def log_message(k: int) -> BaseMessage:
     return ToolMessage(f"line {k} ok " * 20, tool_call_id=f"c{k}", id=f"t{k}")
 
 
-def test_an_appended_count_walks_the_remembered_history_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Counting a history plus two messages compares it with the remembered one once."""
-    counter = TiktokenCounter()
-    history = _history(6)
-    counter.running_counts(history[:-2])
+def _walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The lengths of the histories the prefix memo compares from now on."""
     walks: list[int] = []
     shared = memo_module._shared
 
@@ -114,6 +109,17 @@ def test_an_appended_count_walks_the_remembered_history_once(
         return shared(refs, items)
 
     monkeypatch.setattr(memo_module, "_shared", counted)
+    return walks
+
+
+def test_an_appended_count_walks_the_remembered_history_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Counting a history plus two messages compares it with the remembered one once."""
+    counter = TiktokenCounter()
+    history = _history(6)
+    counter.running_counts(history[:-2])
+    walks = _walks(monkeypatch)
     total = counter.running_counts(history).total()
     assert walks == [len(history)]  # the match; `remember` reuses its answer
     assert total == TiktokenCounter().count_messages(history) - 3
@@ -125,14 +131,7 @@ def test_the_quiet_check_walks_its_memo_once_per_call(monkeypatch: pytest.Monkey
     node = create_compaction_node(trigger_tokens=100_000, token_counter=TiktokenCounter())
     history = _history(6)
     assert node.quiet({"messages": history[:-2]})
-    walks: list[int] = []
-    shared = memo_module._shared
-
-    def counted(refs: Any, items: Any) -> int:
-        walks.append(len(items))
-        return shared(refs, items)
-
-    monkeypatch.setattr(memo_module, "_shared", counted)
+    walks = _walks(monkeypatch)
     assert node.quiet({"messages": history})
     assert walks == [len(history), len(history)]  # the counter's memo, then the check's
     assert node.invoke({"messages": history}) == {}
