@@ -50,6 +50,8 @@ __all__ = [
     "count_dropped",
     "delete_recall",
     "entry_text",
+    "found_texts",
+    "held_texts",
     "merge_recall",
     "merge_texts",
     "message_handle",
@@ -146,6 +148,30 @@ def entry_text(
     if text is None and isinstance(texts, Mapping):
         text = texts.get(handle)
     return text if isinstance(text, str) else None
+
+
+def held_texts(state: Any) -> list[tuple[str, str | None]]:
+    """Each handle of a state's index with its text kept in state (`None`: in the store)."""
+    index = state.get(RECALL_KEY) if isinstance(state, Mapping) else None
+    if not isinstance(index, Mapping):
+        return []
+    texts = state.get(TEXTS_KEY)
+    return [(h, entry_text(h, e, texts)) for h, e in index.items()]
+
+
+def found_texts(
+    held: list[tuple[str, str | None]], stored: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """`held`'s texts, those not in state read from `stored` (store key -> item value)."""
+    out = []
+    for handle, in_state in held:
+        text = in_state
+        if text is None:
+            value = stored.get(handle)
+            text = value.get("text") if isinstance(value, Mapping) else None
+        if isinstance(text, str):
+            out.append((handle, text))
+    return out
 
 
 def moved(index: Mapping[str, RecallEntry], texts: Mapping[str, Any] | None) -> dict[str, Any]:

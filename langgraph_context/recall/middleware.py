@@ -58,7 +58,8 @@ from langgraph_context.recall.archive import (
     RecallLimits,
     count_dropped,
     dropped,
-    entry_text,
+    found_texts,
+    held_texts,
     kept_entries,
     merge_recall,
     merge_texts,
@@ -111,11 +112,6 @@ def _render(message: BaseMessage) -> str:
         f"\n[calls {c['name']}] {c['args']}" for c in getattr(message, "tool_calls", [])
     )
     return f"{text}{calls}".strip()
-
-
-def _index(request: ModelRequest[Any], key: str = RECALL_KEY) -> dict[str, Any]:
-    index = request.state.get(key) if isinstance(request.state, dict) else None
-    return index if isinstance(index, dict) else {}
 
 
 def _latest_request(messages: Sequence[BaseMessage]) -> str:
@@ -351,15 +347,11 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         """The request with the archive's best passages for the latest request, fenced."""
         if self.max_recall_tokens is None:
             return request
-        index, moved_texts = _index(request), _index(request, TEXTS_KEY)
-        query = _latest_request(request.messages) if index else ""
+        held = held_texts(request.state)
+        query = _latest_request(request.messages) if held else ""
         if not query.strip():
             return request
-        texts = []
-        for handle, entry in index.items():
-            text = entry_text(handle, entry, moved_texts) or (stored.get(handle) or {}).get("text")
-            if isinstance(text, str):
-                texts.append((handle, text))
+        texts = found_texts(held, stored)
         hits = search_passages(
             query, texts, max_result_tokens=self.max_recall_tokens, token_counter=self._counter
         )
@@ -376,8 +368,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
 
     def _stored(self, request: ModelRequest[Any]) -> BaseStore | None:
         """The run's store when the index keeps some texts there (to read them from)."""
-        moved_texts = _index(request, TEXTS_KEY)
-        if all(entry_text(h, e, moved_texts) is not None for h, e in _index(request).items()):
+        if all(text is not None for _, text in held_texts(request.state)):
             return None
         store, _ = _run_namespace(self.namespace)
         return store

@@ -24,6 +24,8 @@ from langgraph_context.recall.archive import (
     TEXTS_KEY,
     RecallEntry,
     entry_text,
+    found_texts,
+    held_texts,
     recall_namespace,
 )
 from langgraph_context.recall.read import PageError, read_page, search_passages
@@ -204,24 +206,6 @@ def create_read_tool_output_tool(
     return spec.build(read_tool_output, coroutine=aread_tool_output)
 
 
-def _in_state(runtime: ToolRuntime) -> list[tuple[str, str | None]]:
-    """Each handle of the thread's index with its text kept in state (or `None`)."""
-    moved = _index(runtime, TEXTS_KEY)
-    return [(h, entry_text(h, e, moved)) for h, e in _index(runtime).items()]
-
-
-def _texts(kept: list[tuple[str, str | None]], stored: Mapping[str, Any]) -> list[tuple[str, str]]:
-    out = []
-    for handle, held in kept:
-        text = held
-        if text is None:
-            value = stored.get(handle)
-            text = value.get("text") if isinstance(value, Mapping) else None
-        if isinstance(text, str):
-            out.append((handle, text))
-    return out
-
-
 def create_search_history_tool(
     *,
     max_result_tokens: int = DEFAULT_PAGE_TOKENS,
@@ -253,13 +237,13 @@ def create_search_history_tool(
         """Search kept texts."""
 
         def work() -> str:
-            kept = _in_state(runtime)
+            kept = held_texts(runtime.state)
             stored: dict[str, Any] = {}
             if any(text is None for _, text in kept):
                 store, where = _where(runtime, namespace)
                 items = store.search(where, limit=len(kept) + _SHOWN_HANDLES)
                 stored = {item.key: item.value for item in items}
-            return _hits(query, _texts(kept, stored), cap)
+            return _hits(query, found_texts(kept, stored), cap)
 
         return _answer(runtime, work)
 
@@ -267,13 +251,13 @@ def create_search_history_tool(
         """Search kept texts."""
 
         async def work() -> str:
-            kept = _in_state(runtime)
+            kept = held_texts(runtime.state)
             stored: dict[str, Any] = {}
             if any(text is None for _, text in kept):
                 store, where = _where(runtime, namespace)
                 items = await store.asearch(where, limit=len(kept) + _SHOWN_HANDLES)
                 stored = {item.key: item.value for item in items}
-            return _hits(query, _texts(kept, stored), cap)
+            return _hits(query, found_texts(kept, stored), cap)
 
         return await _aanswer(runtime, work)
 
