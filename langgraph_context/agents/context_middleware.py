@@ -28,6 +28,7 @@ from langgraph_context._steps import Failed, adrive, drive
 from langgraph_context.agents._budget import check_positive_int
 from langgraph_context.agents._hooks import arun_inner, run_inner
 from langgraph_context.agents._overflow import Window
+from langgraph_context.agents._steady import SteadyCalls
 from langgraph_context.compaction.provenance import (
     fenced_compaction_message,
     is_trusted_system,
@@ -44,7 +45,7 @@ from langgraph_context.context import (
     stamp_messages,
 )
 from langgraph_context.context.breakpoints import cache_control_for, uses_cache_points
-from langgraph_context.context.node import Layout
+from langgraph_context.context.node import Layout, reporting_cache_node
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
@@ -228,9 +229,10 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         if budget is not None:
             builder = ContextBuilder(config=ContextConfig(max_tokens=budget))
         cache_control_for(cache_breakpoints, None)  # refuse a bad setting now
+        builder = builder or ContextBuilder()
         self._node = (
             create_context_node(
-                builder or ContextBuilder(),
+                builder,
                 layout=layout,
                 keep_last=keep_last,
                 output_key=_VIEW,
@@ -240,6 +242,16 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             if assemble
             else None
         )
+        # A steady call extends the thread's last request (`_steady`): cache layout only.
+        self._steady: SteadyCalls | None = None
+        if self._node is not None and layout == "cache":
+            self._steady = SteadyCalls(builder.token_counter, builder.config.max_tokens)
+            self._node = reporting_cache_node(
+                builder,
+                output_key=_VIEW,
+                harden_from_start=harden_from_start,
+                report=self._steady.reported,
+            )
         self._stamp_times = stamp_times
         self._window = Window(
             check_positive_int(context_window, "context_window"), resolve_counter(None)
@@ -276,13 +288,10 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             else:
                 history, _ = stamped_history(history, now=now)
                 stamped = stamp_messages(stored, now=now)
-        history = repair_history(history).messages
         if self._node is None:
-            request = self._plain(request, history)
+            request = self._plain(request, repair_history(history).messages)
         else:
-            state = {**request.state, "messages": history}
-            out = yield ("context", state)
-            request = self._assembled(request, out)
+            request = yield from self._context(request, history)
         request = self._marked(request)
         answer = yield ("model", request)
         answered: list[BaseMessage] = []
@@ -298,6 +307,24 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         if isinstance(answer, Failed):
             raise answer.error
         return self._learned(answer, stamped, request, answered)
+
+    def _context(
+        self, request: ModelRequest[Any], history: list[BaseMessage]
+    ) -> Generator[tuple[str, Any], Any, ModelRequest[Any]]:
+        """The request with the assembled context: the last one extended, or the node's."""
+        steady = self._steady
+        prompt = _system_text(request.system_message)
+        if steady is not None:
+            found = steady.extended(prompt, request.model, request.state, history)
+            if found is not None:
+                system, messages = found
+                return request.override(system_message=system, messages=messages)  # type: ignore[arg-type]
+        repaired = repair_history(history).messages
+        out = yield ("context", {**request.state, "messages": repaired})
+        sent = self._assembled(request, out)
+        if steady is not None and isinstance(out, Mapping):
+            steady.remember(request, prompt, history, repaired, out.get(_VIEW), sent)
+        return sent
 
     def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:
         """The prompt, the `[State]` block and the whole history, untrusted parts fenced."""

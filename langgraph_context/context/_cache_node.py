@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -17,7 +18,7 @@ from langgraph_context._memo import RecentMemo
 from langgraph_context.compaction.provenance import fenced_compaction_message
 from langgraph_context.context._calls import Call, Steps, adrive, drive
 from langgraph_context.context._defuse import defused
-from langgraph_context.context._history import node_history, warn_if_short
+from langgraph_context.context._history import node_history, pinned_lost, warn_if_short
 from langgraph_context.context._reuse import HeadBuilds
 from langgraph_context.context._shorten import shorten_messages
 from langgraph_context.context._view import StateView
@@ -40,6 +41,14 @@ from langgraph_context.tokens import TiktokenCounter, TokenCounter
 __all__ = ["cache_node"]
 
 _Stamps = list[BaseMessage]
+Report = Callable[[list[BaseMessage], int], None]
+"""`report(sent, total)`: an output the next call may extend by appending messages.
+
+Called when the whole history was sent (no cut) and counted `total` (additive: a
+`TiktokenCounter`'s per-message counts), hardened already, with no later system
+message, no plan message, no sanitizing rewrite, no pinned item left out, and a
+system head that is a function of the state values `HeadBuilds` keys it by
+(`agents/_steady` extends it)."""
 
 
 def _verbatim(
@@ -142,21 +151,8 @@ def _update(update: dict[str, Any], messages_key: str, stamped: _Stamps) -> dict
     return {**update, messages_key: stamped} if stamped else update
 
 
-def cache_node(
-    builder: ContextBuilder,
-    system_instructions: str | None,
-    messages_key: str,
-    output_key: str,
-    *,
-    name: str,
-    stamp_times: bool,
-    harden_from_start: bool = False,
-) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `layout="cache"` node: stable system message, sticky window, plan last.
-
-    With `harden_from_start` the hardening line is there from the first call.
-    """
-    counter, limit = builder.token_counter, builder.config.max_tokens
+def _head_builder(builder: ContextBuilder) -> tuple[ContextBuilder, bool, str]:
+    """`(builder of the system head, whether untrusted text is protected, hardening line)`."""
     # The system message renders no task and no output section (they would change
     # with every request); its share of the window is fixed, so its selection only
     # changes when the turns before the window or the pinned state do.
@@ -167,6 +163,29 @@ def cache_node(
     # arrival would rewrite the prefix), else once untrusted text is in the input.
     hardening = builder.hardening if builder.hardening is not None else HARDENING_INSTRUCTION
     head_builder.hardening = "" if protect else head_builder.hardening
+    return head_builder, protect, hardening
+
+
+def cache_node(
+    builder: ContextBuilder,
+    system_instructions: str | None,
+    messages_key: str,
+    output_key: str,
+    *,
+    name: str,
+    stamp_times: bool,
+    harden_from_start: bool = False,
+    report: Report | None = None,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The `layout="cache"` node: stable system message, sticky window, plan last.
+
+    With `harden_from_start` the hardening line is there from the first call;
+    `report` hears the steady outputs (see `Report`).
+    """
+    counter, limit = builder.token_counter, builder.config.max_tokens
+    head_builder, protect, hardening = _head_builder(builder)
+    if builder.sanitize or type(counter) is not TiktokenCounter:
+        report = None  # a rewrite per message, or counts that may not add up
     heads = RecentMemo[int](2)  # `_counted`
     heads_built = HeadBuilds()  # the system head over no messages, read back (`_reuse`)
     systems = RecentMemo[SystemMessage](1)  # the latest system message sent (`_sent`)
@@ -187,13 +206,17 @@ def cache_node(
             view = StateView(state, [*older, *later], messages_key, frozenset({"plan"}))
             return _built(heads_built, head_builder, view, instructions, head)
 
-        def done(result: ContextResult, rest: list[BaseMessage], fits: bool) -> dict[str, Any]:
+        def done(result: ContextResult, rest: _Stamps, total: int | None) -> dict[str, Any]:
             sent = _sent(systems, result.text, rest)
             # `fits`: this system message and `rest` were counted within the limit; the
             # stamps removed are not counted, merging and dropping only take tokens
             # away, so unless the last repair added results, the count would repeat.
-            fits = fits and len(sent) <= len(rest) + 1
+            fits = total is not None and len(sent) <= len(rest) + 1
             warn_if_short(result, sent, counter, limit, node=name, fits=fits)
+            if report is not None and total is not None and fits and due and not later:
+                steady = bool(body) and not tail and not pinned_lost(result)
+                if steady and heads_built.key(head_builder, state, instructions, head):
+                    report(sent, total)
             return _update({output_key: sent}, messages_key, stamped)
 
         # While the whole history fits beside the system message as it is, it is sent
@@ -206,8 +229,9 @@ def cache_node(
             head = _head(builder, instructions)
             whole = yield from build([])
         window = _verbatim(builder, [], body)
-        if _counted(counter, heads, whole.text, [*window, *tail]) <= limit:
-            return done(whole, [*window, *tail], fits=True)
+        total = _counted(counter, heads, whole.text, [*window, *tail])
+        if total <= limit:
+            return done(whole, [*window, *tail], total)
         overhead = max(0, counter([SystemMessage("")]))
         room = max(0, limit - overhead - head - (counter(tail) if tail else 0))
         cut = sticky_cut(body, room, counter)
@@ -217,7 +241,7 @@ def cache_node(
         if window and counter(window) > room:
             window = shorten_messages(window, room, counter)
         result = (yield from build(body[:cut])) if cut else whole
-        return done(result, [*window, *tail], fits=False)
+        return done(result, [*window, *tail], None)
 
     def run(state: Any) -> dict[str, Any]:
         return drive(steps(state))

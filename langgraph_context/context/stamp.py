@@ -31,6 +31,7 @@ __all__ = [
     "stamp_message",
     "stamp_messages",
     "stamped_history",
+    "without_stamp",
     "without_stamps",
 ]
 
@@ -155,7 +156,7 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     # Only the copies are kept (`None` where the message went as itself): holding a
     # history's own messages would keep its first one, and so the entry, alive.
     tail = items[known:]
-    new = [None if c is m else c for c, m in zip(map(_unstamped, tail), tail, strict=True)]
+    new = [None if c is m else c for c, m in zip(map(without_stamp, tail), tail, strict=True)]
     made = [*copies[:known], *new]
     if first >= known:  # where the first `None` is (`len(made)`: none)
         first = known + next((i for i, c in enumerate(new) if c is None), len(new))
@@ -165,8 +166,11 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return [m if c is None else c for c, m in zip(made, items, strict=True)]
 
 
-def _unstamped(message: BaseMessage) -> BaseMessage:
-    """The message without the time stamp key (itself when it has none)."""
+def without_stamp(message: BaseMessage) -> BaseMessage:
+    """The message as the model is sent it: without the time stamp key (itself when it has none).
+
+    `without_stamps` for one message, remembering nothing.
+    """
     kwargs = message.additional_kwargs
     if MESSAGE_TIME_KEY not in kwargs:
         return message
