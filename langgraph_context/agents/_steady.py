@@ -49,7 +49,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
-from langgraph_context.context.stamp import without_stamp
+from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamped_history, without_stamp
+from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
 
 __all__ = ["STEADY_THREADS", "SteadyCalls"]
@@ -116,11 +117,17 @@ class SteadyCalls:
         """The context node's report: `sent` (its output) may be extended next call."""
         self._reported = (sent, total)
 
-    def extended(
-        self, prompt: str, model: Any, state: Any, history: list[BaseMessage]
-    ) -> tuple[SystemMessage | None, list[BaseMessage]] | None:
-        """`(system message, messages)` of a steady call over `history`, else `None`."""
-        found = self._steady(prompt, model, state, history)
+    def request(
+        self, request: Any, stamp_times: bool, now: float
+    ) -> tuple[Any, list[BaseMessage]] | None:
+        """`(request extended, messages stamped for state)` for a steady call, else `None`.
+
+        Args:
+            request: The model request as `ContextMiddleware` receives it.
+            stamp_times: Whether the middleware stamps arrivals (their copies go to state).
+            now: The time to stamp them with.
+        """
+        found = self._steady(request, stamp_times, now)
         if found is None:
             self.misses += 1
             return None
@@ -128,10 +135,11 @@ class SteadyCalls:
         return found
 
     def _steady(
-        self, prompt: str, model: Any, state: Any, history: list[BaseMessage]
-    ) -> tuple[SystemMessage | None, list[BaseMessage]] | None:
+        self, request: Any, stamp_times: bool, now: float
+    ) -> tuple[Any, list[BaseMessage]] | None:
+        history = request.messages
         last = self._data.get(id(history[0])) if history else None
-        if last is None or prompt != last.prompt or model is not last.model:
+        if last is None or request.model is not last.model:
             return None
         n = len(last.refs)
         added = history[n:]
@@ -142,22 +150,32 @@ class SteadyCalls:
             return None
         if not all(map(operator.is_, map(_content, history), last.contents)):
             return None
+        if not _closed_round(added) or _prompt(request.system_message) != last.prompt:
+            return None
+        state = request.state
         values = tuple(get_state_value(state, key, None) for key in _KEYS)
         if values[0] or not all(map(operator.is_, values, last.state)):
             return None
-        if not _closed_round(added):
-            return None
+        stamped: list[BaseMessage] = []
+        if stamp_times:
+            # The state's own messages (one set of copies serves both), and the reply
+            # dated (so only `added` holds arrivals: `stamped_history` of the whole
+            # would stamp the same ones).
+            raw = get_state_value(state, "messages", [])
+            own = len(raw) == len(history) and all(map(operator.is_, raw, history))
+            if not own or MESSAGE_TIME_KEY not in added[0].additional_kwargs:
+                return None
+            added, stamped = stamped_history(added, now=now)
         total = last.total + sum(self._counter.count_each(added))
         if total > self._limit:
             return None
-        new = list(map(without_stamp, added))
         last.refs = [*last.refs, *map(weakref.ref, added)]
         last.contents = [*last.contents, *map(_content, added)]
-        last.messages, last.total = [*last.messages, *new], total
+        last.messages, last.total = [*last.messages, *map(without_stamp, added)], total
         messages: list[Any] = [*last.messages]
         for at in last.first_at:
             messages[at] = history[0]
-        return last.system, messages
+        return request.override(system_message=last.system, messages=messages), stamped
 
     def remember(
         self,
@@ -225,6 +243,11 @@ class SteadyCalls:
     def __len__(self) -> int:
         """The number of threads recorded."""
         return len(self._data)
+
+
+def _prompt(message: SystemMessage | None) -> str:
+    """The agent's system prompt as `ContextMiddleware` reads it."""
+    return content_text(message.content) if message is not None else ""
 
 
 def _closed_round(added: list[BaseMessage]) -> bool:

@@ -272,26 +272,13 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         self, request: ModelRequest[Any]
     ) -> Generator[tuple[str, Any], Any, ModelCallResult[Any]]:
         """Stamp, repair, assemble, mark; call; stamp the reply (sync and async)."""
-        history = as_messages(request.messages)
-        stamped: list[BaseMessage] = []
-        if self._stamp_times:
-            # The same time on the request's copies (which the context dates) and on the
-            # state's own messages (written back by id: an outer middleware may have
-            # rewritten the request's, and those are never stored).
-            now = time.time()
-            raw = get_state_value(request.state, "messages", [])
-            own = len(raw) == len(history) and all(map(operator.is_, raw, history))
-            stored = history if own else as_messages(raw)  # the same objects: checked
-            if own or (len(history) == len(stored) and all(map(operator.is_, history, stored))):
-                # The request holds the state's own messages: one set of copies serves both.
-                history, stamped = stamped_history(history, now=now)
-            else:
-                history, _ = stamped_history(history, now=now)
-                stamped = stamp_messages(stored, now=now)
-        if self._node is None:
-            request = self._plain(request, repair_history(history).messages)
+        now = time.time()
+        steady = self._steady
+        found = steady.request(request, self._stamp_times, now) if steady is not None else None
+        if found is not None:  # the thread's last request, extended (`_steady`)
+            request, stamped = found
         else:
-            request = yield from self._context(request, history)
+            request, stamped = yield from self._full(request, now)
         request = self._marked(request)
         answer = yield ("model", request)
         answered: list[BaseMessage] = []
@@ -308,23 +295,34 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             raise answer.error
         return self._learned(answer, stamped, request, answered)
 
-    def _context(
-        self, request: ModelRequest[Any], history: list[BaseMessage]
-    ) -> Generator[tuple[str, Any], Any, ModelRequest[Any]]:
-        """The request with the assembled context: the last one extended, or the node's."""
-        steady = self._steady
-        prompt = _system_text(request.system_message)
-        if steady is not None:
-            found = steady.extended(prompt, request.model, request.state, history)
-            if found is not None:
-                system, messages = found
-                return request.override(system_message=system, messages=messages)  # type: ignore[arg-type]
+    def _full(
+        self, request: ModelRequest[Any], now: float
+    ) -> Generator[tuple[str, Any], Any, tuple[ModelRequest[Any], list[BaseMessage]]]:
+        """Stamp, repair, assemble: the request, and the stamped messages for state."""
+        history = as_messages(request.messages)
+        stamped: list[BaseMessage] = []
+        if self._stamp_times:
+            # The same time on the request's copies (which the context dates) and on the
+            # state's own messages (written back by id: an outer middleware may have
+            # rewritten the request's, and those are never stored).
+            raw = get_state_value(request.state, "messages", [])
+            own = len(raw) == len(history) and all(map(operator.is_, raw, history))
+            stored = history if own else as_messages(raw)  # the same objects: checked
+            if own or (len(history) == len(stored) and all(map(operator.is_, history, stored))):
+                # The request holds the state's own messages: one set of copies serves both.
+                history, stamped = stamped_history(history, now=now)
+            else:
+                history, _ = stamped_history(history, now=now)
+                stamped = stamp_messages(stored, now=now)
+        if self._node is None:
+            return self._plain(request, repair_history(history).messages), stamped
         repaired = repair_history(history).messages
         out = yield ("context", {**request.state, "messages": repaired})
         sent = self._assembled(request, out)
-        if steady is not None and isinstance(out, Mapping):
-            steady.remember(request, prompt, history, repaired, out.get(_VIEW), sent)
-        return sent
+        if self._steady is not None and isinstance(out, Mapping):
+            prompt = _system_text(request.system_message)
+            self._steady.remember(request, prompt, history, repaired, out.get(_VIEW), sent)
+        return sent, stamped
 
     def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:
         """The prompt, the `[State]` block and the whole history, untrusted parts fenced."""
