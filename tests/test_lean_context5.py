@@ -8,8 +8,11 @@ final states.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import itertools
 import re
+import weakref
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -33,6 +36,7 @@ from langgraph.types import Command
 from pydantic import Field
 
 from langgraph_context.agents import ContextMiddleware
+from langgraph_context.agents._steady import STEADY_THREADS, SteadyCalls
 from langgraph_context.context.stamp import MESSAGE_TIME_KEY
 from langgraph_context.state import NoteStateMixin, PlanStateMixin
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -264,3 +268,78 @@ def test_a_message_edited_in_place_is_not_served_stale() -> None:
     # Call 1 has no tool output (not hardened: never extended), call 2 has no record,
     # call 3 follows the edit (the first message's content was replaced): full path.
     assert (steady.hits, steady.misses) == (1, 3)
+
+
+def test_async_calls_equal_sync_calls() -> None:
+    """The same turns through `astream` send the same requests and leave the same state."""
+    turns = _long_turn()
+    sync, _ = _run(turns, 1_500, steady=True, threads=("a",))
+    middleware = ContextMiddleware(1_500)
+    model = _Model(responses=[AIMessage("unused")])
+    model.scripts = {"a": _script(turns, "a")}
+    agent = create_agent(
+        model,
+        tools=_TOOLS,
+        middleware=[middleware],
+        state_schema=_State,
+        checkpointer=InMemorySaver(),
+        system_prompt="You read logs.",
+    )
+    config: Any = {"configurable": {"thread_id": "a"}, "recursion_limit": 200}
+
+    async def run() -> dict[str, Any]:
+        for start in _inputs(turns, "a"):
+            async for _ in agent.astream(start, config, stream_mode="updates"):
+                pass
+        state = await agent.aget_state(config)
+        return {"requests": model.requests, "states": {"a": state.values}}
+
+    assert _canonical(asyncio.run(run())) == _canonical(sync)
+    assert middleware._steady is not None
+    assert middleware._steady.hits == 6
+
+
+def test_records_go_with_their_threads_and_stay_bounded() -> None:
+    """A finished run leaves no record; more threads than the bound keep the bound."""
+    steady = SteadyCalls(None, 1_000)
+    held = []
+    for k in range(STEADY_THREADS + 5):
+        first, second = HumanMessage(f"hi {k}"), AIMessage("hello")
+        steady.reported([SystemMessage("s"), HumanMessage(f"hi {k}")], 10)
+        view = steady._reported[0] if steady._reported else None
+        request = _Request(first)
+        sent = _Request(first, [HumanMessage(f"hi {k}")])
+        steady.remember(request, "", [first, second], [first, second], view, sent)
+        held.append((first, second))
+    assert len(steady) == STEADY_THREADS
+    ref = weakref.ref(held[-1][0])
+    held.clear()
+    del first, second, request, sent
+    gc.collect()
+    assert ref() is None
+    assert len(steady) == 0
+
+
+class _Request:
+    """The fields of a model request `SteadyCalls.remember` reads."""
+
+    def __init__(self, first: BaseMessage, messages: list[BaseMessage] | None = None) -> None:
+        self.messages = messages if messages is not None else [first]
+        self.system_message = SystemMessage("s")
+        self.model = None
+        self.state: dict[str, Any] = {}
+
+
+def test_a_record_does_not_keep_its_first_message_alive() -> None:
+    """The first message sent as itself is not held: the record still goes with it."""
+    steady = SteadyCalls(None, 1_000)
+    first, second = HumanMessage("hi"), AIMessage("hello")
+    view = [SystemMessage("s"), first]
+    steady.reported(view, 10)
+    steady.remember(_Request(first), "", [first, second], [first, second], view, _Request(first))
+    assert len(steady) == 1
+    ref = weakref.ref(first)
+    del first, view
+    gc.collect()
+    assert ref() is None
+    assert len(steady) == 0
