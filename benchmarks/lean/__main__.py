@@ -339,6 +339,14 @@ def cold_builds(sizes: list[int]) -> list[dict[str, float]]:
     return rows
 
 
+def _encoder() -> str:
+    """Which exact encoder counts: rs-bpe (the `fast` extra) or tiktoken alone."""
+    from langgraph_context.tokens import default_counter
+
+    encoding = getattr(default_counter(), "encoding", None)
+    return "rs-bpe" if type(encoding).__name__ == "_FastEncoding" else "tiktoken"
+
+
 def main() -> None:
     """Run the four measurements and write `benchmarks/results/lean.json`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -350,6 +358,8 @@ def main() -> None:
         print(json.dumps(_cold_point(args.cold_point)))
         return
     quick = args.quick
+    encoder = _encoder()
+    print(f"encoder: {encoder} (LGC_TOKENIZER=tiktoken for tiktoken alone)")
     print("1. tool-output cut of a ~2,000-token result (limit 1,600), CPU ms, medians")
     cut = cut_costs(40 if quick else 200)
     print(
@@ -392,7 +402,7 @@ def main() -> None:
         "lean",
         {"cut": cut, "per_call": calls, "per_call_1000": long, "recount": again,
          "live_mb_per_5_threads": live, "live_mb_per_5_threads_bare": bare_live,
-         "cold_builds": builds, "quick": quick},
+         "cold_builds": builds, "quick": quick, "encoder": encoder},
     )  # fmt: skip
     print(f"wrote {path}")
 

