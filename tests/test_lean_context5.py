@@ -56,23 +56,23 @@ def _text(size: int, seed: int) -> str:
 
 
 @tool
-def read(size: int, seed: int) -> str:
+def read(size: int, seed: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
     """Read a log of `size` words."""
-    return _text(size, seed)
+    return ToolMessage(_text(size, seed), tool_call_id=tool_call_id, id=f"t-{tool_call_id}")
 
 
 @tool
 def set_plan(step: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
     """Set a one-step plan."""
     update = {"plan": [{"content": step, "status": "pending"}]}
-    done = ToolMessage("planned", tool_call_id=tool_call_id)
+    done = ToolMessage("planned", tool_call_id=tool_call_id, id=f"t-{tool_call_id}")
     return Command(update={**update, "messages": [done]})
 
 
 @tool
 def write_note(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
     """Write a note."""
-    done = ToolMessage("noted", tool_call_id=tool_call_id)
+    done = ToolMessage("noted", tool_call_id=tool_call_id, id=f"t-{tool_call_id}")
     return Command(update={"note": {name: f"text of {name}"}, "messages": [done]})
 
 
@@ -82,16 +82,18 @@ def forget(
 ) -> Command[Any]:
     """Remove the oldest message but one from the history."""
     old = state["messages"][1]
-    done = ToolMessage("forgotten", tool_call_id=tool_call_id)
+    done = ToolMessage("forgotten", tool_call_id=tool_call_id, id=f"t-{tool_call_id}")
     return Command(update={"messages": [RemoveMessage(id=old.id), done]})
 
 
 @tool
-def edit_first(state: Annotated[Any, InjectedState]) -> str:
+def edit_first(
+    state: Annotated[Any, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
+) -> ToolMessage:
     """Edit the first message in place (not through the state's reducer)."""
     first = state["messages"][0]
     first.content = f"{first.content} (edited)"
-    return "edited"
+    return ToolMessage("edited", tool_call_id=tool_call_id, id=f"t-{tool_call_id}")
 
 
 _TOOLS = [read, set_plan, write_note, forget, edit_first]
@@ -111,7 +113,10 @@ class _Model(ScriptedChatModel):
         self.at[thread] = k + 1
         script = self.scripts[thread]
         reply = script[k] if k < len(script) else AIMessage("done")
-        return ChatResult(generations=[ChatGeneration(message=reply.model_copy())])
+        # Every message has an id of the script's (none a random uuid): an id is rendered in
+        # the context, so its token count decides what fits a tight budget.
+        message = reply.model_copy(update={"id": f"{thread}-ai{k}"})
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 _UUID = re.compile(r"(lc_run--)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -157,8 +162,9 @@ def _inputs(turns: list[Turn], tag: str) -> list[dict[str, Any]]:
     """Each turn's input: a user message, after a system message when the turn says so."""
     out = []
     for k, (_, system) in enumerate(turns):
-        user = HumanMessage(f"{tag} request {k}")
-        messages = [SystemMessage(f"note from a node {k}"), user] if system else [user]
+        user = HumanMessage(f"{tag} request {k}", id=f"{tag}-h{k}")
+        note = SystemMessage(f"note from a node {k}", id=f"{tag}-s{k}")
+        messages = [note, user] if system else [user]
         out.append({"messages": messages})
     return out
 
