@@ -18,6 +18,10 @@ with it. The process-wide memos and their bounds:
 * `tokens._cut`: token counts of the stretches of the tool-output cut's notices (at
   most 64 bytes each, kept as bytes: fixed wording, numbers as zeros), 0.25 MB per
   tiktoken encoding.
+* `toolkit`: the pydantic argument schema inferred for each tool function signature
+  (`SCHEMAS_KEPT`, 256 schemas), and `tokens.tools`: each tool's compact JSON schema
+  (`TOOL_JSON_KEPT`, 256 texts): both keyed by code and signature, not by thread, so
+  an agent built again (a graph factory per run) reuses them.
 
 `PrefixMemo` is the one memo keyed by objects rather than content: it remembers
 histories a check passed, by weak references to their messages (it keeps none alive),

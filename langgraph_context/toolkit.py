@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import os
 import re
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +16,7 @@ from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.state import get_state_value, require_state_keys
 
@@ -26,6 +29,36 @@ _MIXINS = {
     "hot_issues": "PinnedStateMixin",
 }
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+SCHEMAS_KEPT = 256
+"""Inferred tool argument schemas kept process-wide (`ToolSpec.build`), one per tool
+name and function signature: a bound by count, as each is one small pydantic class."""
+_SCHEMAS: SizedMemo[tuple[Any, ...], Any] = SizedMemo(SCHEMAS_KEPT)
+_SCHEMAS_LOCK = threading.Lock()
+
+
+def _schema_key(name: str, func: Callable[..., Any]) -> tuple[Any, ...] | None:
+    """What `StructuredTool.from_function` infers a schema from, or `None` if unhashable.
+
+    The function's code, names, docstring and every parameter (name, kind, annotation,
+    default): a factory's closure made again for another agent has the same key, so
+    the pydantic class inferred the first time serves it (inferring one takes about 4
+    ms and some 300 objects). A default or annotation that cannot be hashed, or a
+    callable without code, is inferred every time.
+    """
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    try:
+        params = tuple(
+            (p.name, p.kind, p.annotation, p.default)
+            for p in inspect.signature(func).parameters.values()
+        )
+        key = (name, code, func.__module__, func.__qualname__, func.__doc__, params)
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    return key
 
 
 def check_workspace(workspace: Any, name: str = "workspace") -> None:
@@ -250,9 +283,20 @@ class ToolSpec:
             async def anamed(*args: Any, **kwargs: Any) -> Any:
                 return self._named(await acall(*args, **kwargs))
 
-        return StructuredTool.from_function(
-            func=named, coroutine=anamed, name=self.name, description=self.description
+        key = _schema_key(self.name, func)
+        with _SCHEMAS_LOCK:
+            schema = None if key is None else _SCHEMAS.get(key)
+        made = StructuredTool.from_function(
+            func=named,
+            coroutine=anamed,
+            name=self.name,
+            description=self.description,
+            args_schema=schema,
         )
+        if schema is None and key is not None:
+            with _SCHEMAS_LOCK:
+                _SCHEMAS.put(key, made.args_schema)
+        return made
 
     def _named(self, result: Any) -> Any:
         """`result` with this tool's name on each of its tool messages that lacks one."""

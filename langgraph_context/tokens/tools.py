@@ -4,21 +4,52 @@ A provider renders the tool definitions ahead of the messages on every call, so 
 are a fixed part of each request's budget, like the system prompt. Counted here as the
 compact JSON of the OpenAI tool schemas (`convert_to_openai_tool`), which is what
 `langchain-openai` sends; other providers' renderings differ by a few tokens per tool.
+
+Each `BaseTool`'s JSON is kept (`TOOL_JSON_KEPT` entries, least recently used out), by
+its class, name, description and argument schema class: what the conversion reads.
+Converting builds a pydantic class per tool (about 1 ms), and every agent build counts
+its tools.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidTypeError
 from langgraph_context.tokens.counter import TokenCounter, count_tokens
 
 __all__ = ["count_tool_tokens"]
+
+TOOL_JSON_KEPT = 256
+"""Tools whose compact JSON schema is kept process-wide (a few hundred bytes each)."""
+_JSON: SizedMemo[tuple[Any, ...], str] = SizedMemo(TOOL_JSON_KEPT)
+_LOCK = threading.Lock()
+
+
+def _tool_json(item: Any) -> str:
+    """The compact JSON of `item`'s OpenAI tool schema (a `BaseTool`'s kept, see above)."""
+    key = None
+    if isinstance(item, BaseTool) and isinstance(item.args_schema, type):
+        key = (type(item), item.name, item.description, item.args_schema)
+        with _LOCK:
+            text = _JSON.get(key)
+        if text is not None:
+            return text
+    text = json.dumps(
+        convert_to_openai_tool(item), ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    if key is not None:
+        with _LOCK:
+            _JSON.put(key, text)
+    return text
 
 
 def count_tool_tokens(
@@ -51,9 +82,9 @@ def count_tool_tokens(
     schemas = []
     for index, item in enumerate(tools):
         try:
-            schemas.append(convert_to_openai_tool(item))
+            schemas.append(_tool_json(item))
         except (TypeError, ValueError) as exc:
             msg = f"tools[{index}] is not a tool ({type(item).__name__}): {exc}"
             raise InvalidTypeError(msg) from exc
-    text = json.dumps(schemas, ensure_ascii=False, separators=(",", ":"), default=str)
-    return count_tokens(text, token_counter=token_counter)
+    # the same text as `json.dumps` of the list: items joined by the compact separator
+    return count_tokens(f"[{','.join(schemas)}]", token_counter=token_counter)
