@@ -15,7 +15,9 @@ Run: `.venv/bin/python -m benchmarks.lean [--quick]`
    our output limit + a history count alone (the pieces). Full runs add a 1,000-call
    thread, bare and ours: ours stays flat in the history's length, bare grows. The
    warm recount of a 200-message history after one append is printed beside a cold
-   count (the memo must keep it cheap). Served throughput is `benchmarks.lean.served`.
+   count (the memo must keep it cheap). One agent build, bare and ours, is printed
+   too (what a graph factory building its agent per run pays). Served throughput is
+   `benchmarks.lean.served`.
 3. Memory per finished thread: `create_context_agent` with its defaults (as `repro_2`)
    and a bare `create_agent`, each over `--threads` threads of 200 calls, each deleted from
    its `InMemorySaver` after it ends; live Python memory (tracemalloc) after each 5, target
@@ -232,6 +234,42 @@ def per_call(calls: int, rounds: int, kinds: tuple[str, ...]) -> dict[str, float
     return {**out, **{f"{k}_x_bare": out[k] / out["bare"] for k in kinds if k != "bare"}}
 
 
+def agent_builds(n: int) -> dict[str, float]:
+    """Median CPU ms of one agent build, bare `create_agent` and ours, interleaved.
+
+    The same model and tool each time, after one warm-up build each: what a graph
+    factory building its agent per run pays (our tools' argument schemas are
+    inferred once per process, then kept).
+    """
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_context import create_context_agent
+    from langgraph_context.testing import ScriptedChatModel
+
+    @tool
+    def read_log(n: int) -> str:
+        """Return log number n."""
+        return str(n)
+
+    model = ScriptedChatModel(responses=[])
+    make = {
+        "bare": lambda: create_agent(model, [read_log], checkpointer=InMemorySaver()),
+        "ours": lambda: create_context_agent(
+            model, [read_log], max_tokens=16_000, checkpointer=InMemorySaver()
+        ),
+    }
+    times: dict[str, list[float]] = {k: [] for k in make}
+    for build in make.values():
+        build()
+    for _ in range(n):
+        for kind, build in make.items():
+            times[kind].append(_cpu_ms(build))
+    out = {k: statistics.median(v) for k, v in times.items()}
+    return {**out, "ours_x_bare": out["ours"] / out["bare"]}
+
+
 def recount() -> dict[str, float]:
     """CPU ms of a cold count of a 200-message history, and of a warm recount after one append."""
     import copy
@@ -386,6 +424,11 @@ def main() -> None:
             f"  1,000-call thread (flat: ours should not grow, bare does): bare {long['bare']:.2f}"
             f" | ours {long['ours']:.2f} ({long['ours_x_bare']:.2f}x)"
         )
+    built = agent_builds(10 if quick else 30)
+    print(
+        f"  one agent build: bare create_agent {built['bare']:.1f} ms"
+        f" | ours {built['ours']:.1f} ms ({built['ours_x_bare']:.1f}x)"
+    )
     again = recount()
     print(
         f"  200-message history: cold count {again['cold_ms']:.1f} ms, warm recount of a"
@@ -400,7 +443,7 @@ def main() -> None:
     builds = cold_builds([1_000, 10_000])
     path = write_result(
         "lean",
-        {"cut": cut, "per_call": calls, "per_call_1000": long, "recount": again,
+        {"cut": cut, "per_call": calls, "per_call_1000": long, "build": built, "recount": again,
          "live_mb_per_5_threads": live, "live_mb_per_5_threads_bare": bare_live,
          "cold_builds": builds, "quick": quick, "encoder": encoder},
     )  # fmt: skip
