@@ -25,7 +25,7 @@ from langgraph_context.context import (
     stamp_messages,
 )
 from langgraph_context.context.gather import message_time
-from langgraph_context.context.stamp import without_stamps
+from langgraph_context.context.stamp import stamped_arrivals, stamped_history, without_stamps
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -185,3 +185,20 @@ def test_without_stamps_reuses_its_copies_and_keeps_no_history_alive() -> None:
     del history, stamped, first, again
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def test_stamped_arrivals_is_the_rule_stamped_history_applies() -> None:
+    """Arrivals after a dated reply are stamped alike; one dated among them refuses the start."""
+    reply = stamp_messages([AIMessage("", id="a")], now=0.0)[0]
+    results = [ToolMessage("r1", tool_call_id="c1", id="t1"), ToolMessage("r2", tool_call_id="c2")]
+    thread = [HumanMessage("hi"), reply, *results]
+    found = stamped_arrivals(thread, 2, now=60.0)
+    assert found is not None
+    assert found == stamped_history(thread, now=60.0)
+    history, stamped = found
+    assert [m.id for m in stamped] == ["t1"]  # no id: nothing to replace in state
+    assert history[2] is stamped[0]
+    assert history[3] is results[1]
+    assert message_time(stamped[0]) == 60.0
+    dated = results[0].model_copy(update={"response_metadata": {"created": 30}})
+    assert stamped_arrivals([HumanMessage("hi"), reply, dated, results[1]], 2, now=60.0) is None

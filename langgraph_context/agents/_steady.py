@@ -49,7 +49,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
-from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamp_message, without_stamp
+from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamped_arrivals, without_stamp
 from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
 
@@ -156,20 +156,19 @@ class SteadyCalls:
         values = tuple(get_state_value(state, key, None) for key in _KEYS)
         if values[0] or not all(map(operator.is_, values, last.state)):
             return None
+        sent = list(map(without_stamp, added))  # what the model is sent of each
         stamped: list[BaseMessage] = []
         if stamp_times:
             # The state's own messages (one set of copies serves both), and the reply
-            # dated: only the results after it can be arrivals (`stamped_history`).
+            # dated: only the results after it can be arrivals (`stamped_arrivals`).
             raw = get_state_value(state, "messages", [])
             own = len(raw) == len(history) and all(map(operator.is_, raw, history))
             if not own or MESSAGE_TIME_KEY not in added[0].additional_kwargs:
                 return None
-            found = _stamped(added, now)
+            found = stamped_arrivals(added, 1, now=now)
             if found is None:
                 return None
-            added, stamped, sent = found
-        else:
-            sent = list(map(without_stamp, added))  # what the model is sent of each
+            added, stamped = found
         total = last.total + sum(self._counter.count_each(added))
         if total > self._limit:
             return None
@@ -247,30 +246,6 @@ class SteadyCalls:
     def __len__(self) -> int:
         """The number of threads recorded."""
         return len(self._data)
-
-
-def _stamped(
-    added: list[BaseMessage], now: float
-) -> tuple[list[BaseMessage], list[BaseMessage], list[BaseMessage]] | None:
-    """`(added stamped, the stamped copies, what is sent)`: `stamped_history` of a round.
-
-    The results are stamped (those with an id; each one is sent as it arrived, which
-    is its copy without the stamp); `None` when one carries a time of its own (the
-    arrivals would then start after it).
-    """
-    out, stamped, sent = [added[0]], [], [without_stamp(added[0])]
-    for message in added[1:]:
-        if not message.id:
-            out.append(message)
-            sent.append(without_stamp(message))
-            continue
-        copy = stamp_message(message, now=now)
-        if copy is message:
-            return None
-        out.append(copy)
-        stamped.append(copy)
-        sent.append(message)
-    return out, stamped, sent
 
 
 def _prompt(message: SystemMessage | None) -> str:

@@ -30,6 +30,7 @@ from langgraph_context.messages import tool_result_ids
 __all__ = [
     "stamp_message",
     "stamp_messages",
+    "stamped_arrivals",
     "stamped_history",
     "without_stamp",
     "without_stamps",
@@ -127,13 +128,40 @@ def stamped_history(
         and the copies (what a node returns under its messages key, where the
         `add_messages` reducer replaces each by id).
     """
+    # Only the arrivals are looked at: a call's work grows with what arrived since.
+    # They start after the last dated message, so none carries a time (never `None`).
+    return stamped_arrivals(messages, _arrived(messages), now=now) or (list(messages), [])
+
+
+def stamped_arrivals(
+    messages: Sequence[BaseMessage], start: int, *, now: float | None = None
+) -> tuple[list[BaseMessage], list[BaseMessage]] | None:
+    """The thread with `messages[start:]` stamped as its arrivals, and the stamped copies.
+
+    The arrivals are the messages after the last dated one: `start` follows a dated
+    message (or is where an undated thread's arrivals begin). Each of them with an id
+    and no time is stamped, all with one time. `stamped_history` finds `start`; a
+    caller that knows the message before it is dated (a stamped reply) skips that walk.
+
+    Args:
+        messages: The thread (or its end), oldest first.
+        start: Where the arrivals begin.
+        now: The time to record (default: the current time).
+
+    Returns:
+        `(history, stamped)` as `stamped_history`, or `None` when a message from
+        `start` on carries a time of its own (the arrivals start after it).
+    """
     history = list(messages)
     stamped: list[BaseMessage] = []
     stamp: str | None = None
-    # Only the arrivals are looked at: a call's work grows with what arrived since.
-    for i in range(_arrived(history), len(history)):
+    for i in range(start, len(history)):
         message = history[i]
-        if _is_turn(message) and message.id and message_time(message) is None:
+        if not _is_turn(message):
+            continue
+        if message_time(message) is not None:
+            return None
+        if message.id:
             stamp = stamp or _stamp(now)
             history[i] = _with_stamp(message, stamp)
             stamped.append(history[i])
