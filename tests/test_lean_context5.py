@@ -169,6 +169,23 @@ def _inputs(turns: list[Turn], tag: str) -> list[dict[str, Any]]:
     return out
 
 
+def _agent(
+    middleware: ContextMiddleware, scripts: dict[str, list[AIMessage]]
+) -> tuple[Any, _Model]:
+    """An agent with the log tools, `middleware` and a model replying from `scripts`."""
+    model = _Model(responses=[AIMessage("unused")])
+    model.scripts = scripts
+    agent = create_agent(
+        model,
+        tools=_TOOLS,
+        middleware=[middleware],
+        state_schema=_State,
+        checkpointer=InMemorySaver(),
+        system_prompt="You read logs.",
+    )
+    return agent, model
+
+
 def _run(
     turns: list[Turn],
     max_tokens: int,
@@ -181,16 +198,7 @@ def _run(
     middleware = ContextMiddleware(max_tokens)
     if not steady:
         middleware._steady = None  # the full path on every call
-    model = _Model(responses=[AIMessage("unused")])
-    model.scripts = {t: script(turns, t) for t in threads}
-    agent = create_agent(
-        model,
-        tools=_TOOLS,
-        middleware=[middleware],
-        state_schema=_State,
-        checkpointer=InMemorySaver(),
-        system_prompt="You read logs.",
-    )
+    agent, model = _agent(middleware, {t: script(turns, t) for t in threads})
 
     def steps(thread: str) -> Iterator[Any]:
         config = {"configurable": {"thread_id": thread}, "recursion_limit": 200}
@@ -285,16 +293,7 @@ def test_async_calls_equal_sync_calls() -> None:
     turns = _long_turn()
     sync, _ = _run(turns, 1_500, steady=True, threads=("a",))
     middleware = ContextMiddleware(1_500)
-    model = _Model(responses=[AIMessage("unused")])
-    model.scripts = {"a": _script(turns, "a")}
-    agent = create_agent(
-        model,
-        tools=_TOOLS,
-        middleware=[middleware],
-        state_schema=_State,
-        checkpointer=InMemorySaver(),
-        system_prompt="You read logs.",
-    )
+    agent, model = _agent(middleware, {"a": _script(turns, "a")})
     config: Any = {"configurable": {"thread_id": "a"}, "recursion_limit": 200}
 
     async def run() -> dict[str, Any]:
