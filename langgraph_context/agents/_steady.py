@@ -109,13 +109,8 @@ class SteadyCalls:
         self._limit = limit
         self._data: OrderedDict[int, _Last] = OrderedDict()
         self._lock = threading.Lock()
-        self._reported: tuple[list[BaseMessage], int] | None = None
         self.hits = 0
         self.misses = 0
-
-    def reported(self, sent: list[BaseMessage], total: int) -> None:
-        """The context node's report: `sent` (its output) may be extended next call."""
-        self._reported = (sent, total)
 
     def request(
         self, request: Any, stamp_times: bool, now: float
@@ -187,6 +182,7 @@ class SteadyCalls:
         history: list[BaseMessage],
         repaired: list[BaseMessage],
         view: Any,
+        report: tuple[list[BaseMessage], int] | None,
         sent: Any,
     ) -> None:
         """Record a full-path call the node reported steady (`view`: the node's output).
@@ -197,10 +193,11 @@ class SteadyCalls:
             history: The stamped history (what the next call's state holds).
             repaired: `history` repaired (the node's input).
             view: The node's output list.
+            report: The node's report in the same output (`(view, its token count)`
+                for an output the next call may extend), or `None`.
             sent: The assembled request (before prompt-cache marks).
         """
-        reported, self._reported = self._reported, None
-        if reported is None or reported[0] is not view or not history:
+        if report is None or report[0] is not view or not history:
             return
         same = len(repaired) == len(history) and all(map(operator.is_, repaired, history))
         messages = list(sent.messages)
@@ -229,7 +226,7 @@ class SteadyCalls:
             system=sent.system_message,
             messages=kept,
             first_at=first_at,
-            total=reported[1],
+            total=report[1],
         )
         with self._lock:
             self._data.pop(key, None)

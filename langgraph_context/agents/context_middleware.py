@@ -67,6 +67,7 @@ from langgraph_context.tokens.window import USAGE_KEY
 __all__ = ["ContextMiddleware", "render_state_block"]
 
 _VIEW = "model_input"  # the node's output key: returned to this module, never a state key
+_REPORT = "steady_report"  # beside it: the node's report of a steady output (`_steady`)
 _MAX_NOTE_NAMES = 50
 _MALFORMED_RETRIES = 3  # replies in a row whose calls did not parse, answered in one call
 
@@ -250,7 +251,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
                 builder,
                 output_key=_VIEW,
                 harden_from_start=harden_from_start,
-                report=self._steady.reported,
+                report_key=_REPORT,
             )
         self._stamp_times = stamp_times
         self._window = Window(
@@ -321,7 +322,8 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         sent = self._assembled(request, out)
         if self._steady is not None and isinstance(out, Mapping):
             prompt = _system_text(request.system_message)
-            self._steady.remember(request, prompt, history, repaired, out.get(_VIEW), sent)
+            view, report = out.get(_VIEW), out.get(_REPORT)
+            self._steady.remember(request, prompt, history, repaired, view, report, sent)
         return sent, stamped
 
     def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:

@@ -20,7 +20,7 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context.context._cache_node import Report, cache_node
+from langgraph_context.context._cache_node import cache_node
 from langgraph_context.context._focus_node import focus_node
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -157,13 +157,14 @@ def create_context_node(
 
 
 def reporting_cache_node(
-    builder: ContextBuilder, *, output_key: str, harden_from_start: bool, report: Report
+    builder: ContextBuilder, *, output_key: str, harden_from_start: bool, report_key: str
 ) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `layout="cache"` node without stamps, calling `report(sent, total)` on a steady call.
+    """The `layout="cache"` node without stamps, whose steady outputs carry a report.
 
     For `ContextMiddleware` (its options checked by `create_context_node` already):
-    `report` hears the output and its token count when the next call may extend it
-    by appending messages (the conditions are `_cache_node.cache_node`'s).
+    beside `output_key`, an output the next call may extend by appending messages
+    carries `(sent, total)` under `report_key` (the conditions are
+    `_cache_node.cache_node`'s), so the report travels with the output it is about.
     """
     return cache_node(
         builder,
@@ -173,7 +174,7 @@ def reporting_cache_node(
         name=DEFAULT_NODE_NAME,
         stamp_times=False,
         harden_from_start=harden_from_start,
-        report=report,
+        report_key=report_key,
     )
 
 
