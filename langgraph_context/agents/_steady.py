@@ -11,7 +11,7 @@ and their walks over the history are skipped (`SteadyCalls.extended`).
 The full path stays the reference; a call is steady only when all of these hold
 (anything else takes the full path, which records the call again):
 
-- the context node reported the last call steady (`context.node.reporting_cache_node`:
+- the context node reported the last call steady (`context.node.reporting_context_node`:
   whole history sent, hardened already, no later system message, no plan message, no
   sanitizing, no pinned item left out, a system head that is a function of the
   pinned state values, an additive `TiktokenCounter` count), and the repair changed

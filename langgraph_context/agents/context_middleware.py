@@ -38,14 +38,13 @@ from langgraph_context.context import (
     CacheBreakpoints,
     ContextBuilder,
     ContextConfig,
-    create_context_node,
     mark_cache_breakpoints,
     mark_cache_points,
     stamp_message,
     stamp_messages,
 )
 from langgraph_context.context.breakpoints import cache_control_for, uses_cache_points
-from langgraph_context.context.node import Layout, reporting_cache_node
+from langgraph_context.context.node import Layout, reporting_context_node
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
@@ -231,14 +230,16 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             builder = ContextBuilder(config=ContextConfig(max_tokens=budget))
         cache_control_for(cache_breakpoints, None)  # refuse a bad setting now
         builder = builder or ContextBuilder()
+        # `create_context_node`'s node, checks and errors; it stamps nothing (stamped
+        # here, in state, with the reply) and reports the outputs a steady call extends.
         self._node = (
-            create_context_node(
+            reporting_context_node(
                 builder,
                 layout=layout,
                 keep_last=keep_last,
                 output_key=_VIEW,
-                stamp_times=False,  # stamped here, in state, with the reply
                 harden_from_start=harden_from_start,
+                report_key=_REPORT,
             )
             if assemble
             else None
@@ -247,12 +248,6 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         self._steady: SteadyCalls | None = None
         if self._node is not None and layout == "cache":
             self._steady = SteadyCalls(builder.token_counter, builder.config.max_tokens)
-            self._node = reporting_cache_node(
-                builder,
-                output_key=_VIEW,
-                harden_from_start=harden_from_start,
-                report_key=_REPORT,
-            )
         self._stamp_times = stamp_times
         self._window = Window(
             check_positive_int(context_window, "context_window"), resolve_counter(None)
