@@ -17,7 +17,8 @@ The full path stays the reference; a call is steady only when all of these hold
   pinned state values, an additive `TiktokenCounter` count), and the repair changed
   nothing in it;
 - the history starts with the last call's history, the very objects, each with the
-  very content object it had (content replaced in place is an edit: full path);
+  very content object it had (content replaced in place is an edit: the full path,
+  whose `without_stamps` copies such a message again);
 - what follows is one closed tool round: an `AIMessage` (plain text content, tool
   calls that all have string ids, no invalid calls), then `ToolMessage`s with text
   content that answer exactly those calls; the last message sent is not an AI
