@@ -247,16 +247,23 @@ def _requests(model: ScriptedChatModel) -> list[list[str]]:
     return [[t for t in _TEXTS if t in text] for text in sent]
 
 
+@pytest.mark.parametrize("merged", [False, True])
 @pytest.mark.parametrize("assemble", [True, False])
 @pytest.mark.parametrize("steady", [True, False])
-def test_a_message_edited_in_place_is_sent_with_its_new_text(assemble: bool, steady: bool) -> None:
-    """A tool rewrites the user's message object in place: the next call sends the new text."""
+def test_a_message_edited_in_place_is_sent_with_its_new_text(
+    assemble: bool, steady: bool, merged: bool
+) -> None:
+    """A tool rewrites the user's message object in place: the next call sends the new text.
+
+    `merged`: a second user message follows, sent merged with the first.
+    """
     model = _rewriting_model()
     middleware = ContextMiddleware(4_000, assemble=assemble)
     if not steady:
         middleware._steady = None  # the full path on every call
     agent = create_agent(model, tools=[rewrite_request], middleware=[middleware])
-    agent.invoke({"messages": [HumanMessage(_TEXTS[0], id="h")]})
+    more = [HumanMessage("and the details", id="h2")] if merged else []
+    agent.invoke({"messages": [HumanMessage(_TEXTS[0], id="h"), *more]})
     assert _requests(model) == [[t] for t in _TEXTS]
     if middleware._steady is not None:  # the last call was tried there, and fell back
         assert (middleware._steady.hits, middleware._steady.misses) == (0, 3)
