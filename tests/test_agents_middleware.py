@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from unittest import mock
 
 import pytest
 from langchain.agents import create_agent
@@ -17,7 +18,8 @@ from langgraph_context.agents import (
     PinnedMiddleware,
     StateToolsMiddleware,
 )
-from langgraph_context.context import ContextBuilder
+from langgraph_context.context import ContextBuilder, node
+from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.messages import content_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
@@ -73,6 +75,35 @@ def test_errors() -> None:
         ContextMiddleware(0)
     with pytest.raises(ValueError, match="cache_breakpoints"):
         ContextMiddleware(cache_breakpoints="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"keep_last": "6"}, InvalidTypeError, "keep_last must be an int, got '6'"),
+        ({"keep_last": -1}, InvalidArgumentError, "keep_last must be >= 0, got -1"),
+        ({"layout": "wide"}, InvalidArgumentError, r"layout must be one of \['cache', 'focus'\]"),
+        ({"harden_from_start": "yes"}, InvalidTypeError, "harden_from_start must be a bool"),
+        ({"builder": "x"}, InvalidTypeError, "builder must be a ContextBuilder or None, got str"),
+    ],
+)
+def test_context_node_options_raise_the_context_nodes_errors(
+    options: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    """A bad context-node option raises `create_context_node`'s typed error naming it."""
+    with pytest.raises(error, match=match):
+        ContextMiddleware(**options)
+
+
+@pytest.mark.parametrize("layout", ["cache", "focus"])
+def test_the_context_node_is_built_once(layout: str) -> None:
+    """Construction builds one context node, of the layout asked for."""
+    with (
+        mock.patch.object(node, "cache_node", wraps=node.cache_node) as cache,
+        mock.patch.object(node, "focus_node", wraps=node.focus_node) as focus,
+    ):
+        ContextMiddleware(2_000, layout=layout)  # type: ignore[arg-type]
+    assert (cache.call_count, focus.call_count) == ((1, 0) if layout == "cache" else (0, 1))
 
 
 @tool

@@ -7,9 +7,11 @@ import sqlite3
 import time
 import weakref
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+import pytest
 from langchain.agents import create_agent
+from langchain.tools import InjectedState
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -22,10 +24,12 @@ from langgraph_context.context import (
     ContextConfig,
     ContextStateMixin,
     create_context_node,
+    stamp_message,
     stamp_messages,
 )
 from langgraph_context.context.gather import message_time
-from langgraph_context.context.stamp import without_stamps
+from langgraph_context.context.stamp import stamped_arrivals, stamped_history, without_stamps
+from langgraph_context.messages import content_text
 from tests.conftest import ScriptedChatModel, ai_calls, call
 
 
@@ -185,3 +189,89 @@ def test_without_stamps_reuses_its_copies_and_keeps_no_history_alive() -> None:
     del history, stamped, first, again
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+def test_without_stamps_copies_again_a_message_whose_content_was_replaced() -> None:
+    """Content replaced in place gets a new copy from there on; an edit inside is shared."""
+    turns = [HumanMessage("hi", id="1"), AIMessage("yo", id="2"), HumanMessage(["a"], id="3")]
+    history = [stamp_message(m, now=0.0) for m in turns]
+    first = without_stamps(history)
+    history[1].content = "new"
+    history[2].content.append("b")  # type: ignore[union-attr]
+    again = without_stamps(history)
+    assert again[0] is first[0]
+    assert [m.content for m in again] == ["hi", "new", ["a", "b"]]
+    assert without_stamps(history)[1] is again[1]  # the new copy is remembered
+
+
+def test_stamped_arrivals_is_the_rule_stamped_history_applies() -> None:
+    """Arrivals after a dated reply are stamped alike; one dated among them refuses the start."""
+    reply = stamp_messages([AIMessage("", id="a")], now=0.0)[0]
+    results = [ToolMessage("r1", tool_call_id="c1", id="t1"), ToolMessage("r2", tool_call_id="c2")]
+    thread = [HumanMessage("hi"), reply, *results]
+    found = stamped_arrivals(thread, 2, now=60.0)
+    assert found is not None
+    assert found == stamped_history(thread, now=60.0)
+    history, stamped = found
+    assert [m.id for m in stamped] == ["t1"]  # no id: nothing to replace in state
+    assert history[2] is stamped[0]
+    assert history[3] is results[1]
+    assert message_time(stamped[0]) == 60.0
+    dated = results[0].model_copy(update={"response_metadata": {"created": 30}})
+    assert stamped_arrivals([HumanMessage("hi"), reply, dated, results[1]], 2, now=60.0) is None
+
+
+@tool
+def rewrite_request(text: str, state: Annotated[Any, InjectedState]) -> str:
+    """Rewrite the user's request in place (the same message object, new content)."""
+    state["messages"][0].content = text
+    return "rewritten"
+
+
+_TEXTS = ["the first request", "the request rewritten once", "the request rewritten twice"]
+
+
+def _rewriting_model() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        responses=[
+            ai_calls(call("rewrite_request", {"text": _TEXTS[1]}, "c1")),
+            ai_calls(call("rewrite_request", {"text": _TEXTS[2]}, "c2")),
+            AIMessage("done"),
+        ]
+    )
+
+
+def _requests(model: ScriptedChatModel) -> list[list[str]]:
+    """Which of `_TEXTS` each model call was sent."""
+    sent = ["\n".join(content_text(m.content) for m in seen) for seen in model.seen]
+    return [[t for t in _TEXTS if t in text] for text in sent]
+
+
+@pytest.mark.parametrize("merged", [False, True])
+@pytest.mark.parametrize("assemble", [True, False])
+@pytest.mark.parametrize("steady", [True, False])
+def test_a_message_edited_in_place_is_sent_with_its_new_text(
+    assemble: bool, steady: bool, merged: bool
+) -> None:
+    """A tool rewrites the user's message object in place: the next call sends the new text.
+
+    `merged`: a second user message follows, sent merged with the first.
+    """
+    model = _rewriting_model()
+    middleware = ContextMiddleware(4_000, assemble=assemble)
+    if not steady:
+        middleware._steady = None  # the full path on every call
+    agent = create_agent(model, tools=[rewrite_request], middleware=[middleware])
+    more = [HumanMessage("and the details", id="h2")] if merged else []
+    agent.invoke({"messages": [HumanMessage(_TEXTS[0], id="h"), *more]})
+    assert _requests(model) == [[t] for t in _TEXTS]
+    if middleware._steady is not None:  # the last call was tried there, and fell back
+        assert (middleware._steady.hits, middleware._steady.misses) == (0, 3)
+
+
+def test_the_context_agent_sends_a_message_edited_in_place_with_its_new_text() -> None:
+    """The same edits through `create_context_agent`: each call sends the text of its time."""
+    model = _rewriting_model()
+    agent = create_context_agent(model, [rewrite_request], max_tokens=4_000)
+    agent.invoke({"messages": [HumanMessage(_TEXTS[0], id="h")]})
+    assert _requests(model) == [[t] for t in _TEXTS]

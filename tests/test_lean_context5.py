@@ -169,6 +169,23 @@ def _inputs(turns: list[Turn], tag: str) -> list[dict[str, Any]]:
     return out
 
 
+def _agent(
+    middleware: ContextMiddleware, scripts: dict[str, list[AIMessage]]
+) -> tuple[Any, _Model]:
+    """An agent with the log tools, `middleware` and a model replying from `scripts`."""
+    model = _Model(responses=[AIMessage("unused")])
+    model.scripts = scripts
+    agent = create_agent(
+        model,
+        tools=_TOOLS,
+        middleware=[middleware],
+        state_schema=_State,
+        checkpointer=InMemorySaver(),
+        system_prompt="You read logs.",
+    )
+    return agent, model
+
+
 def _run(
     turns: list[Turn],
     max_tokens: int,
@@ -181,16 +198,7 @@ def _run(
     middleware = ContextMiddleware(max_tokens)
     if not steady:
         middleware._steady = None  # the full path on every call
-    model = _Model(responses=[AIMessage("unused")])
-    model.scripts = {t: script(turns, t) for t in threads}
-    agent = create_agent(
-        model,
-        tools=_TOOLS,
-        middleware=[middleware],
-        state_schema=_State,
-        checkpointer=InMemorySaver(),
-        system_prompt="You read logs.",
-    )
+    agent, model = _agent(middleware, {t: script(turns, t) for t in threads})
 
     def steps(thread: str) -> Iterator[Any]:
         config = {"configurable": {"thread_id": thread}, "recursion_limit": 200}
@@ -285,16 +293,7 @@ def test_async_calls_equal_sync_calls() -> None:
     turns = _long_turn()
     sync, _ = _run(turns, 1_500, steady=True, threads=("a",))
     middleware = ContextMiddleware(1_500)
-    model = _Model(responses=[AIMessage("unused")])
-    model.scripts = {"a": _script(turns, "a")}
-    agent = create_agent(
-        model,
-        tools=_TOOLS,
-        middleware=[middleware],
-        state_schema=_State,
-        checkpointer=InMemorySaver(),
-        system_prompt="You read logs.",
-    )
+    agent, model = _agent(middleware, {"a": _script(turns, "a")})
     config: Any = {"configurable": {"thread_id": "a"}, "recursion_limit": 200}
 
     async def run() -> dict[str, Any]:
@@ -309,17 +308,46 @@ def test_async_calls_equal_sync_calls() -> None:
     assert middleware._steady.hits == 6
 
 
+def test_threads_running_at_once_each_take_their_steady_calls() -> None:
+    """Four threads at once on one middleware: each call's report reaches its own record."""
+    turns, threads = _long_turn(), ("a", "b", "c", "d")
+    full, _ = _run(turns, 20_000, steady=False, threads=threads)
+    middleware = ContextMiddleware(20_000)
+    agent, model = _agent(middleware, {t: _script(turns, t) for t in threads})
+
+    def config(thread: str) -> Any:
+        return {"configurable": {"thread_id": thread}, "recursion_limit": 200}
+
+    async def run(thread: str) -> None:
+        for start in _inputs(turns, thread):
+            await agent.ainvoke(start, config(thread))
+
+    async def run_all() -> None:
+        await asyncio.gather(*map(run, threads))
+
+    with mock.patch.object(stamp, "_stamp", return_value="2026-01-05T10:00:00+00:00"):
+        asyncio.run(run_all())
+    for t in threads:
+        seen = {"requests": model.requests[t], "state": agent.get_state(config(t)).values}
+        assert _canonical(seen) == _canonical(
+            {"requests": full["requests"][t], "state": full["states"][t]}
+        )
+    steady = middleware._steady
+    assert steady is not None
+    # As each thread alone (`test_steady_calls_are_taken_inside_a_turn`): 6 hits, 3 misses.
+    assert (steady.hits, steady.misses) == (6 * len(threads), 3 * len(threads))
+
+
 def test_records_go_with_their_threads_and_stay_bounded() -> None:
     """A finished run leaves no record; more threads than the bound keep the bound."""
     steady = SteadyCalls(None, 1_000)
     held = []
     for k in range(STEADY_THREADS + 5):
         first, second = HumanMessage(f"hi {k}"), AIMessage("hello")
-        steady.reported([SystemMessage("s"), HumanMessage(f"hi {k}")], 10)
-        view = steady._reported[0] if steady._reported else None
+        view: list[BaseMessage] = [SystemMessage("s"), HumanMessage(f"hi {k}")]
         request = _Request(first)
         sent = _Request(first, [HumanMessage(f"hi {k}")])
-        steady.remember(request, "", [first, second], [first, second], view, sent)
+        steady.remember(request, "", [first, second], [first, second], view, (view, 10), sent)
         held.append((first, second))
     assert len(steady) == STEADY_THREADS
     ref = weakref.ref(held[-1][0])
@@ -345,11 +373,13 @@ def test_a_record_does_not_keep_its_first_message_alive() -> None:
     steady = SteadyCalls(None, 1_000)
     first, second = HumanMessage("hi"), AIMessage("hello")
     view = [SystemMessage("s"), first]
-    steady.reported(view, 10)
-    steady.remember(_Request(first), "", [first, second], [first, second], view, _Request(first))
+    report = (view, 10)
+    steady.remember(
+        _Request(first), "", [first, second], [first, second], view, report, _Request(first)
+    )
     assert len(steady) == 1
     ref = weakref.ref(first)
-    del first, view
+    del first, view, report
     gc.collect()
     assert ref() is None
     assert len(steady) == 0

@@ -224,6 +224,8 @@ def test_a_growing_history_is_made_ready_as_a_fresh_walk_would() -> None:
         if i % 7 == 3:  # a rewritten message: the walk resumes before it
             cut = rng.randrange(1, len(history))
             history[cut] = history[cut].model_copy(update={"content": f"edited {i}"})
+        if i % 7 == 5:  # content replaced in place (the same object): resumed before it too
+            history[rng.randrange(1, len(history))].content = f"replaced {i}"
         resumed = provider_ready_history(list(history))
         again = provider_ready_history(list(history))
         fresh = _fresh_ready(list(history))
@@ -231,3 +233,17 @@ def test_a_growing_history_is_made_ready_as_a_fresh_walk_would() -> None:
         as_sent = [(m.type, m.content, m.id) for m in fresh]
         assert [(m.type, m.content, m.id) for m in resumed] == as_sent
         assert all(a is b for a, b in zip(resumed[:-2], again[:-2], strict=False))
+
+
+def test_merged_turns_are_made_again_when_a_part_is_replaced_in_place() -> None:
+    """Two user turns merged into one: replacing one's content in place sends the new text."""
+    first, second = HumanMessage("first", id="h1"), HumanMessage("second", id="h2")
+    history: list[BaseMessage] = [first, second, AIMessage("ok", id="a1")]
+    before = provider_ready_history(history)
+    first.content = "first, rewritten"
+    after = provider_ready_history([*history, HumanMessage("more", id="h3")])
+    assert after[0] is not before[0]
+    assert after[0].content == [
+        {"type": "text", "text": "first, rewritten"},
+        {"type": "text", "text": "second"},
+    ]

@@ -11,13 +11,14 @@ and their walks over the history are skipped (`SteadyCalls.extended`).
 The full path stays the reference; a call is steady only when all of these hold
 (anything else takes the full path, which records the call again):
 
-- the context node reported the last call steady (`context.node.reporting_cache_node`:
+- the context node reported the last call steady (`context.node.reporting_context_node`:
   whole history sent, hardened already, no later system message, no plan message, no
   sanitizing, no pinned item left out, a system head that is a function of the
   pinned state values, an additive `TiktokenCounter` count), and the repair changed
   nothing in it;
 - the history starts with the last call's history, the very objects, each with the
-  very content object it had (content replaced in place is an edit: full path);
+  very content object it had (content replaced in place is an edit: the full path,
+  whose `without_stamps` copies such a message again);
 - what follows is one closed tool round: an `AIMessage` (plain text content, tool
   calls that all have string ids, no invalid calls), then `ToolMessage`s with text
   content that answer exactly those calls; the last message sent is not an AI
@@ -49,7 +50,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
-from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamp_message, without_stamp
+from langgraph_context.context.stamp import MESSAGE_TIME_KEY, stamped_arrivals, without_stamp
 from langgraph_context.messages import content_text
 from langgraph_context.state import get_state_value
 
@@ -109,13 +110,8 @@ class SteadyCalls:
         self._limit = limit
         self._data: OrderedDict[int, _Last] = OrderedDict()
         self._lock = threading.Lock()
-        self._reported: tuple[list[BaseMessage], int] | None = None
         self.hits = 0
         self.misses = 0
-
-    def reported(self, sent: list[BaseMessage], total: int) -> None:
-        """The context node's report: `sent` (its output) may be extended next call."""
-        self._reported = (sent, total)
 
     def request(
         self, request: Any, stamp_times: bool, now: float
@@ -156,20 +152,19 @@ class SteadyCalls:
         values = tuple(get_state_value(state, key, None) for key in _KEYS)
         if values[0] or not all(map(operator.is_, values, last.state)):
             return None
+        sent = list(map(without_stamp, added))  # what the model is sent of each
         stamped: list[BaseMessage] = []
         if stamp_times:
             # The state's own messages (one set of copies serves both), and the reply
-            # dated: only the results after it can be arrivals (`stamped_history`).
+            # dated: only the results after it can be arrivals (`stamped_arrivals`).
             raw = get_state_value(state, "messages", [])
             own = len(raw) == len(history) and all(map(operator.is_, raw, history))
             if not own or MESSAGE_TIME_KEY not in added[0].additional_kwargs:
                 return None
-            found = _stamped(added, now)
+            found = stamped_arrivals(added, 1, now=now)
             if found is None:
                 return None
-            added, stamped, sent = found
-        else:
-            sent = list(map(without_stamp, added))  # what the model is sent of each
+            added, stamped = found
         total = last.total + sum(self._counter.count_each(added))
         if total > self._limit:
             return None
@@ -188,6 +183,7 @@ class SteadyCalls:
         history: list[BaseMessage],
         repaired: list[BaseMessage],
         view: Any,
+        report: tuple[list[BaseMessage], int] | None,
         sent: Any,
     ) -> None:
         """Record a full-path call the node reported steady (`view`: the node's output).
@@ -198,10 +194,11 @@ class SteadyCalls:
             history: The stamped history (what the next call's state holds).
             repaired: `history` repaired (the node's input).
             view: The node's output list.
+            report: The node's report in the same output (`(view, its token count)`
+                for an output the next call may extend), or `None`.
             sent: The assembled request (before prompt-cache marks).
         """
-        reported, self._reported = self._reported, None
-        if reported is None or reported[0] is not view or not history:
+        if report is None or report[0] is not view or not history:
             return
         same = len(repaired) == len(history) and all(map(operator.is_, repaired, history))
         messages = list(sent.messages)
@@ -230,7 +227,7 @@ class SteadyCalls:
             system=sent.system_message,
             messages=kept,
             first_at=first_at,
-            total=reported[1],
+            total=report[1],
         )
         with self._lock:
             self._data.pop(key, None)
@@ -247,30 +244,6 @@ class SteadyCalls:
     def __len__(self) -> int:
         """The number of threads recorded."""
         return len(self._data)
-
-
-def _stamped(
-    added: list[BaseMessage], now: float
-) -> tuple[list[BaseMessage], list[BaseMessage], list[BaseMessage]] | None:
-    """`(added stamped, the stamped copies, what is sent)`: `stamped_history` of a round.
-
-    The results are stamped (those with an id; each one is sent as it arrived, which
-    is its copy without the stamp); `None` when one carries a time of its own (the
-    arrivals would then start after it).
-    """
-    out, stamped, sent = [added[0]], [], [without_stamp(added[0])]
-    for message in added[1:]:
-        if not message.id:
-            out.append(message)
-            sent.append(without_stamp(message))
-            continue
-        copy = stamp_message(message, now=now)
-        if copy is message:
-            return None
-        out.append(copy)
-        stamped.append(copy)
-        sent.append(message)
-    return out, stamped, sent
 
 
 def _prompt(message: SystemMessage | None) -> str:

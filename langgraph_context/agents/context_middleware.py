@@ -38,14 +38,13 @@ from langgraph_context.context import (
     CacheBreakpoints,
     ContextBuilder,
     ContextConfig,
-    create_context_node,
     mark_cache_breakpoints,
     mark_cache_points,
     stamp_message,
     stamp_messages,
 )
 from langgraph_context.context.breakpoints import cache_control_for, uses_cache_points
-from langgraph_context.context.node import Layout, reporting_cache_node
+from langgraph_context.context.node import Layout, reporting_context_node
 from langgraph_context.context.stamp import stamped_history, without_stamps
 from langgraph_context.errors import InvalidArgumentError
 from langgraph_context.messages import (
@@ -67,6 +66,7 @@ from langgraph_context.tokens.window import USAGE_KEY
 __all__ = ["ContextMiddleware", "render_state_block"]
 
 _VIEW = "model_input"  # the node's output key: returned to this module, never a state key
+_REPORT = "steady_report"  # beside it: the node's report of a steady output (`_steady`)
 _MAX_NOTE_NAMES = 50
 _MALFORMED_RETRIES = 3  # replies in a row whose calls did not parse, answered in one call
 
@@ -230,14 +230,16 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             builder = ContextBuilder(config=ContextConfig(max_tokens=budget))
         cache_control_for(cache_breakpoints, None)  # refuse a bad setting now
         builder = builder or ContextBuilder()
+        # `create_context_node`'s node, checks and errors; it stamps nothing (stamped
+        # here, in state, with the reply) and reports the outputs a steady call extends.
         self._node = (
-            create_context_node(
+            reporting_context_node(
                 builder,
                 layout=layout,
                 keep_last=keep_last,
                 output_key=_VIEW,
-                stamp_times=False,  # stamped here, in state, with the reply
                 harden_from_start=harden_from_start,
+                report_key=_REPORT,
             )
             if assemble
             else None
@@ -246,12 +248,6 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         self._steady: SteadyCalls | None = None
         if self._node is not None and layout == "cache":
             self._steady = SteadyCalls(builder.token_counter, builder.config.max_tokens)
-            self._node = reporting_cache_node(
-                builder,
-                output_key=_VIEW,
-                harden_from_start=harden_from_start,
-                report=self._steady.reported,
-            )
         self._stamp_times = stamp_times
         self._window = Window(
             check_positive_int(context_window, "context_window"), resolve_counter(None)
@@ -321,7 +317,8 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
         sent = self._assembled(request, out)
         if self._steady is not None and isinstance(out, Mapping):
             prompt = _system_text(request.system_message)
-            self._steady.remember(request, prompt, history, repaired, out.get(_VIEW), sent)
+            view, report = out.get(_VIEW), out.get(_REPORT)
+            self._steady.remember(request, prompt, history, repaired, view, report, sent)
         return sent, stamped
 
     def _plain(self, request: ModelRequest[Any], history: list[BaseMessage]) -> ModelRequest[Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -41,14 +40,14 @@ from langgraph_context.tokens import TiktokenCounter, TokenCounter
 __all__ = ["cache_node"]
 
 _Stamps = list[BaseMessage]
-Report = Callable[[list[BaseMessage], int], None]
-"""`report(sent, total)`: an output the next call may extend by appending messages.
+Report = tuple[list[BaseMessage], int]
+"""`(sent, total)` under the node's `report_key`: an output the next call may extend.
 
-Called when the whole history was sent (no cut) and counted `total` (additive: a
-`TiktokenCounter`'s per-message counts), hardened already, with no later system
-message, no plan message, no sanitizing rewrite, no pinned item left out, and a
-system head that is a function of the state values `HeadBuilds` keys it by
-(`agents/_steady` extends it)."""
+Written beside the output `sent` (the very list) when the whole history was sent (no
+cut) and counted `total` (additive: a `TiktokenCounter`'s per-message counts),
+hardened already, with no later system message, no plan message, no sanitizing
+rewrite, no pinned item left out, and a system head that is a function of the state
+values `HeadBuilds` keys it by (`agents/_steady` extends it by appending messages)."""
 
 
 def _verbatim(
@@ -175,17 +174,17 @@ def cache_node(
     name: str,
     stamp_times: bool,
     harden_from_start: bool = False,
-    report: Report | None = None,
+    report_key: str | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """The `layout="cache"` node: stable system message, sticky window, plan last.
 
-    With `harden_from_start` the hardening line is there from the first call;
-    `report` hears the steady outputs (see `Report`).
+    With `harden_from_start` the hardening line is there from the first call; with
+    `report_key` a steady output carries its `Report` under that key.
     """
     counter, limit = builder.token_counter, builder.config.max_tokens
     head_builder, protect, hardening = _head_builder(builder)
     if builder.sanitize or type(counter) is not TiktokenCounter:
-        report = None  # a rewrite per message, or counts that may not add up
+        report_key = None  # a rewrite per message, or counts that may not add up
     heads = RecentMemo[int](2)  # `_counted`
     heads_built = HeadBuilds()  # the system head over no messages, read back (`_reuse`)
     systems = RecentMemo[SystemMessage](1)  # the latest system message sent (`_sent`)
@@ -213,11 +212,12 @@ def cache_node(
             # away, so unless the last repair added results, the count would repeat.
             fits = total is not None and len(sent) <= len(rest) + 1
             warn_if_short(result, sent, counter, limit, node=name, fits=fits)
-            if report is not None and total is not None and fits and due and not later:
+            update: dict[str, Any] = {output_key: sent}
+            if report_key is not None and total is not None and fits and due and not later:
                 steady = bool(body) and not tail and not pinned_lost(result)
                 if steady and heads_built.key(head_builder, state, instructions, head):
-                    report(sent, total)
-            return _update({output_key: sent}, messages_key, stamped)
+                    update[report_key] = (sent, total)
+            return _update(update, messages_key, stamped)
 
         # While the whole history fits beside the system message as it is, it is sent
         # whole: the share set aside for turns before the window waits until there are

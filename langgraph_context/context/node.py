@@ -20,7 +20,7 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableLambda
 from typing_extensions import TypedDict
 
-from langgraph_context.context._cache_node import Report, cache_node
+from langgraph_context.context._cache_node import cache_node
 from langgraph_context.context._focus_node import focus_node
 from langgraph_context.context.builder import ContextBuilder
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
@@ -125,6 +125,69 @@ def create_context_node(
         >>> [m.type for m in out["llm_input_messages"]]
         ['system', 'human']
     """
+    return _context_node(
+        builder,
+        system_instructions=system_instructions,
+        messages_key=messages_key,
+        query_key=query_key,
+        keep_last=keep_last,
+        layout=layout,
+        output_key=output_key,
+        name=name,
+        stamp_times=stamp_times,
+        harden_from_start=harden_from_start,
+        report_key=None,
+    )
+
+
+def reporting_context_node(
+    builder: ContextBuilder | None,
+    *,
+    layout: Layout,
+    keep_last: int,
+    output_key: str,
+    harden_from_start: bool,
+    report_key: str,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """`create_context_node` without stamps whose cache layout reports its steady outputs.
+
+    For `ContextMiddleware`: the node (and the checks, with their errors) of
+    `create_context_node(builder, layout=..., keep_last=..., output_key=...,
+    stamp_times=False, harden_from_start=...)`, where, in the cache layout, an output
+    the next call may extend by appending messages carries `(sent, total)` under
+    `report_key` beside `output_key` (the conditions are `_cache_node.cache_node`'s),
+    so the report travels with the output it is about.
+    """
+    return _context_node(
+        builder,
+        system_instructions=None,
+        messages_key="messages",
+        query_key=None,
+        keep_last=keep_last,
+        layout=layout,
+        output_key=output_key,
+        name=DEFAULT_NODE_NAME,
+        stamp_times=False,
+        harden_from_start=harden_from_start,
+        report_key=report_key,
+    )
+
+
+def _context_node(
+    builder: ContextBuilder | None,
+    *,
+    system_instructions: str | None,
+    messages_key: str,
+    query_key: str | None,
+    keep_last: int,
+    layout: Layout,
+    output_key: str,
+    name: str,
+    stamp_times: bool,
+    harden_from_start: bool,
+    report_key: str | None,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """Check the options (`create_context_node`'s errors), then build the layout's node."""
     _check_options(
         builder,
         keep_last=keep_last,
@@ -143,6 +206,7 @@ def create_context_node(
             name=name,
             stamp_times=stamp_times,
             harden_from_start=harden_from_start,
+            report_key=report_key,
         )
     return focus_node(
         context_builder,
@@ -153,27 +217,6 @@ def create_context_node(
         output_key,
         name=name,
         stamp_times=stamp_times,
-    )
-
-
-def reporting_cache_node(
-    builder: ContextBuilder, *, output_key: str, harden_from_start: bool, report: Report
-) -> RunnableLambda[Any, dict[str, Any]]:
-    """The `layout="cache"` node without stamps, calling `report(sent, total)` on a steady call.
-
-    For `ContextMiddleware` (its options checked by `create_context_node` already):
-    `report` hears the output and its token count when the next call may extend it
-    by appending messages (the conditions are `_cache_node.cache_node`'s).
-    """
-    return cache_node(
-        builder,
-        None,
-        "messages",
-        output_key,
-        name=DEFAULT_NODE_NAME,
-        stamp_times=False,
-        harden_from_start=harden_from_start,
-        report=report,
     )
 
 

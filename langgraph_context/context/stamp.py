@@ -17,9 +17,11 @@ time, ours or its provider's (`response_metadata`), is left as it is.
 
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -30,22 +32,29 @@ from langgraph_context.messages import tool_result_ids
 __all__ = [
     "stamp_message",
     "stamp_messages",
+    "stamped_arrivals",
     "stamped_history",
     "without_stamp",
     "without_stamps",
 ]
 
 MESSAGE_TIME_KEY = "timestamp"
+_content = operator.attrgetter("content")
 
-_UNSTAMPED: PrefixMemo[tuple[list[BaseMessage | None], int]] = PrefixMemo(64)
+_UNSTAMPED: PrefixMemo[tuple[list[BaseMessage | None], int, list[Any]]] = PrefixMemo(64)
 """The copies `without_stamps` made for recent histories (by identity; see `PrefixMemo`),
-and where the first message that went as itself (`None`) is.
+where the first message that went as itself (`None`) is, and each message's content.
 
 Every model call sends the history again: its leading messages get the copies they
 got last time, so only the appended ones are copied, and the request's messages are
-the same objects call after call (which the history checks remember). At most 64
-histories; an entry holds the copies alone (they share their content with the stamped
-messages) and is dropped with the history's first message.
+the same objects call after call (which the history checks remember). A copy shares
+its message's content object, so an edit inside it (a list block) shows in both; a
+message whose content was replaced in place since (`message.content = ...`) gets a new
+copy, found by one C-level pass of content identities (the token counter's guard,
+`tokens._identity`; the old objects are held here, so an identity is never reused).
+Other fields replaced in place are not seen. At most 64 histories; an entry holds the
+copies (they share their content with the stamped messages) and the contents, and is
+dropped with the history's first message.
 """
 
 
@@ -127,13 +136,40 @@ def stamped_history(
         and the copies (what a node returns under its messages key, where the
         `add_messages` reducer replaces each by id).
     """
+    # Only the arrivals are looked at: a call's work grows with what arrived since.
+    # They start after the last dated message, so none carries a time (never `None`).
+    return stamped_arrivals(messages, _arrived(messages), now=now) or (list(messages), [])
+
+
+def stamped_arrivals(
+    messages: Sequence[BaseMessage], start: int, *, now: float | None = None
+) -> tuple[list[BaseMessage], list[BaseMessage]] | None:
+    """The thread with `messages[start:]` stamped as its arrivals, and the stamped copies.
+
+    The arrivals are the messages after the last dated one: `start` follows a dated
+    message (or is where an undated thread's arrivals begin). Each of them with an id
+    and no time is stamped, all with one time. `stamped_history` finds `start`; a
+    caller that knows the message before it is dated (a stamped reply) skips that walk.
+
+    Args:
+        messages: The thread (or its end), oldest first.
+        start: Where the arrivals begin.
+        now: The time to record (default: the current time).
+
+    Returns:
+        `(history, stamped)` as `stamped_history`, or `None` when a message from
+        `start` on carries a time of its own (the arrivals start after it).
+    """
     history = list(messages)
     stamped: list[BaseMessage] = []
     stamp: str | None = None
-    # Only the arrivals are looked at: a call's work grows with what arrived since.
-    for i in range(_arrived(history), len(history)):
+    for i in range(start, len(history)):
         message = history[i]
-        if _is_turn(message) and message.id and message_time(message) is None:
+        if not _is_turn(message):
+            continue
+        if message_time(message) is not None:
+            return None
+        if message.id:
             stamp = stamp or _stamp(now)
             history[i] = _with_stamp(message, stamp)
             stamped.append(history[i])
@@ -150,9 +186,15 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         The same messages, each stamped one replaced by a copy without the key.
     """
     items = list(messages)
+    contents = list(map(_content, items))
     answer = _UNSTAMPED.matched(items)
     known, walk = answer
-    copies, first = walk or ([], 0)
+    copies, first, held = walk or ([], 0, [])
+    if known and not all(map(operator.is_, contents[:known], held)):
+        # Content replaced in place since (`message.content = ...`): a copy still holds
+        # the old object, so the copies are made again from the first such message.
+        same = map(operator.is_, contents, held)
+        known = next(i for i, kept in enumerate(same) if not kept)
     # Only the copies are kept (`None` where the message went as itself): holding a
     # history's own messages would keep its first one, and so the entry, alive.
     tail = items[known:]
@@ -160,7 +202,7 @@ def without_stamps(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     made = [*copies[:known], *new]
     if first >= known:  # where the first `None` is (`len(made)`: none)
         first = known + next((i for i, c in enumerate(new) if c is None), len(new))
-    _UNSTAMPED.remember(items, (made, first), known=answer)
+    _UNSTAMPED.remember(items, (made, first, contents), known=answer)
     if first == len(made):  # every message went as a copy (the usual: all are stamped)
         return list(made)  # type: ignore[arg-type]
     return [m if c is None else c for c, m in zip(made, items, strict=True)]

@@ -12,13 +12,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph_context._memo import PrefixMemo
 from langgraph_context.messages._history import _calls, _results, repair_history
 
-_Walk = tuple[list[BaseMessage | None], list[int]]
+_Walk = tuple[list[BaseMessage | None], list[int], list[Any]]
 _CONTENT = operator.attrgetter("content")
 _READY: PrefixMemo[_Walk] = PrefixMemo(64)
 """Recent repaired histories, by identity (weakly), with the walk over them: each
-message sent (`None` where it was the history's own message, which is not kept), and
-the last history position that went into it. The next history made of the same
-objects resumes the walk after the last message it cannot change (see `_resumed`)."""
+message sent (`None` where it was the history's own message, which is not kept), the
+last history position that went into it, and each history message's content. The
+next history made of the same objects resumes the walk after the last message it
+cannot change (see `_resumed`)."""
 
 
 def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
@@ -54,7 +55,8 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
         ['human', 'ai', 'tool', 'human']
     """
     repaired = repair_history(messages).messages
-    out, ends, made, known = _resumed(repaired)
+    contents = list(map(_CONTENT, repaired))
+    out, ends, made, known = _resumed(repaired, contents)
     resumed = len(out)
     started = any(not isinstance(m, SystemMessage) for m in out)  # a non-system one sent
     for index in range(ends[-1] + 1 if ends else 0, len(repaired)):
@@ -79,26 +81,30 @@ def provider_ready_history(messages: Sequence[Any]) -> list[BaseMessage]:
     made = made[:at] + [
         None if m is repaired[end] else m for m, end in zip(out[at:], ends[at:], strict=True)
     ]
-    _READY.remember(repaired, (made, ends), known=known)
+    _READY.remember(repaired, (made, ends, contents), known=known)
     return at_most_cache_marks(out)
 
 
 def _resumed(
-    repaired: list[BaseMessage],
+    repaired: list[BaseMessage], contents: list[Any]
 ) -> tuple[list[BaseMessage], list[int], list[BaseMessage | None], tuple[int, _Walk | None]]:
     """The messages sent for the part of `repaired` a recent walk already did.
 
     A message sent is kept when every history message that went into it is one of
-    the matched objects: the walk was then where it is now (a message after it may
-    still merge into the last one). Merged and converted messages so stay the same
-    objects from call to call. Also returned: the kept part of the walk's `made`,
-    and what `_READY.matched` answered.
+    the matched objects with the content object it had (`contents`: content replaced
+    in place since, `message.content = ...`, is walked again; a merged message holds
+    its parts' text, so it would be stale): the walk was then where it is now (a
+    message after it may still merge into the last one). Merged and converted
+    messages so stay the same objects from call to call. Also returned: the kept part
+    of the walk's `made`, and what `_READY.matched` answered.
     """
     known = _READY.matched(repaired)
     matched, walk = known
     if walk is None:
         return [], [], [], known
-    made, ends = walk
+    made, ends, held = walk
+    if not all(map(operator.is_, contents[:matched], held)):  # one C-level pass
+        matched = next(i for i, same in enumerate(map(operator.is_, contents, held)) if not same)
     keep = bisect.bisect_left(ends, matched)  # `ends` ascend
     kept = zip(made[:keep], ends[:keep], strict=True)
     out = [repaired[end] if m is None else m for m, end in kept]
