@@ -35,6 +35,7 @@ SCHEMAS_KEPT = 256
 name and function signature: a bound by count, as each is one small pydantic class."""
 _SCHEMAS: SizedMemo[tuple[Any, ...], Any] = SizedMemo(SCHEMAS_KEPT)
 _SCHEMAS_LOCK = threading.Lock()
+_PLAIN_DEFAULTS = frozenset({type(None), bool, int, float, str, type})  # `type`: no default
 
 
 def _schema_key(name: str, func: Callable[..., Any]) -> tuple[Any, ...] | None:
@@ -43,8 +44,9 @@ def _schema_key(name: str, func: Callable[..., Any]) -> tuple[Any, ...] | None:
     The function's code, names, docstring and every parameter (name, kind, annotation,
     default): a factory's closure made again for another agent has the same key, so
     the pydantic class inferred the first time serves it (inferring one takes about 4
-    ms and some 300 objects). A default or annotation that cannot be hashed, or a
-    callable without code, is inferred every time.
+    ms and some 300 objects). A default that is not a plain value (None, a bool, a
+    number, a string), an annotation that cannot be hashed, or a callable without code
+    is inferred every time.
     """
     code = getattr(func, "__code__", None)
     if code is None:
@@ -54,6 +56,10 @@ def _schema_key(name: str, func: Callable[..., Any]) -> tuple[Any, ...] | None:
             (p.name, p.kind, p.annotation, p.default)
             for p in inspect.signature(func).parameters.values()
         )
+        # A default other than a plain value (an object made per build) would be kept
+        # alive by the key, and never match again: such a function is not kept.
+        if any(type(default) not in _PLAIN_DEFAULTS for *_, default in params):
+            return None
         key = (name, code, func.__module__, func.__qualname__, func.__doc__, params)
         hash(key)
     except (TypeError, ValueError):

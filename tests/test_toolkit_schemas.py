@@ -9,7 +9,9 @@ still validate their arguments through a real graph.
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from typing import Annotated, Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -107,3 +109,26 @@ def test_kept_schemas_still_validate_through_a_real_agent() -> None:
         assert results["bad"].status == "error"
         assert results["ok"].status != "error"
         assert "todo" in out["note"]
+
+
+def test_an_object_default_is_not_kept_alive() -> None:
+    """A default made per build (here an object) keeps the function out of the memo,
+    which would otherwise hold the object until 256 other schemas pushed it out."""
+
+    class Handle:
+        pass
+
+    def make(handle: Handle) -> StructuredTool:
+        def use(x: int, h: object = handle) -> str:
+            """Use it."""
+            return str(x)
+
+        return SPEC.build(use)  # type: ignore[return-value]
+
+    handle = Handle()
+    gone = weakref.ref(handle)
+    made = make(handle)
+    assert made.invoke({"x": 1}) == "1"
+    del made, handle
+    gc.collect()
+    assert gone() is None
