@@ -25,10 +25,12 @@ from benchmarks.lean.__main__ import log_text
 from langgraph_context.compaction import CompactionStateMixin, create_compaction_node
 from langgraph_context.compaction import snapshot as snapshot_module
 from langgraph_context.compaction._facts import (
+    _ASCII_DELIMITED_ID_RE,
     _DELIMITED_ID_RE,
     IDS_PER_MESSAGE,
     SCAN_CHARS,
     is_identifier,
+    text_ids,
 )
 from langgraph_context.compaction.snapshot import StateSnapshot, _round_robin
 from langgraph_context.testing import ai_calls, tool_call
@@ -127,6 +129,24 @@ def test_a_custom_counter_still_counts_every_item() -> None:
     sections = [("Ids", ids, True)]
     assert _round_robin(sections, 20, counter) == [["abcdef", "z1", "z2"]]
     assert seen == ["Ids", *ids]
+
+
+_ID_TEXT = st.lists(
+    st.sampled_from(
+        [*"aZx09_-/. =\n:[]()\t", "\u00e9", "\u0663", "\u017f", "svc-3", "id=0a1b2c", "1e-9"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ID_TEXT)
+def test_the_ascii_id_scan_finds_what_the_unicode_one_finds(text: str) -> None:
+    """On ASCII text both patterns match alike; `text_ids` agrees with the plain scan."""
+    if text.isascii():
+        scanned = " " + text
+        assert _ASCII_DELIMITED_ID_RE.findall(scanned) == _DELIMITED_ID_RE.findall(scanned)
+    assert text_ids.__wrapped__(text) == _plain_text_ids(text)  # type: ignore[attr-defined]
 
 
 class State(MessagesState, CompactionStateMixin):
