@@ -131,12 +131,11 @@ def test_a_custom_counter_still_counts_every_item() -> None:
     assert seen == ["Ids", *ids]
 
 
-_ID_TEXT = st.lists(
-    st.sampled_from(
-        [*"aZx09_-/. =\n:[]()\t", "\u00e9", "\u0663", "\u017f", "svc-3", "id=0a1b2c", "1e-9"]
-    ),
-    max_size=60,
-).map("".join)
+# ASCII controls too: `\s` would differ on \x1c-\x1f, `\w` and `\d` do not.
+_ID_PIECES = [*"aZx09_-/. =\n:[]()\t\x00\x1c\x1f\x7f", "\u00e9", "\u0663", "\u017f"]
+_ID_TEXT = st.lists(st.sampled_from([*_ID_PIECES, "svc-3", "id=0a1b2c", "1e-9"]), max_size=60).map(
+    "".join
+)
 
 
 @settings(max_examples=400, deadline=None)
