@@ -81,6 +81,10 @@ def is_identifier(word: str) -> bool:
 _DELIMITED_ID_RE = re.compile(
     r"[^\w/.-](?=[\w-]*?\d)(?=[\w-]*?[A-Za-z])([A-Za-z0-9][\w-]{2,47})(?![\w/])"
 )
+# The same pattern with ASCII classes, for an ASCII text (most logs): `\w` and `\d`
+# then test a byte class instead of Unicode categories, about a third faster, and
+# classify every ASCII character as the Unicode classes do, so the matches are the same.
+_ASCII_DELIMITED_ID_RE = re.compile(_DELIMITED_ID_RE.pattern, re.ASCII)
 
 
 OPEN_RE = re.compile(r"^\s*(?:[-*]\s*\[ \]|todo\b|next\b|pending\b)[:\s]", re.IGNORECASE)
@@ -215,7 +219,9 @@ def text_ids(text: str) -> tuple[str, ...]:
     """
     found: dict[str, None] = {}
     rejected: set[str] = set()  # a word repeats (a date per log line): checked once
-    for match in _DELIMITED_ID_RE.finditer(" " + text[:SCAN_CHARS]):
+    scanned = " " + text[:SCAN_CHARS]
+    pattern = _ASCII_DELIMITED_ID_RE if scanned.isascii() else _DELIMITED_ID_RE
+    for match in pattern.finditer(scanned):
         word = match.group(1)
         if word in found or word in rejected:
             continue

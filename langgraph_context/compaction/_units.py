@@ -232,7 +232,6 @@ def clear_results(
     if not everything:
         protected = work.tail | {len(work.units) - 1}
         candidates = [u for u in candidates if u not in protected]
-    placeholder_cost: int | None = None
     total = work.kept_cost()
     for u in candidates:
         if total <= target:
@@ -242,8 +241,6 @@ def clear_results(
             message = work.current[i]
             if isinstance(message, ToolMessage) and i not in work.cleared:
                 cleared = message.model_copy(update={"content": CLEARED_TOOL_RESULT})
-                if placeholder_cost is None:
-                    placeholder_cost = costs.of(cleared)
                 new_cost = costs.of(cleared)
                 if new_cost < work.costs[i]:
                     total += new_cost - work.costs[i]

@@ -49,7 +49,7 @@ from langgraph_context.messages import (
     content_text,
     tool_result_ids,
 )
-from langgraph_context.tokens import resolve_counter
+from langgraph_context.tokens import TiktokenCounter, resolve_counter
 
 __all__ = [
     "StateSnapshot",
@@ -230,15 +230,25 @@ def _round_robin(
     as many tokens as one of long ones (requests, errors), so one long request does not
     crowd out a dozen ids. Within a section items keep their priority order; one that
     does not fit is skipped for the next.
+
+    With the package's own counter (`_least_cost`) the pass ends once what is left of
+    `budget` is below the least an item can cost: every later item would be skipped,
+    and counting them (most are the newest facts, never counted before) was most of
+    a compaction's rendering.
     """
     chosen: list[list[str]] = [[] for _ in sections]
     cursor = [0] * len(sections)
     titles: dict[int, int] = {}  # a section's title cost, counted once
     spent = 0
+    least = _least_cost(sections, counter)
+    if least is not None:
+        counter = counter.count_text  # items are strings: skip `__call__`'s dispatch
     # The next section is the one that has spent the fewest tokens (the lower index
     # on a tie): a heap of (spent, index), as only the section just served changes.
     waiting = [(0, s) for s, (_, items, _) in enumerate(sections) if items]
     while waiting:
+        if least is not None and budget - spent < least:
+            break  # nothing left fits: the rest would be counted only to be skipped
         used, s = heapq.heappop(waiting)
         items = sections[s][1]
         item = items[cursor[s]]
@@ -256,6 +266,25 @@ def _round_robin(
         if cursor[s] < len(items):
             heapq.heappush(waiting, (used, s))
     return chosen
+
+
+_ITEM_TYPES = frozenset({str})
+
+
+def _least_cost(sections: Sequence[tuple[str, list[str], bool]], counter: Any) -> int | None:
+    """The least any item of `sections` costs, when it is known without counting.
+
+    An item costs its tokens plus 2 (plus its section's title once, never below 0). The
+    package's `TiktokenCounter` (this very class: a subclass may count otherwise) gives
+    a non-empty string at least 1 token, exact or approximate; other counters promise
+    nothing (`None`: every item is counted, as the plain pass does).
+    """
+    if type(counter) is not TiktokenCounter:
+        return None
+    for _, items, _ in sections:
+        if not all(items) or not set(map(type, items)) <= _ITEM_TYPES:
+            return None  # an empty or non-string item (a hand-edited marker): count all
+    return 3
 
 
 def _assemble(header: str, trusted: list[str], untrusted: list[str]) -> str:
