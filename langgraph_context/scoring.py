@@ -283,6 +283,12 @@ def score_passages(
     if counted is None:
         return [0.0] * len(texts), [0.0] * len(passages)
     counts, lengths = counted
+    own = _bm25(counts, lengths, k1, b)
+    if len(passages) == len(texts) and all(
+        len(group) == 1 and group[0] == i for i, group in enumerate(passages)
+    ):
+        # Each text is its own passage (no thread neighbours): the same sums, same scores.
+        return own, list(own)
     merged_counts: list[dict[str, int]] = []
     merged_lengths: list[int] = []
     for group in passages:
@@ -296,7 +302,7 @@ def score_passages(
         merged_counts.append(merged)
         merged_lengths.append(length)
     passage_scores = _bm25(merged_counts, merged_lengths, k1, b) if passages else []
-    return _bm25(counts, lengths, k1, b), passage_scores
+    return own, passage_scores
 
 
 def rank_texts(

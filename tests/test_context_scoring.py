@@ -89,6 +89,18 @@ def test_a_passage_scores_as_its_texts_joined_into_one() -> None:
         score_passages("x", texts, [(4,)])
 
 
+@settings(max_examples=100)
+@given(
+    texts=st.lists(
+        st.sampled_from(["from Sweden", "moved", "Nice!", "sweden moves", ""]), max_size=6
+    )
+)
+def test_texts_that_are_their_own_passages_score_the_same_as_passages(texts: list[str]) -> None:
+    """With every text its own passage, passage scores are exactly the texts' scores."""
+    own, passages = score_passages("moved from Sweden", texts, [[i] for i in range(len(texts))])
+    assert own == passages == score_texts("moved from Sweden", texts)
+
+
 def _reference_bm25(query: str, texts: list[str]) -> list[float]:
     """BM25 (Lucene IDF) written out term by term, in text order, over `tokenize`."""
     wanted = set(tokenize(query))
