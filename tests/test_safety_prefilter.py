@@ -80,6 +80,20 @@ def test_prefilter_is_sound_on_each_regex_construct(source: str, data: Any) -> N
     assert _kept(pattern, text)
 
 
+LITERALS = sorted(_FILTER._prefixes)
+literal_soup = st.lists(
+    st.one_of(st.sampled_from(LITERALS), st.sampled_from(LITERALS).map(lambda s: s[1:]), st.text()),
+    max_size=6,
+).map("".join)
+
+
+@GENERATION
+@given(text=literal_soup)
+def test_the_literal_finder_finds_exactly_the_literals_in_the_text(text: str) -> None:
+    """Overlapping, nested and cut literals: the prefix-tree search finds each one."""
+    assert _FILTER.present(text) == {lit for lit in LITERALS if lit in text}
+
+
 def test_ignorecase_letters_are_not_literals() -> None:
     """Under IGNORECASE `i` also matches the dotless i U+0131: a cased letter is no literal."""
     assert required_literals(re.compile("(?i)kit")) is None
