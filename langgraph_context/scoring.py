@@ -128,13 +128,14 @@ def _tokenize_uncached(text: str) -> tuple[str, ...]:
     if text.isascii():  # NFKC leaves ASCII as it is, and no CJK is possible
         words = text.translate(_ASCII_WORDS).split()
         known = _WORDS["terms"]
-        terms = list(map(known.get, words))
-        if None in terms:
-            # a word with a digit (an id, a number) is its own term: no call for it
-            terms = [
-                t if t is not None else w if not w.isalpha() else _new_term(w)
-                for t, w in zip(terms, words, strict=True)
-            ]
+        terms: list[str | None] = list(map(known.get, words))
+        # Only the unknown words are visited (`index` runs in C): a word with a digit
+        # (an id, a number) is its own term, a new English word is stemmed.
+        at = -1
+        for _ in range(terms.count(None)):
+            at = terms.index(None, at + 1)
+            word = words[at]
+            terms[at] = word if not word.isalpha() else _new_term(word)
         return tuple(filter(None, terms))
     normalized = unicodedata.normalize("NFKC", text).lower()
     found: list[str] = []
