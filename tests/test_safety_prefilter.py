@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 from langgraph_context.safety import find_injections
 from langgraph_context.safety._literals import LiteralFilter, required_literals
 from langgraph_context.safety.patterns import COMPLIANCE_PATTERNS
-from langgraph_context.safety.sanitize import _FILTER, _find
+from langgraph_context.safety.sanitize import _find, _rule_filter
 from tests._corpus import CORPUS
 
-RULES = _FILTER.patterns
+FILTER = _rule_filter()
+RULES = FILTER.patterns
 ALL_PATTERNS = (*RULES, *COMPLIANCE_PATTERNS)
 GENERATION = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
@@ -80,7 +81,7 @@ def test_prefilter_is_sound_on_each_regex_construct(source: str, data: Any) -> N
     assert _kept(pattern, text)
 
 
-LITERALS = sorted(_FILTER._prefixes)
+LITERALS = sorted(FILTER._prefixes)
 literal_soup = st.lists(
     st.one_of(st.sampled_from(LITERALS), st.sampled_from(LITERALS).map(lambda s: s[1:]), st.text()),
     max_size=6,
@@ -91,7 +92,7 @@ literal_soup = st.lists(
 @given(text=literal_soup)
 def test_the_literal_finder_finds_exactly_the_literals_in_the_text(text: str) -> None:
     """Overlapping, nested and cut literals: the prefix-tree search finds each one."""
-    assert _FILTER.present(text) == {lit for lit in LITERALS if lit in text}
+    assert FILTER.present(text) == {lit for lit in LITERALS if lit in text}
 
 
 def test_ignorecase_letters_are_not_literals() -> None:

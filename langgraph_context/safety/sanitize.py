@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -80,9 +81,19 @@ _RULES: tuple[tuple[InjectionKind, tuple[re.Pattern[str], ...]], ...] = (
     ("role_marker", ROLE_MARKER_PATTERNS),
     ("forged_delimiter", FORGED_DELIMITER_PATTERNS),
 )
-# Most texts contain none of most patterns' words: those patterns are skipped (see
-# `_literals`). Each rule is kept with its index in `_FILTER.patterns`.
-_FILTER = LiteralFilter(pattern for _, patterns in _RULES for pattern in patterns)
+
+
+@functools.cache
+def _rule_filter() -> LiteralFilter:
+    """The rules' literal prefilter (see `_literals`), made on first use.
+
+    Most texts contain none of most patterns' words: those patterns are skipped.
+    Deriving the literals parses every rule again (~20 ms), kept out of import time.
+    """
+    return LiteralFilter(pattern for _, patterns in _RULES for pattern in patterns)
+
+
+# Each rule is kept with its index in `_rule_filter().patterns`.
 _Indexed = list[tuple[int, re.Pattern[str]]]
 
 
@@ -146,9 +157,10 @@ def _find(text: str, depth: int, *, prefilter: bool = True) -> list[InjectionFin
     # required literals is in its view is skipped: it cannot match there.
     folded = [shadow(text, fold=True)]
     plain = [] if text.isascii() else [shadow(text, fold=False)]
-    everything = _FILTER.everything()
-    in_folded = _FILTER.matchable(folded[0].text) if prefilter else everything
-    in_plain = _FILTER.matchable(plain[0].text) if prefilter and plain else everything
+    rules = _rule_filter()
+    everything = rules.everything()
+    in_folded = rules.matchable(folded[0].text) if prefilter else everything
+    in_plain = rules.matchable(plain[0].text) if prefilter and plain else everything
     found: list[InjectionFinding] = []
     for kind, folded_rules, plain_rules in _SPLIT_RULES:
         spans = shadow_spans(folded, [p for i, p in folded_rules if in_folded[i]])
