@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 import unicodedata
 from collections.abc import Sequence
 
@@ -70,7 +71,13 @@ _CJK = (
     "\uf900-\ufaff"  # CJK Compatibility Ideographs
 )
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
-_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # `_TOKEN_RE` on lower-cased ASCII text
+# `_TOKEN_RE` on ASCII text as a table for `str.translate`: capitals to lower case, every
+# other character but a letter or digit to a space, so `split` gives the words (faster
+# than a regular expression's `findall`).
+_NOT_ALNUM = "".join(c for c in map(chr, range(128)) if not c.isalnum())
+_ASCII_WORDS = str.maketrans(
+    string.ascii_uppercase + _NOT_ALNUM, string.ascii_lowercase + " " * len(_NOT_ALNUM)
+)
 _CJK_RUN_RE = re.compile(rf"[{_CJK}]")
 _STEMMER = snowballstemmer.stemmer("english")
 
@@ -119,13 +126,16 @@ def _tokenize_cached(text: str) -> tuple[str, ...]:
 
 def _tokenize_uncached(text: str) -> tuple[str, ...]:
     if text.isascii():  # NFKC leaves ASCII as it is, and no CJK is possible
-        words = _ASCII_WORD_RE.findall(text.lower())
+        words = text.translate(_ASCII_WORDS).split()
         known = _WORDS["terms"]
-        terms = list(map(known.get, words))
-        if None in terms:
-            terms = [
-                t if t is not None else _new_term(w) for t, w in zip(terms, words, strict=True)
-            ]
+        terms: list[str | None] = list(map(known.get, words))
+        # Only the unknown words are visited (`index` runs in C): a word with a digit
+        # (an id, a number) is its own term, a new English word is stemmed.
+        at = -1
+        for _ in range(terms.count(None)):
+            at = terms.index(None, at + 1)
+            word = words[at]
+            terms[at] = word if not word.isalpha() else _new_term(word)
         return tuple(filter(None, terms))
     normalized = unicodedata.normalize("NFKC", text).lower()
     found: list[str] = []
@@ -283,6 +293,12 @@ def score_passages(
     if counted is None:
         return [0.0] * len(texts), [0.0] * len(passages)
     counts, lengths = counted
+    own = _bm25(counts, lengths, k1, b)
+    if len(passages) == len(texts) and all(
+        len(group) == 1 and group[0] == i for i, group in enumerate(passages)
+    ):
+        # Each text is its own passage (no thread neighbours): the same sums, same scores.
+        return own, list(own)
     merged_counts: list[dict[str, int]] = []
     merged_lengths: list[int] = []
     for group in passages:
@@ -296,7 +312,7 @@ def score_passages(
         merged_counts.append(merged)
         merged_lengths.append(length)
     passage_scores = _bm25(merged_counts, merged_lengths, k1, b) if passages else []
-    return _bm25(counts, lengths, k1, b), passage_scores
+    return own, passage_scores
 
 
 def rank_texts(

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import doctest
 import math
+import re
 
 import pytest
+import snowballstemmer  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langgraph_context import scoring
-from langgraph_context.scoring import rank_texts, score_passages, score_texts, tokenize
+from langgraph_context.scoring import (
+    STOP_WORDS,
+    rank_texts,
+    score_passages,
+    score_texts,
+    tokenize,
+)
 
 
 def test_tokenize_stems_and_drops_stop_words() -> None:
@@ -87,6 +95,38 @@ def test_a_passage_scores_as_its_texts_joined_into_one() -> None:
     assert passages[0] > 0.0 == passages[2]
     with pytest.raises(ValueError, match="indices"):
         score_passages("x", texts, [(4,)])
+
+
+@settings(max_examples=100)
+@given(
+    texts=st.lists(
+        st.sampled_from(["from Sweden", "moved", "Nice!", "sweden moves", ""]), max_size=6
+    )
+)
+def test_texts_that_are_their_own_passages_score_the_same_as_passages(texts: list[str]) -> None:
+    """With every text its own passage, passage scores are exactly the texts' scores."""
+    own, passages = score_passages("moved from Sweden", texts, [[i] for i in range(len(texts))])
+    assert own == passages == score_texts("moved from Sweden", texts)
+
+
+ascii_words = st.sampled_from(
+    ["The", "painted", "PAINTING", "sunrises", "2022", "id=8b65fb", "x_y", "don't", "a-b", "\x1c"]
+)
+
+
+@settings(max_examples=200)
+@given(
+    text=st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=40),
+        st.lists(ascii_words, max_size=8).map(" ".join),
+    )
+)
+def test_ascii_text_tokenizes_to_its_stemmed_words(text: str) -> None:
+    """ASCII text: lower-cased letter-digit runs, stop words dropped, letter-only words stemmed."""
+    stemmer = snowballstemmer.stemmer("english")
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    terms = [w if not w.isalpha() else stemmer.stemWord(w) for w in words if w not in STOP_WORDS]
+    assert tokenize(text) == [t for t in terms if t]
 
 
 def _reference_bm25(query: str, texts: list[str]) -> list[float]:

@@ -18,6 +18,7 @@ from langgraph_context.context import (
     select_packets,
 )
 from langgraph_context.context.relevance import semantic_query
+from langgraph_context.context.select import _is_duplicate
 
 
 def turn(text: str, speaker: str = "A", **kwargs: object) -> ContextPacket:
@@ -329,3 +330,22 @@ def test_pack_packets_uses_costs_and_checks_lengths() -> None:
     assert chosen.tokens == 5
     with pytest.raises(ValueError, match="one value per packet"):
         pack_packets(packets, [1.0], max_selected_tokens=5)
+
+
+term_sets = st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=1, max_size=12)
+
+
+@settings(max_examples=300)
+@given(
+    terms=term_sets,
+    kept=st.lists(term_sets, max_size=8),
+    threshold=st.sampled_from([0.0, 0.5, 0.75, 0.9, 1.0]),
+)
+def test_near_duplicate_check_matches_plain_jaccard(
+    terms: frozenset[str], kept: list[frozenset[str]], threshold: float
+) -> None:
+    """The pack's duplicate test is exactly: seen before, or Jaccard >= threshold with one kept."""
+    plain = terms in set(kept) or (
+        threshold < 1.0 and any(len(terms & o) / len(terms | o) >= threshold for o in kept)
+    )
+    assert _is_duplicate(terms, set(kept), kept, threshold) == plain

@@ -217,10 +217,14 @@ def _is_duplicate(
         return False
     size = len(terms)
     for other in kept_terms:
-        smaller, larger = sorted((size, len(other)))
-        if smaller < threshold * larger:  # Jaccard <= smaller/larger: cannot reach it
+        count = len(other)
+        # Jaccard <= smaller/larger: a pair this uneven cannot reach the threshold
+        smaller, larger = (size, count) if size < count else (count, size)
+        if smaller < threshold * larger:
             continue
-        if len(terms & other) / len(terms | other) >= threshold:
+        # the union's size from the intersection's, without building the union
+        shared = len(terms & other)
+        if shared / (size + count - shared) >= threshold:
             return True
     return False
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 from langgraph_context._memo import SizedMemo
 from langgraph_context.errors import InvalidTypeError
+from langgraph_context.safety._literals import LiteralFilter
 from langgraph_context.safety._lookalike import tag_spans
 from langgraph_context.safety._shadow import needs_plain_view, shadow, shadow_spans
 from langgraph_context.safety.detector import Detector, DetectorLike, as_detector
@@ -79,14 +81,35 @@ _RULES: tuple[tuple[InjectionKind, tuple[re.Pattern[str], ...]], ...] = (
     ("role_marker", ROLE_MARKER_PATTERNS),
     ("forged_delimiter", FORGED_DELIMITER_PATTERNS),
 )
-_SPLIT_RULES = [
-    (
-        kind,
-        [p for p in patterns if not needs_plain_view(p)],
-        [p for p in patterns if needs_plain_view(p)],
-    )
-    for kind, patterns in _RULES
-]
+
+
+@functools.cache
+def _rule_filter() -> LiteralFilter:
+    """The rules' literal prefilter (see `_literals`), made on first use.
+
+    Most texts contain none of most patterns' words: those patterns are skipped.
+    Deriving the literals parses every rule again (~20 ms), kept out of import time.
+    """
+    return LiteralFilter(pattern for _, patterns in _RULES for pattern in patterns)
+
+
+# Each rule is kept with its index in `_rule_filter().patterns`.
+_Indexed = list[tuple[int, re.Pattern[str]]]
+
+
+def _split_rules() -> list[tuple[InjectionKind, _Indexed, _Indexed]]:
+    """Per kind, its rules for the folded view and for the plain view, with indexes."""
+    split: list[tuple[InjectionKind, _Indexed, _Indexed]] = []
+    start = 0
+    for kind, patterns in _RULES:
+        indexed = list(enumerate(patterns, start=start))
+        start += len(patterns)
+        folded = [(i, p) for i, p in indexed if not needs_plain_view(p)]
+        split.append((kind, folded, [(i, p) for i, p in indexed if needs_plain_view(p)]))
+    return split
+
+
+_SPLIT_RULES = _split_rules()
 # Greedy runs of the (standard or URL-safe) alphabet with their padding; a run may
 # follow another run's padding directly ("...==Rm9y...").
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
@@ -127,15 +150,21 @@ def _decode_base64(run: str) -> str | None:
     return decoded if decoded and printable / len(decoded) > 0.9 else None
 
 
-def _find(text: str, depth: int) -> list[InjectionFinding]:
+def _find(text: str, depth: int, *, prefilter: bool = True) -> list[InjectionFinding]:
     # Most rules run on the folded view (look-alikes and leetspeak mapped to Latin).
     # Rules written in Cyrillic or Greek, which folding would garble, run on the plain
-    # view, which only non-ASCII text needs.
+    # view, which only non-ASCII text needs. With `prefilter`, a rule none of whose
+    # required literals is in its view is skipped: it cannot match there.
     folded = [shadow(text, fold=True)]
     plain = [] if text.isascii() else [shadow(text, fold=False)]
+    rules = _rule_filter()
+    everything = rules.everything()
+    in_folded = rules.matchable(folded[0].text) if prefilter else everything
+    in_plain = rules.matchable(plain[0].text) if prefilter and plain else everything
     found: list[InjectionFinding] = []
     for kind, folded_rules, plain_rules in _SPLIT_RULES:
-        spans = shadow_spans(folded, folded_rules) + shadow_spans(plain, plain_rules)
+        spans = shadow_spans(folded, [p for i, p in folded_rules if in_folded[i]])
+        spans += shadow_spans(plain, [p for i, p in plain_rules if in_plain[i]])
         for start, end in spans:
             found.append(InjectionFinding(kind, start, end, text[start:end]))
     # The fence's own tag finder folds further (accents, escapes, look-alike brackets):
@@ -144,7 +173,7 @@ def _find(text: str, depth: int) -> list[InjectionFinding]:
     if depth < _MAX_DECODE_DEPTH:
         for match in _BASE64_RUN.finditer(text):
             decoded = _decode_base64(match.group())
-            inner = _find(decoded, depth + 1) if decoded is not None else []
+            inner = _find(decoded, depth + 1, prefilter=prefilter) if decoded is not None else []
             if any(f.kind in _DECODED_KINDS for f in inner):
                 found.append(InjectionFinding("encoded", match.start(), match.end(), match.group()))
     return _merge(found, text)
