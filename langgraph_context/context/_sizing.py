@@ -14,7 +14,7 @@ from langgraph_context.safety.boundary import Fence, protect_packet
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from langgraph_context.tokens import TiktokenCounter, TokenCounter
 
-__all__ = ["LazyCosts", "LazyFloors", "PacketSizer", "cost_floor", "words_floor"]
+__all__ = ["LazyCosts", "LazyFloors", "PacketSizer", "cost_floor", "words_floor", "words_over"]
 
 # A fixed, random-looking boundary of the default length, used only to measure costs.
 _COST_BOUNDARY = "5e0c9a7d31b84f26"
@@ -167,6 +167,19 @@ def words_floor(content: str) -> int:
     return len(content.split())
 
 
+def words_over(content: str, room: int) -> bool:
+    """`words_floor(content) > room`, splitting no further than `room + 1` words.
+
+    A pack asks it of every packet it passes once the budget is nearly spent, where
+    `room` is small: `str.split` with a limit stops there instead of listing every word.
+    """
+    if room < 0:
+        return True  # every floor is at least 0
+    if not _keeps_bytes(content) or any(mark in content for mark in _SPLIT_ONLY):
+        return False  # the floor is 0
+    return len(content.split(None, room)) > room
+
+
 def _keeps_bytes(content: str) -> bool:
     """Whether rendering keeps `content` byte-identical and the floors hold for it."""
     lowered = content.lower()
@@ -232,4 +245,4 @@ class LazyFloors(LazyCosts):
 
     def over(self, i: int, room: int) -> bool:
         """Whether text `i` surely costs more than `room` (the cheap bound first)."""
-        return words_floor(self._texts[i]) > room or self[i] > room
+        return words_over(self._texts[i], room) or self[i] > room

@@ -9,7 +9,7 @@ packets below `min_relevance`. Measured on LoCoMo; see `benchmarks/locomo`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -107,10 +107,15 @@ def _recency(packets: Sequence[ContextPacket]) -> list[float]:
     return recency
 
 
-def _surely_over(floors: Sequence[int], i: int, room: int) -> bool:
-    """Whether packet `i`'s floor is over `room` (a lazy floor may settle it cheaply)."""
+def _over_test(floors: Sequence[int]) -> Callable[[int, int], bool]:
+    """`test(i, room)`: whether packet `i`'s floor is over `room`.
+
+    A lazy floor's own test may settle it cheaply; looked up once per pack.
+    """
     over = getattr(floors, "over", None)
-    return bool(over(i, room)) if callable(over) else floors[i] > room
+    if callable(over):
+        return over  # type: ignore[no-any-return]
+    return lambda i, room: floors[i] > room
 
 
 def pack_packets(
@@ -172,12 +177,13 @@ def pack_packets(
     seen_exact: set[frozenset[str]] = set()
     kept_terms: list[frozenset[str]] = []
     used = 0
+    surely_over = None if cost_floors is None else _over_test(cost_floors)
     for i in pinned + rest:
         packet = packets[i]
         if not packet.pinned and relevance[i] < config.min_relevance:
             dropped[i] = "below_min_relevance"
             continue
-        if cost_floors is not None and _surely_over(cost_floors, i, max_selected_tokens - used):
+        if surely_over is not None and surely_over(i, max_selected_tokens - used):
             dropped[i] = "over_budget"
             continue
         size = costs[i] if costs is not None else packet.token_count or 0

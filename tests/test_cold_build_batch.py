@@ -1,0 +1,100 @@
+"""A cold build's batch tokenizing and its limited word count equal the plain ones.
+
+`scoring._tokenize_all` tokenizes the ASCII texts the memo lacks in one `translate`
+and one `split`; `_sizing.words_over` counts words only as far as the room asks. Both
+must answer exactly as the one-text-at-a-time code they replace in a cold build.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langgraph_context import ContextPacket, scoring
+from langgraph_context.context import ContextBuilder, ContextConfig
+from langgraph_context.context._sizing import LazyFloors, cost_floor, words_floor, words_over
+from langgraph_context.context.select import pack_packets
+
+_WORDS = ["billing", "timeout", "the", "and", "reloaded", "x9", "42", "Ünïcode", "数据", "id=ff"]
+_TEXT = st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=8)), max_size=12).map(" ".join)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    scoring._TERMS.clear()
+    scoring._WORDS["terms"] = dict(scoring._STOPS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(_TEXT, max_size=12), seen=st.lists(_TEXT, max_size=3))
+def test_batch_tokens_equal_one_text_at_a_time(texts: list[str], seen: list[str]) -> None:
+    scoring._TERMS.clear()
+    scoring._WORDS["terms"] = dict(scoring._STOPS)
+    for text in seen:  # some texts (and words) known before the batch
+        scoring._tokenize_cached(text)
+    batch = scoring._tokenize_all(texts)
+    scoring._TERMS.clear()
+    scoring._WORDS["terms"] = dict(scoring._STOPS)
+    assert batch == [scoring._tokenize_uncached(t) for t in texts]
+
+
+def test_a_text_holding_the_separator_and_a_full_word_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The separator inside a text sends it the slow way; a word cache that fills up
+    (and starts again) in the middle of a batch loses none of the batch's terms."""
+    monkeypatch.setattr(scoring, "_MAX_WORDS", len(scoring._STOPS) + 3)
+    texts = [
+        "alpha beta gamma delta",
+        "a\x00b painted sunrises",
+        "epsilon zeta eta theta",
+        "",
+        "iota kappa 2022",
+    ]
+    batch = scoring._tokenize_all(texts)
+    scoring._TERMS.clear()
+    scoring._WORDS["terms"] = dict(scoring._STOPS)
+    assert batch == [scoring._tokenize_uncached(t) for t in texts]
+    assert batch[1] == ("b", "paint", "sunris")  # "a" is a stop word
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=st.text(max_size=60), room=st.integers(-3, 40))
+def test_words_over_is_the_words_floor_over_the_room(content: str, room: int) -> None:
+    assert words_over(content, room) == (words_floor(content) > room)
+
+
+def test_a_pack_over_plain_and_lazy_floors_is_the_same() -> None:
+    texts = [f"log line {i} " + "word " * (i % 40) for i in range(120)]
+    packets = [ContextPacket(t, type="retrieved", source=f"d{i}") for i, t in enumerate(texts)]
+    relevance = [((i * 37) % 101) / 100 for i in range(len(texts))]
+    costs = [cost_floor(t) + 6 for t in texts]
+    plain = pack_packets(
+        packets,
+        relevance,
+        max_selected_tokens=700,
+        costs=costs,
+        cost_floors=list(map(cost_floor, texts)),
+    )
+    lazy = pack_packets(
+        packets, relevance, max_selected_tokens=700, costs=costs, cost_floors=LazyFloors(texts)
+    )
+    assert [s.index for s in plain.selected] == [s.index for s in lazy.selected]
+    assert [(d.packet.source, d.reason) for d in plain.dropped] == [
+        (d.packet.source, d.reason) for d in lazy.dropped
+    ]
+
+
+def test_a_cold_build_selects_what_a_warm_one_does() -> None:
+    """Cold (batch tokenizing) and warm (memo) builds of new packets choose alike."""
+    texts = [
+        f"[svc-{i % 7}] billing upstream timeout retry {i} " + "queue " * (i % 9)
+        for i in range(300)
+    ]
+    packets = [ContextPacket(t, type="retrieved", source=f"d{i}") for i, t in enumerate(texts)]
+    builder = ContextBuilder(config=ContextConfig(max_tokens=800))
+    cold = builder.build_result("why does billing time out", custom_packets=packets)
+    warm = builder.build_result("why does billing time out", custom_packets=packets)
+    assert [p.source for p in cold.selected] == [p.source for p in warm.selected]
+    assert cold.text == warm.text
