@@ -59,8 +59,14 @@ def test_a_text_holding_the_separator_and_a_full_word_cache(
     assert batch[1] == ("b", "paint", "sunris")  # "a" is a stop word
 
 
-@settings(max_examples=300, deadline=None)
-@given(content=st.text(max_size=60), room=st.integers(-3, 40))
+_MARKS = ["<", "&", "%", "\\", "UnTrusted", "untrusted", "5E0C9A7D31B84F26", "\x1c", "\x1f"]
+_FLOOR_TEXT = st.lists(
+    st.one_of(st.text(max_size=12), st.sampled_from(_MARKS), st.sampled_from(_WORDS)), max_size=10
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(content=st.one_of(st.text(max_size=60), _FLOOR_TEXT), room=st.integers(-3, 40))
 def test_words_over_is_the_words_floor_over_the_room(content: str, room: int) -> None:
     assert words_over(content, room) == (words_floor(content) > room)
 
