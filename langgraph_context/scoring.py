@@ -155,7 +155,9 @@ def _tokenize_all(texts: Sequence[str]) -> list[tuple[str, ...]]:
         missing = set(words).difference(known)
         missing.discard(_SEPARATOR)
         settled = {w: (_new_term(w) if w.isalpha() else w) for w in missing}
-        lookup = {**_WORDS["terms"], **settled}
+        # `known` itself: stemming may have started a new cache (full), which lacks the
+        # words this batch found known
+        lookup = {**known, **settled}
         terms = list(map(lookup.get, words))  # the separator: None, filtered out
         start = 0
         for i in batch:

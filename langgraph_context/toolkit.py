@@ -52,8 +52,9 @@ def _schema_key(name: str, func: Callable[..., Any]) -> tuple[Any, ...] | None:
     if code is None:
         return None
     try:
+        # the default's type too: 1, 1.0 and True are equal keys, not equal schemas
         params = tuple(
-            (p.name, p.kind, p.annotation, p.default)
+            (p.name, p.kind, p.annotation, type(p.default), p.default)
             for p in inspect.signature(func).parameters.values()
         )
         # A default other than a plain value (an object made per build) would be kept

@@ -104,3 +104,16 @@ def test_a_cold_build_selects_what_a_warm_one_does() -> None:
     warm = builder.build_result("why does billing time out", custom_packets=packets)
     assert [p.source for p in cold.selected] == [p.source for p in warm.selected]
     assert cold.text == warm.text
+
+
+def test_words_known_before_a_full_cache_starts_again_stay_in_the_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stemming a new word may start a new word cache (full); the words the batch found
+    known in the old one keep their terms (a review found them dropped)."""
+    monkeypatch.setattr(scoring, "_MAX_WORDS", len(scoring._STOPS) + 4)
+    for word in ("alpha", "beta", "gamma"):
+        scoring._new_term(word)
+    texts = ["alpha beta", "gamma zzzqnewone zzzqnewtwo"]
+    batch = scoring._tokenize_all(texts)
+    assert batch == [("alpha", "beta"), ("gamma", "zzzqnewon", "zzzqnewtwo")]

@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, StructuredTool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel, Field
 
 from langgraph_context import create_context_agent
 from langgraph_context.testing import ScriptedChatModel, ai_calls, tool_call
@@ -132,3 +133,47 @@ def test_an_object_default_is_not_kept_alive() -> None:
     del made, handle
     gc.collect()
     assert gone() is None
+
+
+def test_equal_defaults_of_other_types_get_their_own_schema() -> None:
+    """1, True and 1.0 are equal keys but not equal schemas (a review found them shared)."""
+
+    def make(default: Any) -> StructuredTool:
+        def scale(x: float = default) -> str:
+            """Scale it."""
+            return str(x)
+
+        return SPEC.build(scale)  # type: ignore[return-value]
+
+    for default in (1, True, 1.0, 2.5):
+        made = make(default)
+        props = made.args_schema.model_json_schema()["properties"]  # type: ignore[union-attr]
+        assert props["x"]["default"] == default
+        assert type(props["x"]["default"]) is type(default)
+
+
+def test_a_tool_subclass_is_converted_each_time() -> None:
+    """A tool class of its own may compute its schema from its state: never kept (the
+    memo's key, name, description and argument schema, would be the same)."""
+
+    class Narrow(BaseModel):
+        x: int
+
+    class Wide(BaseModel):
+        x: int
+        why: str = Field(description="Why the call is made, in a full sentence or two.")
+
+    class Switch(StructuredTool):
+        wide: bool = False
+
+        @property
+        def tool_call_schema(self) -> Any:
+            return Wide if self.wide else Narrow
+
+    def run(x: int) -> str:
+        return str(x)
+
+    narrow = Switch(name="same", description="One.", func=run, args_schema=Narrow)
+    wide = Switch(name="same", description="One.", func=run, args_schema=Narrow, wide=True)
+    assert count_tool_tokens([wide]) > count_tool_tokens([narrow])
+    assert count_tool_tokens([narrow]) < count_tool_tokens([wide])

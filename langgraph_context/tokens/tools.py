@@ -5,7 +5,7 @@ are a fixed part of each request's budget, like the system prompt. Counted here 
 compact JSON of the OpenAI tool schemas (`convert_to_openai_tool`), which is what
 `langchain-openai` sends; other providers' renderings differ by a few tokens per tool.
 
-Each `BaseTool`'s JSON is kept (`TOOL_JSON_KEPT` entries, least recently used out), by
+Each plain `StructuredTool`'s JSON is kept (`TOOL_JSON_KEPT` entries, least recently used out), by
 its class, name, description and argument schema class: what the conversion reads.
 Converting builds a pydantic class per tool (about 1 ms), and every agent build counts
 its tools.
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.tools import BaseTool
+from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from langgraph_context._memo import SizedMemo
@@ -35,9 +35,11 @@ _LOCK = threading.Lock()
 
 
 def _tool_json(item: Any) -> str:
-    """The compact JSON of `item`'s OpenAI tool schema (a `BaseTool`'s kept, see above)."""
+    """The compact JSON of `item`'s OpenAI tool schema (kept for a plain `StructuredTool`)."""
     key = None
-    if isinstance(item, BaseTool) and isinstance(item.args_schema, type):
+    # A plain `StructuredTool` (what `ToolSpec.build` makes) without metadata: the
+    # conversion reads nothing else; a subclass may compute its schema from its state.
+    if type(item) is StructuredTool and isinstance(item.args_schema, type) and not item.metadata:
         key = (type(item), item.name, item.description, item.args_schema)
         with _LOCK:
             text = _JSON.get(key)
