@@ -8,7 +8,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import functools
+import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -17,6 +19,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,7 @@ __all__ = [
     "Launch",
     "Launcher",
     "LauncherChoice",
+    "await_sandboxes",
     "collect_output",
     "feed_stdin",
     "kill_group",
@@ -108,8 +112,11 @@ class Launch:
     launcher: Launcher = "stdlib"
     containment: Containment = "pid-namespace"
 
-    def prefix(self, cwd: Path) -> list[str]:
-        """The launcher command that contains and confines itself, then execs what follows."""
+    def prefix(self, cwd: Path, *, info_fd: int | None = None) -> list[str]:
+        """The launcher command that contains and confines itself, then execs what follows.
+
+        `info_fd`: bubblewrap writes the sandbox's init pid there (`await_sandboxes`).
+        """
         limits = {
             "CPU": self.cpu_seconds,
             "AS": self.memory_bytes,
@@ -127,10 +134,10 @@ class Launch:
                 self.containment, "direct"
             )
             return [*python, mode, *spec]
-        return [*_bwrap_prefix(str(cwd)), *python, "direct", *spec]
+        return [*_bwrap_prefix(str(cwd), info_fd), *python, "direct", *spec]
 
 
-def _bwrap_prefix(cwd: str) -> list[str]:
+def _bwrap_prefix(cwd: str, info_fd: int | None = None) -> list[str]:
     """bubblewrap: new user, PID, network, IPC, UTS namespaces, no capabilities.
 
     A user namespace even for root: without it bubblewrap leaves root's bounding set
@@ -142,8 +149,10 @@ def _bwrap_prefix(cwd: str) -> list[str]:
     """
     bwrap = bubblewrap_path()
     assert bwrap is not None
+    info = [] if info_fd is None else ["--info-fd", str(info_fd)]
     return [
         bwrap,
+        *info,
         *("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc"),
         *("--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"),
         *("--die-with-parent", "--new-session"),
@@ -213,17 +222,28 @@ def start_pipeline(
     previous: IO[bytes] | int = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
     try:
         for argv in argvs:
-            proc = subprocess.Popen(
-                [*launch.prefix(cwd), *argv],
-                stdin=previous,
-                stdout=subprocess.PIPE,
-                stderr=err_write,
-                cwd=cwd,
-                env=launch.env,
-                close_fds=True,
-                pass_fds=(launch.root_fd,),
-                process_group=procs[0].pid if procs else 0,
-            )
+            info = os.pipe() if launch.launcher == "bubblewrap" else None
+            try:
+                proc = subprocess.Popen(
+                    [*launch.prefix(cwd, info_fd=None if info is None else info[1]), *argv],
+                    stdin=previous,
+                    stdout=subprocess.PIPE,
+                    stderr=err_write,
+                    cwd=cwd,
+                    env=launch.env,
+                    close_fds=True,
+                    pass_fds=(launch.root_fd,) if info is None else (launch.root_fd, info[1]),
+                    process_group=procs[0].pid if procs else 0,
+                )
+            except BaseException:
+                if info is not None:
+                    os.close(info[0])
+                raise
+            finally:
+                if info is not None:
+                    os.close(info[1])
+            if info is not None:
+                _INFO_FDS[proc] = info[0]
             if procs and procs[-1].stdout is not None:
                 procs[-1].stdout.close()  # the next stage owns the read end now
             procs.append(proc)
@@ -238,8 +258,64 @@ def start_pipeline(
                 if proc.stdin is not None:
                     proc.stdin.close()
                 proc.wait()
+            await_sandboxes(procs)
         raise
     return procs
+
+
+SANDBOX_GONE_WAIT = 2.0
+"""Seconds a call waits, at most, for its bubblewrap sandboxes to be empty."""
+# The read end of each bubblewrap stage's `--info-fd` pipe, until `await_sandboxes`.
+_INFO_FDS: weakref.WeakKeyDictionary[subprocess.Popen[bytes], int] = weakref.WeakKeyDictionary()
+
+
+def await_sandboxes(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    """Return once each bubblewrap stage's PID namespace is empty (bounded wait).
+
+    bubblewrap's monitor exits when the command does; the sandbox's init exits after
+    it, and only then does the kernel kill the rest of its PID namespace. A process the
+    command left behind (`setsid -f`) could run for those milliseconds after the call
+    returned. The init's host pid comes from `--info-fd`; the kernel turns it into a
+    zombie (or frees it) only once the namespace is empty. A stage without the pipe
+    (the stdlib launcher waits for its namespace itself) is skipped.
+    """
+    deadline = time.monotonic() + SANDBOX_GONE_WAIT
+    for proc in procs:
+        fd = _INFO_FDS.pop(proc, None)
+        if fd is None:
+            continue
+        try:
+            pid = _sandbox_pid(fd, deadline)
+        finally:
+            os.close(fd)
+        while pid is not None and _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def _sandbox_pid(fd: int, deadline: float) -> int | None:
+    """The `child-pid` bubblewrap wrote to its info pipe (`None`: none by the deadline)."""
+    data = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+        with contextlib.suppress(ValueError):
+            found = json.loads(data).get("child-pid")
+            return found if isinstance(found, int) else None
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state not in ([b"Z"], [b"X"])
 
 
 def feed_stdin(proc: subprocess.Popen[bytes], data: bytes) -> None:

@@ -29,6 +29,7 @@ from langgraph_context.tools.terminal._policies import BUILTINS
 from langgraph_context.tools.terminal._process import (
     Launch,
     LauncherChoice,
+    await_sandboxes,
     collect_output,
     feed_stdin,
     resolve_enforcement,
@@ -352,14 +353,17 @@ class Terminal:
         if feed is not None:
             feed_stdin(procs[0], feed)
         cap = self.max_output_chars
-        out, err, truncated, timed_out = collect_output(procs[-1], err_read, cap, deadline)
-        if truncated or timed_out:
-            stop_pipeline(procs, _KILL_GRACE)
-        for proc in procs:
-            try:
-                proc.wait(timeout=_KILL_GRACE)
-            except subprocess.TimeoutExpired:
+        try:
+            out, err, truncated, timed_out = collect_output(procs[-1], err_read, cap, deadline)
+            if truncated or timed_out:
                 stop_pipeline(procs, _KILL_GRACE)
+            for proc in procs:
+                try:
+                    proc.wait(timeout=_KILL_GRACE)
+                except subprocess.TimeoutExpired:
+                    stop_pipeline(procs, _KILL_GRACE)
+        finally:
+            await_sandboxes(procs)  # nothing the command started runs once the call returns
         code = procs[-1].returncode
         return self._finish(command, out, err, code, cwd, timed_out=timed_out, truncated=truncated)
 
