@@ -154,7 +154,7 @@ def _tokenize_all(texts: Sequence[str]) -> list[tuple[str, ...]]:
         known = _WORDS["terms"]
         missing = set(words).difference(known)
         missing.discard(_SEPARATOR)
-        settled = {w: (_new_term(w) if w.isalpha() else w) for w in missing}
+        settled = {w: _new_term(w) for w in missing}
         # `known` itself: stemming may have started a new cache (full), which lacks the
         # words this batch found known
         lookup = {**known, **settled}
@@ -167,8 +167,8 @@ def _tokenize_all(texts: Sequence[str]) -> list[tuple[str, ...]]:
             _TERMS.put(keys[i], made, size=300 + 8 * len(made))
             start = end + 1
     return [
-        _tokenize_kept(texts[i], keys[i]) if known is None else known
-        for i, known in enumerate(found)
+        _tokenize_kept(texts[i], keys[i]) if terms_of is None else terms_of
+        for i, terms_of in enumerate(found)
     ]
 
 
@@ -189,8 +189,7 @@ def _tokenize_uncached(text: str) -> tuple[str, ...]:
         at = -1
         for _ in range(terms.count(None)):
             at = terms.index(None, at + 1)
-            word = words[at]
-            terms[at] = word if not word.isalpha() else _new_term(word)
+            terms[at] = _new_term(words[at])
         return tuple(filter(None, terms))
     normalized = unicodedata.normalize("NFKC", text).lower()
     found: list[str] = []

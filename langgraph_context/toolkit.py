@@ -7,7 +7,6 @@ import functools
 import inspect
 import os
 import re
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,6 @@ SCHEMAS_KEPT = 256
 """Inferred tool argument schemas kept process-wide (`ToolSpec.build`), one per tool
 name and function signature: a bound by count, as each is one small pydantic class."""
 _SCHEMAS: SizedMemo[tuple[Any, ...], Any] = SizedMemo(SCHEMAS_KEPT)
-_SCHEMAS_LOCK = threading.Lock()
 _PLAIN_DEFAULTS = frozenset({type(None), bool, int, float, str, type})  # `type`: no default
 
 
@@ -291,8 +289,7 @@ class ToolSpec:
                 return self._named(await acall(*args, **kwargs))
 
         key = _schema_key(self.name, func)
-        with _SCHEMAS_LOCK:
-            schema = None if key is None else _SCHEMAS.get(key)
+        schema = None if key is None else _SCHEMAS.get(key)  # the memo locks its writes
         made = StructuredTool.from_function(
             func=named,
             coroutine=anamed,
@@ -301,8 +298,7 @@ class ToolSpec:
             args_schema=schema,
         )
         if schema is None and key is not None:
-            with _SCHEMAS_LOCK:
-                _SCHEMAS.put(key, made.args_schema)
+            _SCHEMAS.put(key, made.args_schema)
         return made
 
     def _named(self, result: Any) -> Any:

@@ -162,9 +162,7 @@ def words_floor(content: str) -> int:
     whitespace to the pieces (\x1c-\x1f) gets 0. About 20 times cheaper than the
     pieces' regular expression, it settles most packets a full pack reaches.
     """
-    if not _keeps_bytes(content) or any(mark in content for mark in _SPLIT_ONLY):
-        return 0
-    return len(content.split())
+    return len(content.split()) if _words_hold(content) else 0
 
 
 def words_over(content: str, room: int) -> bool:
@@ -175,9 +173,12 @@ def words_over(content: str, room: int) -> bool:
     """
     if room < 0:
         return True  # every floor is at least 0
-    if not _keeps_bytes(content) or any(mark in content for mark in _SPLIT_ONLY):
-        return False  # the floor is 0
-    return len(content.split(None, room)) > room
+    return _words_hold(content) and len(content.split(None, room)) > room
+
+
+def _words_hold(content: str) -> bool:
+    """Whether `words_floor` counts `content`'s words (else its floor is 0)."""
+    return _keeps_bytes(content) and not any(mark in content for mark in _SPLIT_ONLY)
 
 
 def _keeps_bytes(content: str) -> bool:

@@ -5,8 +5,8 @@ are a fixed part of each request's budget, like the system prompt. Counted here 
 compact JSON of the OpenAI tool schemas (`convert_to_openai_tool`), which is what
 `langchain-openai` sends; other providers' renderings differ by a few tokens per tool.
 
-Each plain `StructuredTool`'s JSON is kept (`TOOL_JSON_KEPT` entries, least recently used out), by
-its class, name, description and argument schema class: what the conversion reads.
+Each plain `StructuredTool`'s JSON is kept (`TOOL_JSON_KEPT` entries, least recently
+used out) by its name, description and argument schema class: what the conversion reads.
 Converting builds a pydantic class per tool (about 1 ms), and every agent build counts
 its tools.
 """
@@ -14,7 +14,6 @@ its tools.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +30,6 @@ __all__ = ["count_tool_tokens"]
 TOOL_JSON_KEPT = 256
 """Tools whose compact JSON schema is kept process-wide (a few hundred bytes each)."""
 _JSON: SizedMemo[tuple[Any, ...], str] = SizedMemo(TOOL_JSON_KEPT)
-_LOCK = threading.Lock()
 
 
 def _tool_json(item: Any) -> str:
@@ -40,17 +38,15 @@ def _tool_json(item: Any) -> str:
     # A plain `StructuredTool` (what `ToolSpec.build` makes) without metadata: the
     # conversion reads nothing else; a subclass may compute its schema from its state.
     if type(item) is StructuredTool and isinstance(item.args_schema, type) and not item.metadata:
-        key = (type(item), item.name, item.description, item.args_schema)
-        with _LOCK:
-            text = _JSON.get(key)
+        key = (item.name, item.description, item.args_schema)
+        text = _JSON.get(key)  # the memo locks its writes
         if text is not None:
             return text
     text = json.dumps(
         convert_to_openai_tool(item), ensure_ascii=False, separators=(",", ":"), default=str
     )
     if key is not None:
-        with _LOCK:
-            _JSON.put(key, text)
+        _JSON.put(key, text)
     return text
 
 
