@@ -15,8 +15,9 @@ Run: `.venv/bin/python -m benchmarks.lean [--quick]`
    our output limit + a history count alone (the pieces). Full runs add a 1,000-call
    thread, bare and ours: ours stays flat in the history's length, bare grows. The
    warm recount of a 200-message history after one append is printed beside a cold
-   count (the memo must keep it cheap). One agent build, bare and ours, is printed
-   too (what a graph factory building its agent per run pays). Served throughput is
+   count (the memo must keep it cheap). One agent build, ours beside bare, LangChain's
+   summarization + context editing and deepagents, is printed too (what a graph
+   factory building its agent per run pays). Served throughput is
    `benchmarks.lean.served`.
 3. Memory per finished thread: `create_context_agent` with its defaults (as `repro_2`)
    and a bare `create_agent`, each over `--threads` threads of 200 calls, each deleted from
@@ -245,13 +246,21 @@ def per_call(calls: int, rounds: int, kinds: tuple[str, ...]) -> dict[str, float
 
 
 def agent_builds(n: int) -> dict[str, float]:
-    """Median CPU ms of one agent build, bare `create_agent` and ours, interleaved.
+    """Median CPU ms of one agent build, ours beside the peers, interleaved.
 
-    The same model and tool each time, after one warm-up build each: what a graph
-    factory building its agent per run pays (our tools' argument schemas are
-    inferred once per process, then kept).
+    Bare `create_agent`, LangChain's summarization + context editing (as in the per
+    call measurement) and deepagents' `create_deep_agent`, with the same model and
+    tool each time, after one warm-up build each: what a graph factory building its
+    agent per run pays (our tools' argument schemas are inferred once per process,
+    then kept).
     """
+    from deepagents import create_deep_agent
     from langchain.agents import create_agent
+    from langchain.agents.middleware import (
+        ClearToolUsesEdit,
+        ContextEditingMiddleware,
+        SummarizationMiddleware,
+    )
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -269,6 +278,18 @@ def agent_builds(n: int) -> dict[str, float]:
         "ours": lambda: create_context_agent(
             model, [read_log], max_tokens=16_000, checkpointer=InMemorySaver()
         ),
+        "langchain": lambda: create_agent(
+            model,
+            [read_log],
+            checkpointer=InMemorySaver(),
+            middleware=[
+                SummarizationMiddleware(model, trigger=("tokens", 16_000), keep=("tokens", 8_000)),
+                ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=8_000, keep=3)]),
+            ],
+        ),
+        "deepagents": lambda: create_deep_agent(
+            model=model, tools=[read_log], checkpointer=InMemorySaver()
+        ),
     }
     times: dict[str, list[float]] = {k: [] for k in make}
     for build in make.values():
@@ -277,7 +298,7 @@ def agent_builds(n: int) -> dict[str, float]:
         for kind, build in make.items():
             times[kind].append(_cpu_ms(build))
     out = {k: statistics.median(v) for k, v in times.items()}
-    return {**out, "ours_x_bare": out["ours"] / out["bare"]}
+    return {**out, **{f"{k}_x_bare": out[k] / out["bare"] for k in make if k != "bare"}}
 
 
 def recount() -> dict[str, float]:
@@ -439,6 +460,9 @@ def main() -> None:
     print(
         f"  one agent build: bare create_agent {built['bare']:.1f} ms"
         f" | ours {built['ours']:.1f} ms ({built['ours_x_bare']:.1f}x)"
+        f" | LangChain summarization + context editing {built['langchain']:.1f} ms"
+        f" ({built['langchain_x_bare']:.1f}x) | deepagents {built['deepagents']:.1f} ms"
+        f" ({built['deepagents_x_bare']:.1f}x)"
     )
     again = recount()
     print(
