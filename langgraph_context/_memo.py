@@ -52,7 +52,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from langgraph_context.errors import InvalidArgumentError
@@ -135,6 +135,22 @@ class SizedMemo(Generic[K, V]):
             while self.size > self.max_size:
                 _, (_, dropped) = self._data.popitem(last=False)
                 self.size -= dropped
+
+    def put_many(self, entries: Iterable[tuple[K, V, int]]) -> None:
+        """`put` of each `(key, value, size)` in order, under one lock."""
+        with self._lock:
+            data, limit = self._data, self.max_size
+            for key, value, size in entries:
+                if size > limit:
+                    continue
+                old = data.pop(key, None)
+                if old is not None:
+                    self.size -= old[1]
+                data[key] = (value, size)
+                self.size += size
+                while self.size > limit:
+                    _, (_, dropped) = data.popitem(last=False)
+                    self.size -= dropped
 
     def clear(self) -> None:
         """Forget every entry."""

@@ -10,10 +10,18 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[import-untyped]
 
 from langgraph_context import ContextPacket, scoring
-from langgraph_context.context import ContextBuilder, ContextConfig
-from langgraph_context.context._sizing import LazyFloors, cost_floor, words_floor, words_over
+from langgraph_context._memo import SizedMemo
+from langgraph_context.context import ContextBuilder, ContextConfig, _sizing
+from langgraph_context.context._sizing import (
+    LazyFloors,
+    all_words_hold,
+    cost_floor,
+    words_floor,
+    words_over,
+)
 from langgraph_context.context.select import pack_packets
 
 _WORDS = ["billing", "timeout", "the", "and", "reloaded", "x9", "42", "Ünïcode", "数据", "id=ff"]
@@ -117,3 +125,75 @@ def test_words_known_before_a_full_cache_starts_again_stay_in_the_batch(
     texts = ["alpha beta", "gamma zzzqnewone zzzqnewtwo"]
     batch = scoring._tokenize_all(texts)
     assert batch == [("alpha", "beta"), ("gamma", "zzzqnewon", "zzzqnewtwo")]
+
+
+# Letters and endings that exercise the Snowball English rules (step 1a-5, exceptions).
+_ENDINGS = ["ing", "ed", "ly", "ness", "ational", "izer", "fulness", "ies", "ss", "eed", "ement"]
+_ENGLISH = st.builds(
+    str.__add__,
+    st.text(alphabet="abcdeilmnorstuyg", min_size=1, max_size=12),
+    st.sampled_from(["", *_ENDINGS]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(words=st.lists(_ENGLISH, min_size=1, max_size=20))
+def test_the_c_stemmer_stems_as_snowballs_pure_python_one(words: list[str]) -> None:
+    """PyStemmer (C) gives the stems the pure-Python `snowballstemmer` gave: the switch
+    changes no term, so no score."""
+    python = EnglishStemmer()
+    assert scoring._STEMMER.stemWords(words) == [python.stemWord(w) for w in words]
+    assert [scoring._new_term(w) for w in words] == [python.stemWord(w) for w in words]
+
+
+def test_a_batch_of_new_words_larger_than_the_word_cache_keeps_it_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(scoring, "_MAX_WORDS", len(scoring._STOPS) + 5)
+    words = [f"zq{'x' * i}ing" for i in range(1, 40)]
+    stems = scoring._remember(words)
+    assert list(stems) == words
+    assert stems == {w: EnglishStemmer().stemWord(w) for w in words}
+    assert len(scoring._WORDS["terms"]) <= scoring._MAX_WORDS
+    assert scoring._tokenize_all([" ".join(words), "painted"])[0] == tuple(stems.values())
+
+
+_OPS = st.lists(st.tuples(st.integers(0, 15), st.integers(1, 6)), max_size=30)
+
+
+@given(before=_OPS, batch=_OPS, reads=st.lists(st.integers(0, 15), max_size=10))
+def test_put_many_is_put_one_at_a_time(
+    before: list[tuple[int, int]], batch: list[tuple[int, int]], reads: list[int]
+) -> None:
+    """Same entries, same order of recency, same total, whatever was there before."""
+    one: SizedMemo[int, int] = SizedMemo(14)
+    many: SizedMemo[int, int] = SizedMemo(14)
+    for memo in (one, many):
+        for key, size in before:
+            memo.put(key, key, size=size)
+        for key in reads:
+            memo.get(key)
+    for key, size in batch:
+        one.put(key, -key, size=size)
+    many.put_many((key, -key, size) for key, size in batch)
+    assert list(one._data.items()) == list(many._data.items())
+    assert one.size == many.size <= 14
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.one_of(st.text(max_size=30), _FLOOR_TEXT), max_size=8))
+def test_all_words_hold_is_each_text_checked_alone(texts: list[str]) -> None:
+    assert all_words_hold(texts) == all(_sizing._words_hold(t) for t in texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.one_of(st.text(max_size=30), _FLOOR_TEXT), min_size=1, max_size=8),
+    rooms=st.lists(st.integers(-2, 12), min_size=1, max_size=8),
+)
+def test_lazy_floors_over_is_the_floor_over_the_room(texts: list[str], rooms: list[int]) -> None:
+    """With a mark in some texts or none (the one-pass check's two answers)."""
+    floors = LazyFloors(texts)
+    for n, room in enumerate(rooms):
+        i = n % len(texts)
+        assert floors.over(i, room) == (cost_floor(texts[i]) > room)

@@ -8,7 +8,7 @@ import weakref
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from langchain_core.messages import (
     AIMessage,
@@ -104,24 +104,22 @@ def test_prefix_memo_rejects_a_bound_below_one() -> None:
         PrefixMemo(0)
 
 
+@example(ops=[(1, 1), (0, 2), (2, 5), (3, 5), (0, 1)])  # key 1 goes while key 0 is still 2
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(1, 5)), max_size=200))
 def test_memo_keeps_exactly_the_most_recent_entries_that_fit(ops: list[tuple[int, int]]) -> None:
-    """Against a model: the kept keys are the latest writes whose sizes fit, newest first."""
+    """Against a model: each write replaces its key's entry as the newest, then the
+    oldest entries go until the total fits."""
     memo: SizedMemo[int, int] = SizedMemo(12)
     for key, size in ops:
         memo.put(key, key * 10, size=size)
-    latest: dict[int, int] = {}
+    model: list[tuple[int, int]] = []
     for key, size in ops:
-        latest.pop(key, None)
-        latest[key] = size
-    expected, total = set(), 0
-    for key, size in reversed(latest.items()):
-        if total + size > 12:
-            break
-        expected.add(key)
-        total += size
-    assert {k for k in range(21) if memo.get(k) is not None} == expected
-    assert memo.size == total
+        model = [entry for entry in model if entry[0] != key] + [(key, size)]
+        while sum(s for _, s in model) > 12:
+            model.pop(0)
+    assert list(memo._data) == [key for key, _ in model]
+    assert {k for k in range(21) if memo.get(k) is not None} == {key for key, _ in model}
+    assert memo.size == sum(s for _, s in model)
 
 
 # -- counter -----------------------------------------------------------------------

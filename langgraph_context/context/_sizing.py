@@ -14,7 +14,15 @@ from langgraph_context.safety.boundary import Fence, protect_packet
 from langgraph_context.safety.patterns import BOUNDARY_TAG_PREFIX
 from langgraph_context.tokens import TiktokenCounter, TokenCounter
 
-__all__ = ["LazyCosts", "LazyFloors", "PacketSizer", "cost_floor", "words_floor", "words_over"]
+__all__ = [
+    "LazyCosts",
+    "LazyFloors",
+    "PacketSizer",
+    "all_words_hold",
+    "cost_floor",
+    "words_floor",
+    "words_over",
+]
 
 # A fixed, random-looking boundary of the default length, used only to measure costs.
 _COST_BOUNDARY = "5e0c9a7d31b84f26"
@@ -165,15 +173,16 @@ def words_floor(content: str) -> int:
     return len(content.split()) if _words_hold(content) else 0
 
 
-def words_over(content: str, room: int) -> bool:
+def words_over(content: str, room: int, *, holds: bool = False) -> bool:
     """`words_floor(content) > room`, splitting no further than `room + 1` words.
 
     A pack asks it of every packet it passes once the budget is nearly spent, where
     `room` is small: `str.split` with a limit stops there instead of listing every word.
+    `holds=True` says the floor is known to count `content`'s words (`all_words_hold`).
     """
     if room < 0:
         return True  # every floor is at least 0
-    return _words_hold(content) and len(content.split(None, room)) > room
+    return (holds or _words_hold(content)) and len(content.split(None, room)) > room
 
 
 def _words_hold(content: str) -> bool:
@@ -243,7 +252,23 @@ class LazyFloors(LazyCosts):
     def __init__(self, texts: list[str]) -> None:
         super().__init__(lambda i: cost_floor(texts[i]), len(texts), None)
         self._texts = texts
+        self._all_hold: bool | None = None
 
     def over(self, i: int, room: int) -> bool:
         """Whether text `i` surely costs more than `room` (the cheap bound first)."""
-        return words_over(self._texts[i], room) or self[i] > room
+        if self._all_hold is None:  # once per pack: a thousand checks in one
+            self._all_hold = all_words_hold(self._texts)
+        return words_over(self._texts[i], room, holds=self._all_hold) or self[i] > room
+
+
+# Joins texts for `all_words_hold`: ASCII, and in no mark of `_MAY_CHANGE` or `_SPLIT_ONLY`.
+_JOINT = "\x00"
+
+
+def all_words_hold(texts: Sequence[str]) -> bool:
+    """Whether `words_floor` counts the words of every text, checked in one pass.
+
+    The joined texts hold a mark exactly when one text does: no mark holds the joint,
+    so none can start in one text and end in the next.
+    """
+    return _words_hold(_JOINT.join(texts))
