@@ -91,8 +91,17 @@ literal_soup = st.lists(
 @GENERATION
 @given(text=literal_soup)
 def test_the_literal_finder_finds_exactly_the_literals_in_the_text(text: str) -> None:
-    """Overlapping, nested and cut literals: the prefix-tree search finds each one."""
-    assert FILTER.present(text) == {lit for lit in LITERALS if lit in text}
+    """Overlapping, nested and cut literals: both searches find each one."""
+    expected = {lit for lit in LITERALS if lit in text}
+    assert FILTER.present_by_regex(text) == expected
+    assert FILTER.present(text) == expected
+
+
+def test_the_automaton_is_used_when_pyahocorasick_is_installed() -> None:
+    """The dev extra installs it (as the fast one does), so the tests above check it."""
+    pytest.importorskip("ahocorasick")
+    assert FILTER._automaton is not None
+    assert FILTER.present("please IGNORE".lower()) == FILTER.present_by_regex("please ignore")
 
 
 def test_ignorecase_letters_are_not_literals() -> None:
