@@ -15,10 +15,11 @@ from langgraph_context.context import (
     ContextPacket,
     aselect_packets,
     relevance_scores,
+    select,
     select_packets,
 )
 from langgraph_context.context.relevance import semantic_query
-from langgraph_context.context.select import _is_duplicate
+from langgraph_context.context.select import _KeptTerms
 
 
 def turn(text: str, speaker: str = "A", **kwargs: object) -> ContextPacket:
@@ -333,19 +334,31 @@ def test_pack_packets_uses_costs_and_checks_lengths() -> None:
 
 
 term_sets = st.frozensets(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=1, max_size=12)
+wide_sets = st.frozensets(st.text("abcdefghij", min_size=1, max_size=2), min_size=1, max_size=40)
 
 
-@settings(max_examples=300)
+@settings(max_examples=400)
 @given(
-    terms=term_sets,
-    kept=st.lists(term_sets, max_size=8),
-    threshold=st.sampled_from([0.0, 0.5, 0.75, 0.9, 1.0]),
+    sets=st.one_of(st.lists(term_sets, min_size=1, max_size=12), st.lists(wide_sets, min_size=1)),
+    threshold=st.one_of(
+        st.sampled_from([0.01, 0.5, 0.75, 0.9, 0.95, 1.0]),
+        st.floats(min_value=0.001, max_value=1.0),
+    ),
+    max_bits=st.sampled_from([4096, 30, 5]),
 )
 def test_near_duplicate_check_matches_plain_jaccard(
-    terms: frozenset[str], kept: list[frozenset[str]], threshold: float
+    sets: list[frozenset[str]], threshold: float, max_bits: int
 ) -> None:
-    """The pack's duplicate test is exactly: seen before, or Jaccard >= threshold with one kept."""
-    plain = terms in set(kept) or (
-        threshold < 1.0 and any(len(terms & o) / len(terms | o) >= threshold for o in kept)
-    )
-    assert _is_duplicate(terms, set(kept), kept, threshold) == plain
+    """The pack's duplicate test is exactly: seen before, or Jaccard >= threshold with a
+    kept set, for each set in turn; by masks, by sets past the mask bound, or both."""
+    kept_terms = _KeptTerms(threshold)
+    kept: list[frozenset[str]] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(select, "_MAX_MASK_BITS", max_bits)
+        for terms in sets:
+            duplicate = terms in kept or (
+                threshold < 1.0 and any(len(terms & o) / len(terms | o) >= threshold for o in kept)
+            )
+            assert kept_terms.keep(terms) == (not duplicate)
+            if not duplicate:
+                kept.append(terms)

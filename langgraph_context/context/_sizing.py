@@ -256,9 +256,12 @@ class LazyFloors(LazyCosts):
 
     def over(self, i: int, room: int) -> bool:
         """Whether text `i` surely costs more than `room` (the cheap bound first)."""
+        text = self._texts[i]
+        if room >= len(text):
+            return False  # a floor counts pieces of the text: at most one per character
         if self._all_hold is None:  # once per pack: a thousand checks in one
             self._all_hold = all_words_hold(self._texts)
-        return words_over(self._texts[i], room, holds=self._all_hold) or self[i] > room
+        return words_over(text, room, holds=self._all_hold) or self[i] > room
 
 
 # Joins texts for `all_words_hold`: ASCII, and in no mark of `_MAY_CHANGE` or `_SPLIT_ONLY`.

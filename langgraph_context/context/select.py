@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import sub, truediv
 from typing import Literal
 
 from langchain_core.embeddings import Embeddings
@@ -174,8 +175,7 @@ def pack_packets(
     rest = sorted(backwards, key=scores.__getitem__, reverse=True)
     kept: list[int] = []
     dropped: dict[int, DropReason] = {}
-    seen_exact: set[frozenset[str]] = set()
-    kept_terms: list[frozenset[str]] = []
+    kept_terms = _KeptTerms(config.duplicate_threshold)
     used = 0
     surely_over = None if cost_floors is None else _over_test(cost_floors)
     for i in pinned + rest:
@@ -191,12 +191,9 @@ def pack_packets(
             dropped[i] = "over_budget"
             continue
         terms = frozenset(tokenize(packet.content)) if not packet.pinned else frozenset()
-        if terms and _is_duplicate(terms, seen_exact, kept_terms, config.duplicate_threshold):
+        if terms and not kept_terms.keep(terms):
             dropped[i] = "duplicate"
             continue
-        if terms:
-            seen_exact.add(terms)
-            kept_terms.append(terms)
         kept.append(i)
         used += size
     kept.sort()
@@ -211,28 +208,62 @@ def pack_packets(
     return Selection(selected, drops, max_selected_tokens, used)
 
 
-def _is_duplicate(
-    terms: frozenset[str],
-    seen_exact: set[frozenset[str]],
-    kept_terms: list[frozenset[str]],
-    threshold: float,
-) -> bool:
-    if terms in seen_exact:
+# Distinct terms up to which `_KeptTerms` compares bit masks: a mask of 4,096 bits is
+# 512 bytes, and an AND of two costs about what a set intersection of a few terms does.
+_MAX_MASK_BITS = 4096
+
+
+class _KeptTerms:
+    """The kept packets' term sets; `keep` refuses a near-duplicate of one of them.
+
+    A near-duplicate has a Jaccard overlap (intersection over union) of at least
+    `threshold` with a kept set, or is equal to one. Each set is also a bit mask over
+    the terms met so far, so a new set is compared with all kept ones in C (`&` and
+    `bit_count` over the masks): a pack of 70 packets made 2,400 set intersections in
+    Python, 1.2 ms. Past `_MAX_MASK_BITS` distinct terms the sets are compared.
+    """
+
+    def __init__(self, threshold: float) -> None:
+        self._threshold = threshold
+        self._exact: set[frozenset[str]] = set()
+        self._sets: list[frozenset[str]] = []
+        self._sizes: list[int] = []
+        self._bits: dict[str, int] | None = {}  # `None` once over `_MAX_MASK_BITS`
+        self._masks: list[int] = []
+
+    def keep(self, terms: frozenset[str]) -> bool:
+        """Keep `terms` unless it is a near-duplicate of a kept set (`False`)."""
+        if terms in self._exact:
+            return False
+        mask = self._mask(terms)
+        if self._threshold < 1.0 and self._sets:
+            size = len(terms)
+            if mask is None:
+                shared = [len(terms & other) for other in self._sets]
+            else:
+                shared = list(map(int.bit_count, map(mask.__and__, self._masks)))
+            unions = map(sub, map(size.__add__, self._sizes), shared)
+            if max(map(truediv, shared, unions)) >= self._threshold:
+                return False
+        self._exact.add(terms)
+        self._sets.append(terms)
+        self._sizes.append(len(terms))
+        if mask is not None:
+            self._masks.append(mask)
         return True
-    if threshold >= 1.0:
-        return False
-    size = len(terms)
-    for other in kept_terms:
-        count = len(other)
-        # Jaccard <= smaller/larger: a pair this uneven cannot reach the threshold
-        smaller, larger = (size, count) if size < count else (count, size)
-        if smaller < threshold * larger:
-            continue
-        # the union's size from the intersection's, without building the union
-        shared = len(terms & other)
-        if shared / (size + count - shared) >= threshold:
-            return True
-    return False
+
+    def _mask(self, terms: frozenset[str]) -> int | None:
+        """`terms` as a bit mask (new terms get the next bits), or `None` past the bound."""
+        bits = self._bits
+        if bits is None:
+            return None
+        for term in terms.difference(bits):
+            bits[term] = 1 << len(bits)
+        if len(bits) > _MAX_MASK_BITS:
+            self._bits = None
+            self._masks = []
+            return None
+        return sum(map(bits.__getitem__, terms))
 
 
 def _prepare(
