@@ -9,6 +9,7 @@ snapshot's items, a context's packets) changed from one process to the next.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -16,7 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langgraph_context.compaction.provenance import fence
-from langgraph_context.safety.boundary import keyed_boundary, new_boundary, wrap_untrusted
+from langgraph_context.safety.boundary import (
+    _ATTRIBUTE_UNSAFE,
+    _attribute,
+    keyed_boundary,
+    new_boundary,
+    wrap_untrusted,
+)
 from langgraph_context.tokens import count_tokens, resolve_counter
 
 
@@ -64,3 +71,40 @@ def test_two_processes_fence_alike() -> None:
         outs.add(run.stdout)
     assert len(outs) == 1, outs
     assert fence("a", kind="snapshot") == fence("a", kind="snapshot")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.text(max_size=8), max_size=5),
+    other=st.lists(st.text(max_size=8), max_size=5),
+)
+def test_keyed_boundaries_tell_apart_any_two_lists_of_texts(
+    parts: list[str], other: list[str]
+) -> None:
+    """The keyed message holds each part's length, so no regrouping of the same characters
+    (`["ab"]`, `["a", "b"]`, `["a", "", "b"]`) gets the same boundary."""
+    assert keyed_boundary(*parts) == keyed_boundary(*list(parts))
+    if parts != other:
+        assert keyed_boundary(*parts) != keyed_boundary(*other)
+
+
+_BOUNDARY_CHARS = "abcKkSs0123456789"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    boundary=st.text(_BOUNDARY_CHARS, min_size=12, max_size=14),
+    value=st.lists(
+        st.one_of(st.text(max_size=6), st.sampled_from(["KKKK", "\u017f", "\u212a"])), max_size=6
+    ),
+    swap=st.booleans(),
+)
+def test_attribute_drops_the_boundary_in_any_case(
+    boundary: str, value: list[str], swap: bool
+) -> None:
+    """The ASCII shortcut answers as the case-blind regular expression does."""
+    text = "x".join([*value, boundary.swapcase() if swap else boundary])
+    expected = re.sub(
+        re.escape(boundary), "_", _ATTRIBUTE_UNSAFE.sub("_", text)[:80], flags=re.IGNORECASE
+    )
+    assert _attribute(text, boundary) == expected

@@ -170,11 +170,12 @@ class ContextBuilder:
         """The renderer (default: a fence keyed by the untrusted texts) and hardening text."""
         if self.wrap_untrusted is not None or not self.protect_untrusted:
             return self.wrap_untrusted, self.hardening
-        if not any(not p.is_trusted for p in gathered.packets):
+        untrusted = [p.content for p in gathered.packets if not p.is_trusted]
+        if not untrusted:
             return None, self.hardening
         # Keyed by the fenced texts: the same packets render to the same bytes (a cache
         # hit for the provider), and no packet can predict the boundary that fences it.
-        untrusted = sorted(p.content for p in gathered.packets if not p.is_trusted)
+        untrusted.sort()
         fence = Fence(keyed_boundary(*untrusted), sanitize=self.sanitize, detector=self.detector)
         return fence, self.hardening if self.hardening is not None else HARDENING_INSTRUCTION
 
@@ -237,8 +238,12 @@ class ContextBuilder:
         self, packets: Iterable[ContextPacket]
     ) -> tuple[list[ContextPacket], list[ContextPacket]]:
         items = list(packets)
-        role = [p for p in items if self.config.section_for(p.type) == "role"]
-        return role, [p for p in items if self.config.section_for(p.type) != "role"]
+        role_types = {t for t in {p.type for p in items} if self.config.section_for(t) == "role"}
+        if not role_types:
+            return [], items
+        return [p for p in items if p.type in role_types], [
+            p for p in items if p.type not in role_types
+        ]
 
     def _packet_budget(
         self,

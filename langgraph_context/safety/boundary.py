@@ -19,11 +19,11 @@ what the detector sees instead.
 from __future__ import annotations
 
 import functools
-import hashlib
 import hmac
 import logging
 import re
 import secrets
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -132,13 +132,14 @@ def keyed_boundary(*parts: str, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
     if not isinstance(nbytes, int) or not MIN_BOUNDARY_BYTES <= nbytes <= 32:
         msg = f"nbytes must be an int from {MIN_BOUNDARY_BYTES} to 32, got {nbytes!r}"
         raise InvalidArgumentError(msg)
-    mac = hmac.new(_PROCESS_KEY, digestmod=hashlib.sha256)
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass")
-        mac.update(len(data).to_bytes(8, "big"))
-        mac.update(data)
+    # One message, one C call: the parts' count and byte lengths, then their bytes (the
+    # lengths make it unambiguous where each part ends). A context build fences a
+    # thousand retrieved packets: two `update` calls each cost 0.4 ms.
+    data = [part.encode("utf-8", "surrogatepass") for part in parts]
+    header = struct.pack(f">{len(data) + 1}Q", len(data), *map(len, data))
+    digest = hmac.digest(_PROCESS_KEY, header + b"".join(data), "sha256")
     digits = 2 * nbytes
-    return str(int.from_bytes(mac.digest(), "big") % 10**digits).zfill(digits)
+    return str(int.from_bytes(digest, "big") % 10**digits).zfill(digits)
 
 
 def _check_boundary(boundary: str) -> str:
@@ -179,6 +180,8 @@ def neutralize_tags(text: str, boundary: str | None = None) -> str:
 
 def _attribute(value: str, boundary: str) -> str:
     clean = _ATTRIBUTE_UNSAFE.sub("_", value)[:_MAX_ATTRIBUTE_CHARS]
+    if clean.isascii() and boundary.isascii() and boundary.lower() not in clean.lower():
+        return clean  # ASCII: a case-blind match is a match of the lower-cased texts
     return re.sub(re.escape(boundary), "_", clean, flags=re.IGNORECASE)
 
 
