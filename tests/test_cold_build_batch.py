@@ -14,7 +14,7 @@ from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[impor
 
 from langgraph_context import ContextPacket, scoring
 from langgraph_context._memo import SizedMemo
-from langgraph_context.context import ContextBuilder, ContextConfig, _sizing
+from langgraph_context.context import ContextBuilder, ContextConfig, _sizing, relevance
 from langgraph_context.context._sizing import (
     LazyFloors,
     all_words_hold,
@@ -197,3 +197,19 @@ def test_lazy_floors_over_is_the_floor_over_the_room(texts: list[str], rooms: li
     for n, room in enumerate(rooms):
         i = n % len(texts)
         assert floors.over(i, room) == (cost_floor(texts[i]) > room)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(_TEXT, min_size=1, max_size=10),
+    types=st.lists(st.sampled_from(["retrieved", "tool", "message", "note"]), min_size=10),
+    query=_TEXT,
+)
+def test_relevance_skips_the_thread_passes_only_where_they_change_nothing(
+    texts: list[str], types: list[str], query: str
+) -> None:
+    packets = [ContextPacket(t, type=types[i]) for i, t in enumerate(texts)]
+    fast = relevance.relevance_scores(packets, query)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(relevance, "_loose", lambda packets: False)
+        assert relevance.relevance_scores(packets, query) == fast

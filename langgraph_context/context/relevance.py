@@ -42,11 +42,23 @@ from langgraph_context.scoring import score_passages, score_texts
 __all__ = ["arelevance_scores", "relevance_scores", "semantic_query"]
 
 
+_THREAD_TYPES = ("message", "tool")
+
+
 def _thread_key(packet: ContextPacket) -> str | None:
     thread = packet.metadata.get("thread")
     if thread is not None:
         return str(thread)
-    return packet.type if packet.type in ("message", "tool") else None
+    return packet.type if packet.type in _THREAD_TYPES else None
+
+
+def _loose(packets: Sequence[ContextPacket]) -> bool:
+    """Whether no packet has metadata or a thread (retrieved documents, tool output).
+
+    Such packets have no passages, neighbours, segments or speakers: those passes
+    would change no score, and are skipped.
+    """
+    return not any(p.metadata or p.type in _THREAD_TYPES for p in packets)
 
 
 def _spread_to_neighbors(
@@ -188,10 +200,15 @@ def _boost_dates(
 def _finish_relevance(
     base: list[float], packets: Sequence[ContextPacket], query: str, config: ContextConfig
 ) -> list[float]:
-    base = _boost_segments(base, packets, config)
+    loose = _loose(packets)
+    if not loose:
+        base = _boost_segments(base, packets, config)
     base = _boost_dates(base, packets, query, config.date_boost)
-    spread = _spread_to_neighbors(base, packets, config)
-    boosted = _boost_speakers(spread, packets, query, config.speaker_boost)
+    if loose:
+        boosted = base
+    else:
+        spread = _spread_to_neighbors(base, packets, config)
+        boosted = _boost_speakers(spread, packets, query, config.speaker_boost)
     top = max(boosted, default=0.0)
     normalized = [s / top if top > 0.0 else 0.0 for s in boosted]
     return [
@@ -222,7 +239,8 @@ def _lexical(packets: Sequence[ContextPacket], query: str, config: ContextConfig
     texts = [p.content for p in packets]
     if config.passage_weight == 0.0 or config.neighbor_window == 0:
         return score_texts(query, texts)
-    own, passage = score_passages(query, texts, _passages(packets, config))
+    passages = [[i] for i in range(len(packets))] if _loose(packets) else _passages(packets, config)
+    own, passage = score_passages(query, texts, passages)
     top_own, top_passage = max(own, default=0.0) or 1.0, max(passage, default=0.0) or 1.0
     return [
         o / top_own + config.passage_weight * p / top_passage

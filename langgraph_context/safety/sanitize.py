@@ -162,11 +162,12 @@ def _find(text: str, depth: int, *, prefilter: bool = True) -> list[InjectionFin
     in_folded = rules.matchable(folded[0].text) if prefilter else everything
     in_plain = rules.matchable(plain[0].text) if prefilter and plain else everything
     found: list[InjectionFinding] = []
-    for kind, folded_rules, plain_rules in _SPLIT_RULES:
-        spans = shadow_spans(folded, [p for i, p in folded_rules if in_folded[i]])
-        spans += shadow_spans(plain, [p for i, p in plain_rules if in_plain[i]])
-        for start, end in spans:
-            found.append(InjectionFinding(kind, start, end, text[start:end]))
+    if any(in_folded) or (plain and any(in_plain)):  # most texts: no rule can match
+        for kind, folded_rules, plain_rules in _SPLIT_RULES:
+            spans = shadow_spans(folded, [p for i, p in folded_rules if in_folded[i]])
+            spans += shadow_spans(plain, [p for i, p in plain_rules if in_plain[i]])
+            for start, end in spans:
+                found.append(InjectionFinding(kind, start, end, text[start:end]))
     # The fence's own tag finder folds further (accents, escapes, look-alike brackets):
     # whatever the fence neutralizes is reported too.
     found += [InjectionFinding("forged_boundary", a, b, text[a:b]) for a, b in tag_spans(text)]
