@@ -238,12 +238,9 @@ class ContextBuilder:
         self, packets: Iterable[ContextPacket]
     ) -> tuple[list[ContextPacket], list[ContextPacket]]:
         items = list(packets)
-        role_types = {t for t in {p.type for p in items} if self.config.section_for(t) == "role"}
-        if not role_types:
-            return [], items
-        return [p for p in items if p.type in role_types], [
-            p for p in items if p.type not in role_types
-        ]
+        roles = {t for t in {p.type for p in items} if self.config.section_for(t) == "role"}
+        rest = [p for p in items if p.type not in roles] if roles else items
+        return [p for p in items if p.type in roles], rest
 
     def _packet_budget(
         self,
