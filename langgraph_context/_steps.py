@@ -6,20 +6,26 @@ failure means. `drive` answers with a sync callable, `adrive` awaits an async on
 everything between two requests is plain code both share. A pipeline that must pause
 (a backoff before a retry) yields `Wait(seconds)`: `drive` sleeps, `adrive` awaits
 `asyncio.sleep`, and the pipeline is sent `None`.
+
+`signed` stores a middleware hook's signature on it: `create_agent` runs each
+`wrap_*` hook under LangSmith's `traceable`, whose wrapper asks `inspect.signature`
+of the hook on every call, traced or not; a stored signature is read back instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Failed", "Steps", "Wait", "adrive", "drive"]
+__all__ = ["Failed", "Steps", "Wait", "adrive", "drive", "signed"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 Steps = Generator[R, Any, T]
 """A pipeline: yields requests of type R, receives their answers, returns a T."""
 
@@ -87,3 +93,14 @@ async def adrive(steps: Steps[R | Wait, T], call: Callable[[R], Awaitable[Any]])
     while not isinstance(step := _next(steps, answer), _Done):
         answer = await _aanswer(call, step)
     return step.value  # type: ignore[no-any-return]
+
+
+def signed(hook: F) -> F:
+    """`hook` with its own `inspect.signature` stored as `__signature__` (the same value).
+
+    For a method, `inspect.signature` of the bound method then reads the stored one
+    and drops `self`, instead of building it from the code object: about 13 us less
+    per call of a `traceable` hook on the fresh thread `ToolNode` runs a tool call on.
+    """
+    hook.__signature__ = inspect.signature(hook)  # type: ignore[attr-defined]
+    return hook

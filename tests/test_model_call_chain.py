@@ -8,7 +8,9 @@ one retries), sync and async; it must not change the caller's middleware objects
 from __future__ import annotations
 
 import asyncio
+import inspect
 import operator
+import types
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -179,3 +181,59 @@ def test_create_context_agent_chained_matches_unchained(monkeypatch: pytest.Monk
     monkeypatch.setattr(tool_check, "chain_model_calls", list)
     assert thread() == chained
     assert chained[2]  # the thread compacted
+
+
+def _our_middleware_classes() -> list[type[AgentMiddleware[Any, Any]]]:
+    """Every `AgentMiddleware` subclass defined in the package (the modules imported)."""
+    import importlib
+    import pkgutil
+
+    import langgraph_context
+
+    for info in pkgutil.walk_packages(langgraph_context.__path__, "langgraph_context."):
+        if not info.name.endswith("__main__") and ".cli" not in info.name:
+            importlib.import_module(info.name)
+    found: list[type[AgentMiddleware[Any, Any]]] = []
+    todo = list(AgentMiddleware.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.__module__.startswith("langgraph_context") and cls not in found:
+            found.append(cls)
+    return found
+
+
+def _fresh_signature(function: Callable[..., Any]) -> inspect.Signature:
+    """`inspect.signature` of a copy of `function` without a stored signature."""
+    copy = types.FunctionType(
+        function.__code__,
+        function.__globals__,
+        function.__name__,
+        function.__defaults__,
+        function.__closure__,
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__annotations__ = function.__annotations__
+    return inspect.signature(copy)
+
+
+def test_wrap_hooks_carry_their_own_signature() -> None:
+    """Each wrap hook of ours stores its exact signature, which a bound hook reads back.
+
+    `create_agent` runs the hooks under LangSmith's `traceable`, which asks
+    `inspect.signature` of the bound hook per call: the stored one is the same value.
+    """
+    hooks = ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call")
+    checked = 0
+    for cls in _our_middleware_classes():
+        for name in hooks:
+            function = cls.__dict__.get(name)
+            if function is None or function is getattr(AgentMiddleware, name):
+                continue  # not a hook of ours (`drop_hooks` puts the base class's back)
+            stored = function.__signature__
+            assert stored == _fresh_signature(function), f"{cls.__name__}.{name}"
+            checked += 1
+    assert checked >= 14
+    fresh = _fresh_signature(ModelCallChain.wrap_model_call)
+    bound = inspect.signature(ModelCallChain([]).wrap_model_call)  # what `traceable` asks
+    assert bound == fresh.replace(parameters=list(fresh.parameters.values())[1:])

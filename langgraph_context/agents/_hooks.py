@@ -21,6 +21,8 @@ from langgraph.config import get_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.types import Command, Send
 
+from langgraph_context._steps import signed
+
 __all__ = [
     "ModelCallChain",
     "arun_inner",
@@ -152,6 +154,7 @@ class ModelCallChain(AgentMiddleware[Any, Any]):
         """The parts' names joined by `+`."""
         return "+".join(p.name for p in self._parts)
 
+    @signed
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> Any:
@@ -165,6 +168,7 @@ class ModelCallChain(AgentMiddleware[Any, Any]):
             call = _sync_layer(part, call)
         return _joined(*call(request))
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],

@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
+from langgraph_context._steps import signed
 from langgraph_context.agents._hooks import chain_model_calls, drop_hooks, overrides
 from langgraph_context.toolkit import check_distinct_tools, tool_name
 
@@ -32,6 +33,7 @@ class _CheckedModelCall:
     def _check_request(self, request: ModelRequest) -> None:
         raise NotImplementedError
 
+    @signed
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
@@ -39,6 +41,7 @@ class _CheckedModelCall:
         self._check_request(request)
         return handler(request)
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest,

@@ -43,7 +43,7 @@ from langchain_core.runnables import Runnable
 from langgraph.graph.message import add_messages
 from langgraph.types import Command
 
-from langgraph_context._steps import Failed, adrive, drive
+from langgraph_context._steps import Failed, adrive, drive, signed
 from langgraph_context.agents._hooks import arun_inner, run_inner
 from langgraph_context.agents._overflow import (
     Retry,
@@ -287,6 +287,7 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
             return response if rewrite else answer
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
+    @signed
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -302,6 +303,7 @@ class CompactionMiddleware(AgentMiddleware[CompactionAgentState, Any]):
 
         return drive(self._steps(request), call)
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],

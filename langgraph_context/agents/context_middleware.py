@@ -24,7 +24,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.types import Command
 
 from langgraph_context._memo import RecentMemo
-from langgraph_context._steps import Failed, adrive, drive
+from langgraph_context._steps import Failed, adrive, drive, signed
 from langgraph_context.agents._budget import check_positive_int
 from langgraph_context.agents._hooks import arun_inner, run_inner
 from langgraph_context.agents._overflow import Window
@@ -422,6 +422,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
             return response
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
+    @signed
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -437,6 +438,7 @@ class ContextMiddleware(AgentMiddleware[Any, Any]):
 
         return drive(self._steps(request), call)
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],

@@ -41,6 +41,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Checkpointer
 
+from langgraph_context._steps import signed
 from langgraph_context.agents._maintainer_prompts import (
     BASE_INSTRUCTIONS,
     EXPLORER_DESCRIPTION,
@@ -324,6 +325,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
             parts.append(fenced_block([ContextPacket(briefing, type="briefing", source="repo")]))
         return request.override(system_message=SystemMessage("\n\n".join(parts)))
 
+    @signed
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -332,6 +334,7 @@ class MaintainerMiddleware(AgentMiddleware[MaintainerState, Any]):
         """Call the model with the mode's instructions."""
         return handler(self._instructed(request))
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],

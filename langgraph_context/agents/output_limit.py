@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from langgraph_context._steps import signed
 from langgraph_context.compaction.entry import arrived_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.tokens import TokenCounter, resolve_counter
@@ -82,12 +83,14 @@ class ToolOutputLimitMiddleware(AgentMiddleware):
         cut = [self._cut(m) if isinstance(m, ToolMessage) else m for m in messages]
         return dataclasses.replace(command, update={**update, "messages": cut})
 
+    @signed
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
     ) -> _Result:
         """Run the tool, then cut its result if it is over the limit."""
         return self._cut(handler(request))
 
+    @signed
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
     ) -> _Result:

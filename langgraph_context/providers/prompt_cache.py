@@ -38,6 +38,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
+from langgraph_context._steps import signed
 from langgraph_context.context.breakpoints import uses_prompt_cache_key
 from langgraph_context.errors import InvalidArgumentError, InvalidTypeError
 from langgraph_context.providers.models import resolved_model
@@ -413,6 +414,7 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         command: Command[Any] = Command(update={CACHE_USAGE_KEY: record})
         return ExtendedModelResponse(model_response=plain, command=command)
 
+    @signed
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -422,6 +424,7 @@ class PromptCacheMiddleware(AgentMiddleware[PromptCacheAgentState, Any]):
         request, thread = self._prepared(request)
         return self._recorded(handler(request), thread, request)
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],

@@ -44,6 +44,7 @@ from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.types import Command
 
+from langgraph_context._steps import signed
 from langgraph_context.compaction.entry import CUT_MARKER, arrived_tool_result
 from langgraph_context.compaction.options import check_positive
 from langgraph_context.errors import InvalidArgumentError
@@ -325,6 +326,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         result, deletes, where = self._capped(request, result)
         return result, [*ops, *deletes], store or where
 
+    @signed
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], _Result]
     ) -> _Result:
@@ -334,6 +336,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             store.batch(ops)
         return result
 
+    @signed
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[_Result]]
     ) -> _Result:
@@ -373,6 +376,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
         store, _ = _run_namespace(self.namespace)
         return store
 
+    @signed
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -388,6 +392,7 @@ class RecallMiddleware(AgentMiddleware[RecallAgentState, Any]):
             stored = {item.key: item.value for item in found}
         return handler(self._recalled(request, stored))
 
+    @signed
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
