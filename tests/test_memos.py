@@ -195,6 +195,32 @@ def test_a_malformed_message_is_reported_even_after_a_hit() -> None:
         counter.count_messages([*good, bad])
 
 
+@pytest.mark.parametrize("attr", ["tool_calls", "invalid_tool_calls"])
+def test_an_empty_call_list_that_is_not_a_list_is_reported(attr: str) -> None:
+    """A new message is counted unchecked only when its key vouches for the check.
+
+    The key is built for an AI message whose call lists are both empty, whatever
+    their type: one built without validation with `None` there is checked (and
+    refused) as before, on a miss and beside a vouched neighbour.
+    """
+    counter = TiktokenCounter()
+    bad = AIMessage.model_construct(content="fresh text", tool_calls=[], invalid_tool_calls=[])
+    setattr(bad, attr, None)
+    for messages in ([bad], [HumanMessage("also new"), bad]):
+        with pytest.raises(InvalidTypeError, match=rf"{attr} must be a list"):
+            counter.count_each(messages)
+
+
+@given(st.lists(st.sampled_from(range(40)), max_size=12))
+def test_unchecked_misses_count_what_checked_ones_do(picks: list[int]) -> None:
+    """Misses a key vouches for (no second check) count what the checked path counts."""
+    pool = _history(20)
+    messages = [pool[i] for i in picks]
+    counter = TiktokenCounter()
+    assert counter.count_each(messages) == [TiktokenCounter().count_message(m) for m in messages]
+    assert counter.count_each(messages) == counter.count_each(list(reversed(messages)))[::-1]
+
+
 def test_counter_rejects_a_bad_memo_bound() -> None:
     """The bound is checked at construction and named."""
     with pytest.raises(InvalidArgumentError, match=r"max_memo_bytes must be >= 300 \(one entry\)"):

@@ -77,6 +77,21 @@ def plain_key(message: BaseMessage) -> tuple[Any, ...] | None:
     return (message.type, content, name, call_id, calls)
 
 
+def keyed_valid(message: Any) -> bool:
+    """Whether a message with a `plain_key` passes `as_messages`'s check as well.
+
+    The key is built only for a message passing every check the coercion makes but
+    one: an AI message's call lists must be lists even when empty (one built without
+    validation may hold `None`). `as_messages` passes such a message through as
+    itself, so a counter skips it for the messages this vouches for.
+    """
+    if not isinstance(message, BaseMessage):
+        return False
+    if not isinstance(message, AIMessage):
+        return True
+    return type(message.tool_calls) is list and type(message.invalid_tool_calls) is list
+
+
 _PLAIN_NODES = 10_000
 _PLAIN_DEPTH = 64
 

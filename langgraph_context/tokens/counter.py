@@ -60,7 +60,7 @@ from langgraph_context.tokens._identity import (
     running_counts,
 )
 from langgraph_context.tokens._json import _to_json
-from langgraph_context.tokens._keys import dict_key, digest, message_key, plain_key
+from langgraph_context.tokens._keys import dict_key, digest, keyed_valid, message_key, plain_key
 
 __all__ = [
     "TiktokenCounter",
@@ -281,8 +281,8 @@ class TiktokenCounter:
         """Return each message's count, overhead included, reply priming not.
 
         `count_messages` is `REPLY_PRIMING_TOKENS` plus their sum. Each message is
-        looked up by its content in the message memo (no read-back by identity), and
-        checked as `as_messages` checks it.
+        looked up by its content in the message memo (no read-back by identity); a miss
+        is checked as `as_messages` checks it, unless its key vouched (`keyed_valid`).
 
         Raises:
             InvalidTypeError: If an item has a wrong type.
@@ -306,12 +306,13 @@ class TiktokenCounter:
                 else:
                     known[i] = n
         todo = [i for i in range(len(items)) if i not in known]
+        vouched = {i for i in todo if i in missed and keyed_valid(items[i])}  # no check
         try:
-            checked = as_messages([items[i] for i in todo])
+            checked = iter(as_messages([items[i] for i in todo if i not in vouched]))
         except (InvalidArgumentError, InvalidTypeError):
             as_messages(items)  # the same error, naming the position in `messages`
             raise
-        for i, message in zip(todo, checked, strict=True):
+        for i, message in ((i, items[i] if i in vouched else next(checked)) for i in todo):
             if message is items[i] and i in missed:  # its key is known: no second walk
                 n = self._count_message_uncached(message)
                 self._message_memo.put(missed[i], n, size=ENTRY_BYTES)
