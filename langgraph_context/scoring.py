@@ -102,7 +102,11 @@ def _new_term(word: str) -> str:
 
 
 def _remember(words: list[str]) -> dict[str, str]:
-    """The stems of new English words (ASCII letters only), added to `_WORDS`."""
+    """The stems of new English words (ASCII letters only), added to `_WORDS`.
+
+    A batch that would overflow the cache starts a new one holding as many of its
+    words as fit (which ones: set order); the stems returned are all of them.
+    """
     stems = dict(zip(words, _STEMMER.stemWords(words), strict=True))
     known = _WORDS["terms"]
     if len(known) + len(stems) > _MAX_WORDS:

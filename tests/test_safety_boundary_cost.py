@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from langgraph_context.compaction.provenance import fence
 from langgraph_context.safety.boundary import (
     _ATTRIBUTE_UNSAFE,
+    _MAX_ATTRIBUTE_CHARS,
     _attribute,
     keyed_boundary,
     new_boundary,
@@ -105,6 +106,9 @@ def test_attribute_drops_the_boundary_in_any_case(
     """The ASCII shortcut answers as the case-blind regular expression does."""
     text = "x".join([*value, boundary.swapcase() if swap else boundary])
     expected = re.sub(
-        re.escape(boundary), "_", _ATTRIBUTE_UNSAFE.sub("_", text)[:80], flags=re.IGNORECASE
+        re.escape(boundary),
+        "_",
+        _ATTRIBUTE_UNSAFE.sub("_", text)[:_MAX_ATTRIBUTE_CHARS],
+        flags=re.IGNORECASE,
     )
     assert _attribute(text, boundary) == expected

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langgraph_context.safety import find_injections
+from langgraph_context.safety import _literals, find_injections, sanitize
 from langgraph_context.safety._literals import LiteralFilter, required_literals
 from langgraph_context.safety.patterns import COMPLIANCE_PATTERNS
 from langgraph_context.safety.sanitize import _find, _rule_filter
@@ -166,3 +166,15 @@ generated = st.tuples(st.lists(pieces, max_size=4).map("".join), st.integers(0, 
 def test_findings_are_unchanged_on_generated_text(text: str) -> None:
     """Mixed attacks, benign text, rule matches and disguises: identical findings."""
     assert find_injections(text) == _find(text, 0, prefilter=False)
+
+
+def test_without_pyahocorasick_the_regex_finds_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback end to end: a filter built without the automaton gives `_find`'s
+    findings on the whole attack corpus."""
+    monkeypatch.setattr(_literals, "ahocorasick", None)
+    plain = LiteralFilter(FILTER.patterns)
+    assert plain._automaton is None
+    expected = [_find(text, 0) for text in CORPUS_TEXTS]
+    monkeypatch.setattr(sanitize, "_rule_filter", lambda: plain)
+    assert [_find(text, 0) for text in CORPUS_TEXTS] == expected
+    assert any(expected)

@@ -137,7 +137,7 @@ def keyed_boundary(*parts: str, nbytes: int = DEFAULT_BOUNDARY_BYTES) -> str:
     # thousand retrieved packets: two `update` calls each cost 0.4 ms.
     data = [part.encode("utf-8", "surrogatepass") for part in parts]
     header = struct.pack(f">{len(data) + 1}Q", len(data), *map(len, data))
-    digest = hmac.digest(_PROCESS_KEY, header + b"".join(data), "sha256")
+    digest = hmac.digest(_PROCESS_KEY, b"".join([header, *data]), "sha256")
     digits = 2 * nbytes
     return str(int.from_bytes(digest, "big") % 10**digits).zfill(digits)
 
@@ -180,8 +180,8 @@ def neutralize_tags(text: str, boundary: str | None = None) -> str:
 
 def _attribute(value: str, boundary: str) -> str:
     clean = _ATTRIBUTE_UNSAFE.sub("_", value)[:_MAX_ATTRIBUTE_CHARS]
-    if clean.isascii() and boundary.isascii() and boundary.lower() not in clean.lower():
-        return clean  # ASCII: a case-blind match is a match of the lower-cased texts
+    if boundary.isascii() and boundary.lower() not in clean.lower():
+        return clean  # `clean` is ASCII: a case-blind match is one of the lower-cased texts
     return re.sub(re.escape(boundary), "_", clean, flags=re.IGNORECASE)
 
 
