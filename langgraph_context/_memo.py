@@ -127,30 +127,25 @@ class SizedMemo(Generic[K, V]):
         if size > self.max_size:
             return
         with self._lock:
-            old = self._data.pop(key, None)
-            if old is not None:
-                self.size -= old[1]
-            self._data[key] = (value, size)
-            self.size += size
-            while self.size > self.max_size:
-                _, (_, dropped) = self._data.popitem(last=False)
-                self.size -= dropped
+            self._store(key, value, size)
 
     def put_many(self, entries: Iterable[tuple[K, V, int]]) -> None:
         """`put` of each `(key, value, size)` in order, under one lock."""
         with self._lock:
-            data, limit = self._data, self.max_size
             for key, value, size in entries:
-                if size > limit:
-                    continue
-                old = data.pop(key, None)
-                if old is not None:
-                    self.size -= old[1]
-                data[key] = (value, size)
-                self.size += size
-                while self.size > limit:
-                    _, (_, dropped) = data.popitem(last=False)
-                    self.size -= dropped
+                if size <= self.max_size:
+                    self._store(key, value, size)
+
+    def _store(self, key: K, value: V, size: int) -> None:
+        """One write, the lock held: replace `key`'s entry, then evict down to the bound."""
+        old = self._data.pop(key, None)
+        if old is not None:
+            self.size -= old[1]
+        self._data[key] = (value, size)
+        self.size += size
+        while self.size > self.max_size:
+            _, (_, dropped) = self._data.popitem(last=False)
+            self.size -= dropped
 
     def clear(self) -> None:
         """Forget every entry."""

@@ -181,7 +181,7 @@ def _tokenize_all(texts: Sequence[str]) -> list[tuple[str, ...]]:
         for i in batch:
             end = words.index(_SEPARATOR, start)
             found[i] = text_terms = tuple(filter(None, terms[start:end]))
-            made.append((keys[i], text_terms, 300 + 8 * len(text_terms)))
+            made.append((keys[i], text_terms, _terms_size(text_terms)))
             start = end + 1
         _TERMS.put_many(made)
     return [
@@ -193,8 +193,13 @@ def _tokenize_all(texts: Sequence[str]) -> list[tuple[str, ...]]:
 def _tokenize_kept(text: str, key: tuple[int, int]) -> tuple[str, ...]:
     """`_tokenize_uncached(text)`, kept in the memo under `key`."""
     terms = _tokenize_uncached(text)
-    _TERMS.put(key, terms, size=300 + 8 * len(terms))
+    _TERMS.put(key, terms, size=_terms_size(terms))
     return terms
+
+
+def _terms_size(terms: tuple[str, ...]) -> int:
+    """The memo weight of a text's terms: the entry, and the tuple's slots."""
+    return 300 + 8 * len(terms)
 
 
 def _tokenize_uncached(text: str) -> tuple[str, ...]:
