@@ -198,9 +198,12 @@ def _boost_dates(
 
 
 def _finish_relevance(
-    base: list[float], packets: Sequence[ContextPacket], query: str, config: ContextConfig
+    base: list[float],
+    packets: Sequence[ContextPacket],
+    query: str,
+    config: ContextConfig,
+    loose: bool,
 ) -> list[float]:
-    loose = _loose(packets)
     if not loose:
         base = _boost_segments(base, packets, config)
     base = _boost_dates(base, packets, query, config.date_boost)
@@ -234,12 +237,14 @@ def _passages(packets: Sequence[ContextPacket], config: ContextConfig) -> list[l
     return passages
 
 
-def _lexical(packets: Sequence[ContextPacket], query: str, config: ContextConfig) -> list[float]:
+def _lexical(
+    packets: Sequence[ContextPacket], query: str, config: ContextConfig, loose: bool
+) -> list[float]:
     """BM25 of each packet, plus `passage_weight` times its passage's (both scaled by the best)."""
     texts = [p.content for p in packets]
     if config.passage_weight == 0.0 or config.neighbor_window == 0:
         return score_texts(query, texts)
-    passages = [[i] for i in range(len(packets))] if _loose(packets) else _passages(packets, config)
+    passages = [[i] for i in range(len(packets))] if loose else _passages(packets, config)
     own, passage = score_passages(query, texts, passages)
     top_own, top_passage = max(own, default=0.0) or 1.0, max(passage, default=0.0) or 1.0
     return [
@@ -255,14 +260,15 @@ def _relevance_steps(
     embeddings: Embeddings | None,
 ) -> Steps[list[float]]:
     """The relevance pipeline; yields the two embedding calls when there is a model."""
-    base = _lexical(packets, query, config)
+    loose = _loose(packets)  # asked once: both halves skip the same passes
+    base = _lexical(packets, query, config, loose)
     if embeddings is not None and packets:
         texts = [p.content for p in packets]
         vectors = yield Call(embeddings.embed_documents, embeddings.aembed_documents, (texts,))
         masked = semantic_query(query, packets)
         query_vector = yield Call(embeddings.embed_query, embeddings.aembed_query, (masked,))
         base = _fuse(base, _cosines(query_vector, vectors), config.embedding_weight)
-    return _finish_relevance(base, packets, query, config)
+    return _finish_relevance(base, packets, query, config, loose)
 
 
 def relevance_scores(
